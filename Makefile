@@ -1,0 +1,61 @@
+# ImageKit — every command a user or CI needs. `make bench` and `make test`
+# install missing Debian packages themselves (through `deps`).
+
+SWIFT ?= swift
+CORPUS ?= ../shared/corpus
+DEB_PACKAGES := libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
+                libwebp-dev libgif-dev liblz4-dev pkg-config
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+SKIP_BENCH := --skip ImageKitBenchmarks
+
+# ASan + UBSan instrument the C target; UBSan must halt or it only prints.
+ASAN_FLAGS := --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-recover=undefined \
+              -Xswiftc -Xclang-linker -Xswiftc -fsanitize=undefined
+# TSan cannot see inside Synchronization.Mutex's slow path: use pthread locks there.
+TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
+
+.PHONY: deps deps-list build test bench conformance sanitize clean
+
+## deps: install the Debian packages that are missing (instant when none are)
+deps:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y $$missing; \
+	fi
+
+## deps-list: print the Debian packages ImageKit needs
+deps-list:
+	@echo $(DEB_PACKAGES)
+
+## build: debug build of the library and the imagekit CLI
+build: deps
+	$(SWIFT) build
+
+## test: unit tests (benchmarks skipped)
+test: deps
+	$(SWIFT) test $(SKIP_BENCH)
+
+## bench: release XCTest measure benchmarks on built-in inputs
+bench: deps
+	$(SWIFT) test -c release --filter ImageKitBenchmarks
+
+## conformance: decode every file of the corpus manifest and compare pixel hashes
+conformance: deps
+	$(SWIFT) build -c release --product imagekit
+	python3 scripts/conformance.py --imagekit "$$($(SWIFT) build -c release --show-bin-path)/imagekit" --corpus $(CORPUS)
+
+## sanitize: the unit tests under ASan + UBSan (C target), then under TSan
+sanitize: deps
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
+	  $(SWIFT) test --scratch-path .build-asan $(ASAN_FLAGS) $(SKIP_BENCH)
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  $(SWIFT) test --scratch-path .build-tsan $(TSAN_FLAGS) $(SKIP_BENCH)
+
+clean:
+	rm -rf .build .build-* bench-results

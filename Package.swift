@@ -1,0 +1,72 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// ImageKit: image loading for server-side Swift on Linux.
+///
+/// `ImageKit` is the only product a service needs; it has no Swift package
+/// dependencies. The C core links the Debian codec, LZ4 and libcurl libraries.
+let package = Package(
+    name: "ImageKit",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "ImageKit", targets: ["ImageKit"]),
+        .executable(name: "imagekit", targets: ["ImageKitCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .target(
+            name: "CImageCore",
+            cSettings: [
+                .define("NDEBUG", .when(configuration: .release)),
+                .define("_GNU_SOURCE"),
+            ],
+            linkerSettings: [
+                .linkedLibrary("turbojpeg"),
+                .linkedLibrary("jpeg"),
+                .linkedLibrary("png16"),
+                .linkedLibrary("webp"),
+                .linkedLibrary("webpdemux"),
+                .linkedLibrary("lz4"),
+                .linkedLibrary("curl"),
+                .linkedLibrary("m"),
+                .linkedLibrary("pthread"),
+            ]
+        ),
+        .target(
+            name: "ImageKit",
+            dependencies: ["CImageCore"]
+        ),
+        .executableTarget(
+            name: "ImageKitCLI",
+            dependencies: [
+                "ImageKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/imagekit"
+        ),
+        // Bare codec-library calls (the anchors the benchmarks compare against, and
+        // independent reference encoders/decoders for the tests). Not part of any product.
+        .target(
+            name: "CAnchors",
+            path: "Tests/CAnchors",
+            cSettings: [.define("NDEBUG", .when(configuration: .release))],
+            linkerSettings: [
+                .linkedLibrary("turbojpeg"), .linkedLibrary("jpeg"), .linkedLibrary("png16"),
+                .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("gif"),
+            ]
+        ),
+        .testTarget(
+            name: "ImageKitTests",
+            dependencies: ["ImageKit", "CImageCore", "CAnchors"],
+            path: "Tests/ImageKitTests"
+        ),
+        .testTarget(
+            name: "ImageKitBenchmarks",
+            dependencies: ["ImageKit", "CImageCore", "CAnchors"],
+            path: "Benchmarks"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,13 @@
+/* CImageCore.h — umbrella header of ImageKit's C core. */
+#ifndef CIMAGECORE_H
+#define CIMAGECORE_H
+
+#include "ic_error.h"
+#include "ic_format.h"
+#include "ic_image.h"
+#include "ic_decode.h"
+#include "ic_hash.h"
+#include "ic_transform.h"
+#include "ic_thread.h"
+
+#endif /* CIMAGECORE_H */

@@ -1,0 +1,116 @@
+/*
+ * ic_decode.h — decoding JPEG, PNG, GIF and WebP to premultiplied RGBA8.
+ *
+ * Limits are checked from the header before any pixel memory is allocated,
+ * so a file that claims 100000 x 100000 pixels costs microseconds and an
+ * error naming the size and the limit. Codec errors never escape as
+ * longjmp/abort: every failure is an ic_status with a sentence.
+ */
+#ifndef IC_DECODE_H
+#define IC_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ic_error.h"
+#include "ic_format.h"
+#include "ic_image.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Resource limits for one decode. A value of 0 means "no limit" for that field. */
+typedef struct ic_limits {
+    /** Largest source frame, in pixels (width * height as stored). Default 64 Mi. */
+    uint64_t max_pixels;
+    /** Most frames an animation may have. Default 1000. */
+    uint32_t max_frames;
+    /** Largest input, in bytes. Default 256 MiB. */
+    uint64_t max_input_bytes;
+    /**
+     * Most memory one decode may hold: the output of every frame plus working
+     * buffers (codec coefficient buffers and canvases included). Default 768 MiB.
+     */
+    uint64_t max_memory_bytes;
+} ic_limits;
+
+/** Default for ic_limits.max_pixels: 64 Mi pixels (256 MiB as RGBA8). */
+#define IC_DEFAULT_MAX_PIXELS (64ull * 1024 * 1024)
+/** Default for ic_limits.max_frames. */
+#define IC_DEFAULT_MAX_FRAMES 1000u
+/** Default for ic_limits.max_input_bytes: 256 MiB. */
+#define IC_DEFAULT_MAX_INPUT_BYTES (256ull * 1024 * 1024)
+/** Default for ic_limits.max_memory_bytes: 768 MiB. */
+#define IC_DEFAULT_MAX_MEMORY_BYTES (768ull * 1024 * 1024)
+
+/** Options for ic_decode. Initialise with ic_decode_options_init. */
+typedef struct ic_decode_options {
+    /** Resource limits. */
+    ic_limits limits;
+    /** 0 (default): frame 0 only. 1: every frame of an animation, composited. */
+    int all_frames;
+    /** 0 (default): apply the JPEG EXIF orientation. 1: return pixels as stored. */
+    int keep_orientation;
+    /**
+     * Optional cancellation flag: when another thread stores a non-zero value
+     * (see ic_cancel_flag_set) the decode stops soon with IC_ERR_CANCELLED.
+     */
+    const int *cancel_flag;
+} ic_decode_options;
+
+/** What a decode cost, for tests and metrics. */
+typedef struct ic_decode_stats {
+    /** Peak bytes held by ImageKit's own buffers during the decode (output included). */
+    uint64_t peak_bytes;
+    /** Width the codec produced before any resampling. */
+    uint32_t codec_width;
+    /** Height the codec produced before any resampling. */
+    uint32_t codec_height;
+} ic_decode_stats;
+
+/** Facts read from the headers alone (no pixel decoding). */
+typedef struct ic_info {
+    /** Detected format. */
+    ic_format format;
+    /** Width as stored (for animations: the canvas). */
+    uint32_t width;
+    /** Height as stored (for animations: the canvas). */
+    uint32_t height;
+    /** Frame count (1 for stills). */
+    uint32_t frame_count;
+    /** EXIF orientation (1…8; 1 when absent). */
+    uint8_t orientation;
+    /** 1 if the format declares an alpha channel or a transparent colour. */
+    uint8_t has_alpha;
+    /** Bits per sample as stored (8 for GIF and WebP). */
+    uint8_t bit_depth;
+    /** 1 for progressive JPEG, interlaced PNG or GIF (any frame). */
+    uint8_t is_progressive;
+} ic_info;
+
+/** Fills `limits` with the defaults. */
+void ic_limits_init(ic_limits *limits);
+
+/** Fills `options` with the defaults (default limits, first frame, orientation applied). */
+void ic_decode_options_init(ic_decode_options *options);
+
+/**
+ * Decodes `data` to a premultiplied RGBA8 image.
+ * `options` may be NULL for the defaults; `stats` may be NULL.
+ * On success *out owns a new image (free with ic_image_free); on failure *out is NULL.
+ */
+ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *options,
+                    ic_image **out, ic_decode_stats *stats, ic_error *err);
+
+/** Reads format, size, frames and orientation from the headers, decoding no pixels. */
+ic_status ic_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+
+/** Sets a cancellation flag with release ordering (for ic_decode_options.cancel_flag). */
+void ic_cancel_flag_set(int *flag, int value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IC_DECODE_H */

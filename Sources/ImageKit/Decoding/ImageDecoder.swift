@@ -1,0 +1,62 @@
+import CImageCore
+import Foundation
+
+/// Decodes JPEG, PNG, GIF and WebP bytes into premultiplied RGBA8 ``Image``s.
+///
+/// Decoding reads the caller's bytes in place (no copy of the input) and runs
+/// on the calling thread; a decode is CPU-bound, so call it from your own
+/// worker threads rather than from the Swift cooperative pool.
+public struct ImageDecoder: Sendable {
+    /// Options applied to every decode.
+    public var options: DecodeOptions
+
+    /// Creates a decoder with the given options.
+    public init(options: DecodeOptions = DecodeOptions()) {
+        self.options = options
+    }
+
+    /// Decodes `data`.
+    public func decode(_ data: Data) throws -> Image {
+        try data.withUnsafeBytes { try decode($0) }
+    }
+
+    /// Decodes `bytes`.
+    public func decode(_ bytes: [UInt8]) throws -> Image {
+        try bytes.withUnsafeBytes { try decode($0) }
+    }
+
+    /// Decodes the bytes in `buffer`, which must stay valid for the call.
+    public func decode(_ buffer: UnsafeRawBufferPointer) throws -> Image {
+        try decode(buffer, cancelFlag: nil)
+    }
+
+    /// Decodes, stopping early with ``ImageKitError/cancelled`` once `cancelFlag` is set.
+    func decode(_ buffer: UnsafeRawBufferPointer, cancelFlag: UnsafePointer<Int32>?) throws -> Image {
+        var opts = options.cValue(cancelFlag: cancelFlag)
+        var err = ic_error()
+        var out: UnsafeMutablePointer<ic_image>?
+        let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        let st = ic_decode(base, buffer.count, &opts, &out, nil, &err)
+        guard st == IC_OK, let out else {
+            throw ImageKitError(status: st, error: err, format: ImageFormat(cValue: ic_sniff(base, buffer.count)))
+        }
+        return Image(taking: out)
+    }
+
+    /// Reads format, size, frame count and orientation from the headers without decoding.
+    public static func info(_ data: Data) throws -> ImageInfo {
+        try data.withUnsafeBytes { try info($0) }
+    }
+
+    /// Reads format, size, frame count and orientation from the headers without decoding.
+    public static func info(_ buffer: UnsafeRawBufferPointer) throws -> ImageInfo {
+        var info = ic_info()
+        var err = ic_error()
+        let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        let st = ic_probe(base, buffer.count, &info, &err)
+        guard st == IC_OK else {
+            throw ImageKitError(status: st, error: err, format: ImageFormat(cValue: info.format))
+        }
+        return ImageInfo(info)
+    }
+}

@@ -1,0 +1,61 @@
+import CImageCore
+import Foundation
+
+/// An image container format, recognised from the leading bytes of a file.
+///
+/// ImageKit never trusts a file extension or a `Content-Type`. Only ``jpeg``,
+/// ``png``, ``gif`` and ``webp`` decode; the others are named so that errors
+/// can say "unsupported format: TIFF".
+public enum ImageFormat: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// No known signature.
+    case unknown = 0
+    /// JPEG (JFIF/EXIF).
+    case jpeg = 1
+    /// PNG, including APNG's default image.
+    case png = 2
+    /// GIF 87a/89a.
+    case gif = 3
+    /// WebP (lossy, lossless, animated).
+    case webp = 4
+    /// Windows bitmap (not decoded).
+    case bmp = 5
+    /// TIFF (not decoded).
+    case tiff = 6
+    /// HEIC (not decoded).
+    case heic = 7
+    /// HEIF with another codec (not decoded).
+    case heif = 8
+    /// AVIF (not decoded).
+    case avif = 9
+    /// JPEG XL (not decoded).
+    case jxl = 10
+    /// Windows icon (not decoded).
+    case ico = 11
+    /// SVG (not decoded).
+    case svg = 12
+
+    /// Detects the format of `bytes` from its signature.
+    public init<Bytes: ContiguousBytes>(detecting bytes: Bytes) {
+        self = bytes.withUnsafeBytes { raw in
+            let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            return ImageFormat(cValue: ic_sniff(base, raw.count))
+        }
+    }
+
+    init(cValue: ic_format) {
+        self = ImageFormat(rawValue: Int(cValue.rawValue)) ?? .unknown
+    }
+
+    /// Whether ImageKit can decode this format.
+    public var isDecodable: Bool {
+        switch self {
+        case .jpeg, .png, .gif, .webp: true
+        default: false
+        }
+    }
+
+    /// The conventional name, e.g. `"JPEG"` or `"WebP"`.
+    public var description: String {
+        String(cString: ic_format_name(ic_format(rawValue: UInt32(rawValue))))
+    }
+}

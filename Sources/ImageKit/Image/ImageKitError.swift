@@ -1,0 +1,96 @@
+import CImageCore
+
+/// Every error ImageKit reports.
+///
+/// Each case has a stable numeric ``code`` and carries the sentence from the
+/// layer that failed (the decoder's, the disk tier's, …), for example
+/// `"PNG: IDAT: CRC error"` or `"JPEG: truncated after 4112 bytes"`.
+public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// An argument could not be used.
+    case invalidArgument(String)
+    /// The bytes are not in a format ImageKit recognises.
+    case unknownFormat(String)
+    /// The format is recognised but not decoded (TIFF, HEIC, …).
+    case unsupportedFormat(ImageFormat, String)
+    /// The format decodes, but this file uses a feature that does not (12-bit JPEG, …).
+    case unsupportedFeature(String)
+    /// The input exceeds a configured limit (pixels, frames, bytes).
+    case limitExceeded(String)
+    /// The data is malformed.
+    case corrupt(String)
+    /// The data ends before the image is complete.
+    case truncated(String)
+    /// An allocation failed.
+    case outOfMemory(String)
+    /// A file-system operation failed.
+    case io(String)
+    /// The work was cancelled.
+    case cancelled
+    /// An encoder rejected the image or its options.
+    case encodeFailed(String)
+    /// The disk has no room left.
+    case noSpace(String)
+    /// An internal invariant failed.
+    case `internal`(String)
+
+    /// A stable number for the kind of error (the C core's status code for those that share it).
+    public var code: Int {
+        switch self {
+        case .invalidArgument: 1
+        case .unknownFormat: 2
+        case .unsupportedFormat: 3
+        case .unsupportedFeature: 4
+        case .limitExceeded: 5
+        case .corrupt: 6
+        case .truncated: 7
+        case .outOfMemory: 8
+        case .io: 9
+        case .cancelled: 10
+        case .encodeFailed: 11
+        case .noSpace: 12
+        case .internal: 14
+        }
+    }
+
+    /// The human sentence describing the failure.
+    public var message: String {
+        switch self {
+        case .invalidArgument(let m), .unknownFormat(let m), .unsupportedFeature(let m),
+             .limitExceeded(let m), .corrupt(let m), .truncated(let m), .outOfMemory(let m),
+             .io(let m), .encodeFailed(let m), .noSpace(let m), .internal(let m):
+            m
+        case .unsupportedFormat(_, let m):
+            m
+        case .cancelled:
+            "cancelled"
+        }
+    }
+
+    public var description: String { message }
+}
+
+extension ImageKitError {
+    /// Builds the Swift error for a C status and its error value.
+    init(status: ic_status, error: ic_error, format: ImageFormat = .unknown) {
+        var err = error
+        let message = withUnsafeBytes(of: &err.message) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        let text = message.isEmpty ? String(cString: ic_status_name(status)) : message
+        switch status {
+        case IC_ERR_INVALID_ARGUMENT: self = .invalidArgument(text)
+        case IC_ERR_UNKNOWN_FORMAT: self = .unknownFormat(text)
+        case IC_ERR_UNSUPPORTED_FORMAT: self = .unsupportedFormat(format, text)
+        case IC_ERR_UNSUPPORTED_FEATURE: self = .unsupportedFeature(text)
+        case IC_ERR_LIMIT_EXCEEDED: self = .limitExceeded(text)
+        case IC_ERR_CORRUPT: self = .corrupt(text)
+        case IC_ERR_TRUNCATED: self = .truncated(text)
+        case IC_ERR_OUT_OF_MEMORY: self = .outOfMemory(text)
+        case IC_ERR_IO: self = .io(text)
+        case IC_ERR_CANCELLED: self = .cancelled
+        case IC_ERR_ENCODE: self = .encodeFailed(text)
+        case IC_ERR_NO_SPACE: self = .noSpace(text)
+        default: self = .internal(text)
+        }
+    }
+}

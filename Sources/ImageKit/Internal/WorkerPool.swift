@@ -1,0 +1,181 @@
+import CImageCore
+import Glibc
+
+/// A fixed number of OS threads that run blocking or CPU-heavy jobs (decode,
+/// resize, LZ4, disk I/O) off the Swift cooperative pool.
+///
+/// On a 2-core machine the cooperative pool has 2 threads; a 50 ms decode on
+/// one of them stalls every request handler of the service. Jobs submitted
+/// here run on the pool's own threads, highest priority first, FIFO within a
+/// priority. Threads start on demand, park when idle, and exit once the pool
+/// is released (after finishing the jobs already queued).
+final class WorkerPool: Sendable {
+    /// Job urgency; higher runs first.
+    enum Priority: Int, Sendable, Comparable {
+        case low = 0, normal = 1, high = 2
+
+        static func < (a: Priority, b: Priority) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    typealias Job = @Sendable () -> Void
+
+    private let core: Core
+
+    /// A pool of up to `maxThreads` threads named `name`.
+    init(name: String, maxThreads: Int) {
+        precondition(maxThreads > 0, "a worker pool needs at least one thread")
+        core = Core(name: name, maxThreads: maxThreads)
+    }
+
+    deinit {
+        core.shutdown()
+    }
+
+    /// Most threads the pool runs at once.
+    var maxThreads: Int { core.maxThreads }
+
+    /// Jobs waiting to start (for tests and metrics).
+    var queuedCount: Int { core.queuedCount }
+
+    /// Queues `job`.
+    func submit(priority: Priority = .normal, _ job: @escaping Job) {
+        core.submit(priority: priority, job)
+    }
+
+    /// Runs `body` on the pool and returns its result to the awaiting task.
+    ///
+    /// If the task is already cancelled the body does not run and
+    /// `CancellationError` is thrown; a body that has started runs to the end.
+    func run<T: Sendable>(priority: Priority = .normal,
+                          _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+            core.submit(priority: priority) {
+                continuation.resume(with: Result { try body() })
+            }
+        }
+    }
+
+    /// The queue and the threads. Threads keep the core alive, not the pool,
+    /// so releasing the pool is what lets them finish.
+    // @unchecked Sendable: all mutable state (queues, counters, the stopping
+    // flag) is read and written only between pthread_mutex_lock and unlock of
+    // `mutex`; jobs are @Sendable closures.
+    private final class Core: @unchecked Sendable {
+        let name: String
+        let maxThreads: Int
+        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        private let wake: UnsafeMutablePointer<pthread_cond_t>
+        private var queues: [[Job]] = [[], [], []]
+        private var heads = [0, 0, 0]
+        private var threads = 0
+        private var idle = 0
+        private var stopping = false
+
+        init(name: String, maxThreads: Int) {
+            self.name = name
+            self.maxThreads = maxThreads
+            mutex = .allocate(capacity: 1)
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+            wake = .allocate(capacity: 1)
+            wake.initialize(to: pthread_cond_t())
+            pthread_cond_init(wake, nil)
+        }
+
+        deinit {
+            pthread_cond_destroy(wake)
+            wake.deallocate()
+            pthread_mutex_destroy(mutex)
+            mutex.deallocate()
+        }
+
+        var queuedCount: Int {
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return (0..<3).reduce(0) { $0 + queues[$1].count - heads[$1] }
+        }
+
+        func submit(priority: Priority, _ job: @escaping Job) {
+            pthread_mutex_lock(mutex)
+            queues[priority.rawValue].append(job)
+            var spawn = false
+            if idle > 0 {
+                pthread_cond_signal(wake)
+            } else if threads < maxThreads {
+                threads += 1
+                spawn = true
+            }
+            pthread_mutex_unlock(mutex)
+            if spawn { startThread() }
+        }
+
+        func shutdown() {
+            pthread_mutex_lock(mutex)
+            stopping = true
+            pthread_cond_broadcast(wake)
+            pthread_mutex_unlock(mutex)
+        }
+
+        /// The next queued job, highest priority first; caller holds the mutex.
+        private func dequeueLocked() -> Job? {
+            for p in stride(from: 2, through: 0, by: -1) where heads[p] < queues[p].count {
+                let job = queues[p][heads[p]]
+                heads[p] += 1
+                if heads[p] == queues[p].count {
+                    queues[p].removeAll(keepingCapacity: true)
+                    heads[p] = 0
+                }
+                return job
+            }
+            return nil
+        }
+
+        /// Takes the next job, waiting while there is none; nil once stopping and empty.
+        private func nextJob() -> Job? {
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            while true {
+                if let job = dequeueLocked() { return job }
+                if stopping {
+                    threads -= 1
+                    return nil
+                }
+                idle += 1
+                pthread_cond_wait(wake, mutex)
+                idle -= 1
+            }
+        }
+
+        private func startThread() {
+            let context = Unmanaged.passRetained(self).toOpaque()
+            var thread = pthread_t()
+            var attributes = pthread_attr_t()
+            pthread_attr_init(&attributes)
+            pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+            let rc = pthread_create(&thread, &attributes, { raw in
+                let core = Unmanaged<Core>.fromOpaque(raw!).takeRetainedValue()
+                ic_thread_set_name(core.name)
+                while let job = core.nextJob() { job() }
+                return nil
+            }, context)
+            pthread_attr_destroy(&attributes)
+            guard rc != 0 else { return }
+            // No thread could start: undo the count and, if no thread runs at
+            // all, run the queued work here rather than never.
+            Unmanaged<Core>.fromOpaque(context).release()
+            pthread_mutex_lock(mutex)
+            threads -= 1
+            let orphaned = threads == 0
+            pthread_mutex_unlock(mutex)
+            guard orphaned else { return }
+            while true {
+                pthread_mutex_lock(mutex)
+                let job = dequeueLocked()
+                pthread_mutex_unlock(mutex)
+                guard let job else { break }
+                job()
+            }
+        }
+    }
+}

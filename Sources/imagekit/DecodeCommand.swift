@@ -1,0 +1,105 @@
+import ArgumentParser
+import CImageCore
+import Foundation
+import ImageKit
+
+/// `imagekit decode`: decodes files and prints one line per file, or times decodes.
+struct DecodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract: "Decode files to premultiplied RGBA8.",
+        discussion: """
+            Prints one line per file: path, format, WxH, frames and, with --sha256, the SHA-256 \
+            of frame 0's premultiplied RGBA pixels (rows tightly packed); or path, "error" and \
+            the message. Exits 1 if any file failed.
+            """)
+
+    @Argument(help: "Image files.")
+    var files: [String]
+
+    @Flag(help: "Print the SHA-256 of frame 0's premultiplied RGBA pixels.")
+    var sha256 = false
+
+    @Flag(help: "Print one JSON object per line instead of tab-separated fields.")
+    var json = false
+
+    @Flag(help: "Decode every frame of animations (composited).")
+    var allFrames = false
+
+    @Option(help: "Largest image in pixels (default 67108864).")
+    var maxPixels: Int?
+
+    @Flag(help: "Keep the stored orientation instead of applying EXIF orientation.")
+    var keepOrientation = false
+
+    @Option(help: "Decode the (single) file N times from memory and print the median and minimum ms.")
+    var bench: Int?
+
+    func validate() throws {
+        if let bench {
+            guard bench > 0 else { throw ValidationError("--bench needs a positive count") }
+            guard files.count == 1 else { throw ValidationError("--bench takes exactly one file") }
+        }
+        if let maxPixels, maxPixels <= 0 { throw ValidationError("--max-pixels must be positive") }
+    }
+
+    func run() throws {
+        var options = DecodeOptions(firstFrameOnly: !allFrames, applyOrientation: !keepOrientation)
+        if let maxPixels { options.limits.maxPixels = maxPixels }
+        let decoder = ImageDecoder(options: options)
+        if let bench {
+            try runBench(decoder: decoder, path: files[0], iterations: bench)
+            return
+        }
+        var failed = false
+        for path in files {
+            let line: String
+            do {
+                let data = try readFile(path)
+                let image = try decoder.decode(data)
+                let frames = allFrames ? image.frameCount : ((try? ImageDecoder.info(data).frameCount) ?? 1)
+                let digest = sha256 ? PixelDigest.sha256Hex(of: image) : nil
+                line = json
+                    ? Output.json(["path": path, "format": image.sourceFormat.description,
+                                   "width": image.width, "height": image.height,
+                                   "frames": frames, "sha256": digest as Any])
+                    : ([path, image.sourceFormat.description, "\(image.width)x\(image.height)", "\(frames)"]
+                        + (digest.map { [$0] } ?? [])).joined(separator: "\t")
+            } catch {
+                failed = true
+                let message = Output.oneLine("\(error)")
+                line = json
+                    ? Output.json(["path": path, "error": true, "message": message])
+                    : [path, "error", message].joined(separator: "\t")
+            }
+            print(line)
+        }
+        if failed { throw ExitCode(1) }
+    }
+
+    private func runBench(decoder: ImageDecoder, path: String, iterations: Int) throws {
+        let data = try readFile(path)
+        var times: [Double] = []
+        times.reserveCapacity(iterations)
+        try data.withUnsafeBytes { bytes in
+            for _ in 0..<iterations {
+                let start = ContinuousClock.now
+                let image = try decoder.decode(bytes)
+                let elapsed = ContinuousClock.now - start
+                withExtendedLifetime(image) {}
+                times.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3)
+            }
+        }
+        let stats = Output.Stats(times)
+        print(String(format: "%@\tmedian %.3f ms\tmin %.3f ms\t(%d decodes)", path, stats.median, stats.min, iterations))
+    }
+}
+
+/// Reads a whole file, with a readable error.
+func readFile(_ path: String) throws -> Data {
+    do {
+        return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+    } catch {
+        throw ImageKitError.io("cannot read \(path): \((error as NSError).localizedDescription)")
+    }
+}

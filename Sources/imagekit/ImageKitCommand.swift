@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// The `imagekit` command-line tool.
+@main
+struct ImageKitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "imagekit",
+        abstract: "Decode, inspect and benchmark images with ImageKit.",
+        subcommands: [DecodeCommand.self, InfoCommand.self])
+}
