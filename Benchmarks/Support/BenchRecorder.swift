@@ -1,0 +1,132 @@
+import Foundation
+import XCTest
+
+/// One benchmark figure: ours, optionally against an anchor timed in the same
+/// process on the same input, and the target the issue sets for the ratio.
+struct BenchResult: Codable, Sendable {
+    /// Section of the report ("decode", "thumbnail", "memory cache", …).
+    var section: String
+    /// Benchmark name, unique within the run.
+    var name: String
+    /// Median and minimum milliseconds per operation.
+    var medianMs: Double
+    var minMs: Double
+    /// Work per operation, for throughput: megapixels, bytes or files.
+    var megapixels: Double? = nil
+    var bytes: Double? = nil
+    var files: Double? = nil
+    /// The anchor and its median ms on the same input.
+    var anchor: String? = nil
+    var anchorMedianMs: Double? = nil
+    /// ours / anchor (lower is better), or another ratio the target is about.
+    var ratio: Double? = nil
+    /// The bound the ratio must meet, and which way: "<=" or ">=".
+    var target: Double? = nil
+    var targetRelation: String? = nil
+    /// Extra figures (compression ratio, peak RSS, …) shown in the report.
+    var notes: [String: Double] = [:]
+
+    /// Whether the target is met (nil when there is no target).
+    var passed: Bool? {
+        guard let ratio, let target else { return nil }
+        return targetRelation == ">=" ? ratio >= target : ratio <= target
+    }
+}
+
+/// Times benchmarks inside XCTest's `measure` and records figures for the report.
+enum BenchRecorder {
+    /// Where results go: `$IMAGEKIT_BENCH_OUT` or `bench-results/` in the package.
+    static var outputDirectory: URL {
+        if let dir = ProcessInfo.processInfo.environment["IMAGEKIT_BENCH_OUT"] {
+            return URL(fileURLWithPath: dir)
+        }
+        return packageRoot.appendingPathComponent("bench-results")
+    }
+
+    /// The package root, found from this file's path.
+    static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
+    /// Runs `ours` (and `anchor`, interleaved, so drift of the shared machine hits
+    /// both alike) `inner` times per sample inside `measure`, and returns the
+    /// median and minimum ms per operation of each.
+    static func time(_ test: XCTestCase, inner: Int = 1, ours: () throws -> Void,
+                     anchor: (() throws -> Void)? = nil) rethrows -> (ours: [Double], anchor: [Double]) {
+        var oursMs: [Double] = []
+        var anchorMs: [Double] = []
+        var failure: Error?
+        test.measure {
+            do {
+                oursMs.append(try clock(inner, ours))
+                if let anchor { anchorMs.append(try clock(inner, anchor)) }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { XCTFail("benchmark body threw: \(failure)") }
+        return (oursMs, anchorMs)
+    }
+
+    /// Milliseconds per call of `body`, over `n` calls.
+    static func clock(_ n: Int, _ body: () throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<n { try body() }
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 / Double(n)
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let s = values.sorted()
+        guard !s.isEmpty else { return 0 }
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+
+    /// Prints one line and appends the result to `results.jsonl`.
+    static func record(_ result: BenchResult) {
+        var line = String(format: "[bench] %@ / %@: median %.3f ms (min %.3f)",
+                          result.section, result.name, result.medianMs, result.minMs)
+        if let anchor = result.anchor, let a = result.anchorMedianMs {
+            line += String(format: "; %@ %.3f ms", anchor, a)
+        }
+        if let ratio = result.ratio {
+            line += String(format: "; ratio %.3f", ratio)
+            if let target = result.target {
+                line += String(format: " (target %@ %.2f: %@)", result.targetRelation ?? "<=", target,
+                               result.passed == true ? "met" : "MISSED")
+            }
+        }
+        for (k, v) in result.notes.sorted(by: { $0.key < $1.key }) {
+            line += String(format: "; %@ %.3f", k, v)
+        }
+        print(line)
+        let dir = outputDirectory
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent("results.jsonl")
+        guard var data = try? JSONEncoder().encode(result) else { return }
+        data.append(0x0A)
+        if let handle = try? FileHandle(forWritingTo: file) {
+            handle.seekToEndOfFile()
+            handle.write(data)
+            try? handle.close()
+        } else {
+            try? data.write(to: file)
+        }
+    }
+
+    /// Times ours against an anchor and records the figures with the ratio ours/anchor.
+    static func compare(_ test: XCTestCase, section: String, name: String, inner: Int = 1,
+                        megapixels: Double? = nil, bytes: Double? = nil,
+                        anchorName: String, target: Double?, relation: String = "<=",
+                        ours: () throws -> Void, anchor: () throws -> Void) rethrows {
+        let (o, a) = try withoutActuallyEscaping(anchor) { anchor in
+            try time(test, inner: inner, ours: ours, anchor: anchor)
+        }
+        let om = median(o), am = median(a)
+        let ratio: Double? = am > 0 ? om / am : nil
+        record(BenchResult(section: section, name: name, medianMs: om, minMs: o.min() ?? 0,
+                           megapixels: megapixels, bytes: bytes, anchor: anchorName,
+                           anchorMedianMs: am, ratio: ratio, target: target,
+                           targetRelation: target == nil ? nil : relation))
+    }
+}
