@@ -1,1 +1,285 @@
+/* anchors.c — bare codec-library calls (benchmark anchors and test references). */
 #include "CAnchors.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gif_lib.h>
+#include <jpeglib.h>
+#include <png.h>
+#include <turbojpeg.h>
+#include <webp/decode.h>
+#include <webp/encode.h>
+
+void anchors_free(void *p) { free(p); }
+
+int anchors_encode_jpeg(const uint8_t *rgba, int width, int height, int quality, int progressive,
+                        int subsampling, uint8_t **out, size_t *out_size) {
+    tjhandle tj = tjInitCompress();
+    if (!tj) return -1;
+    int samp = subsampling == 444 ? TJSAMP_444 : subsampling == 422 ? TJSAMP_422 : TJSAMP_420;
+    unsigned char *buf = NULL;
+    unsigned long size = 0;
+    int flags = progressive ? TJFLAG_PROGRESSIVE : 0;
+    int rc = tjCompress2(tj, rgba, width, width * 4, height, TJPF_RGBA, &buf, &size, samp, quality,
+                         flags);
+    tjDestroy(tj);
+    if (rc != 0) {
+        tjFree(buf);
+        return -1;
+    }
+    *out = malloc(size);
+    if (!*out) {
+        tjFree(buf);
+        return -1;
+    }
+    memcpy(*out, buf, size);
+    *out_size = size;
+    tjFree(buf);
+    return 0;
+}
+
+int anchors_encode_png(const uint8_t *rgba, int width, int height, int alpha, uint8_t **out,
+                       size_t *out_size) {
+    png_image image;
+    memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    image.width = (png_uint_32)width;
+    image.height = (png_uint_32)height;
+    image.format = alpha ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
+    const uint8_t *src = rgba;
+    uint8_t *rgb = NULL;
+    if (!alpha) {
+        rgb = malloc((size_t)width * height * 3);
+        if (!rgb) return -1;
+        for (size_t i = 0; i < (size_t)width * height; i++) memcpy(rgb + 3 * i, rgba + 4 * i, 3);
+        src = rgb;
+    }
+    png_alloc_size_t size = 0;
+    if (!png_image_write_to_memory(&image, NULL, &size, 0, src, 0, NULL)) {
+        free(rgb);
+        return -1;
+    }
+    *out = malloc(size);
+    if (!*out || !png_image_write_to_memory(&image, *out, &size, 0, src, 0, NULL)) {
+        free(*out);
+        free(rgb);
+        return -1;
+    }
+    *out_size = size;
+    free(rgb);
+    return 0;
+}
+
+int anchors_encode_webp(const uint8_t *rgba, int width, int height, float quality, uint8_t **out,
+                        size_t *out_size) {
+    uint8_t *buf = NULL;
+    size_t size = quality < 0 ? WebPEncodeLosslessRGBA(rgba, width, height, width * 4, &buf)
+                              : WebPEncodeRGBA(rgba, width, height, width * 4, quality, &buf);
+    if (size == 0) return -1;
+    *out = malloc(size);
+    if (!*out) {
+        WebPFree(buf);
+        return -1;
+    }
+    memcpy(*out, buf, size);
+    *out_size = size;
+    WebPFree(buf);
+    return 0;
+}
+
+/* ---- GIF writing into memory. ---- */
+
+typedef struct mem_sink {
+    uint8_t *data;
+    size_t size, cap;
+} mem_sink;
+
+static int write_mem(GifFileType *gif, const GifByteType *buf, int len) {
+    mem_sink *s = gif->UserData;
+    if (s->size + (size_t)len > s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 65536;
+        while (cap < s->size + (size_t)len) cap *= 2;
+        uint8_t *p = realloc(s->data, cap);
+        if (!p) return 0;
+        s->data = p;
+        s->cap = cap;
+    }
+    memcpy(s->data + s->size, buf, (size_t)len);
+    s->size += (size_t)len;
+    return len;
+}
+
+int anchors_encode_gif(const uint8_t *const *frames_rgba, int frames, int width, int height,
+                       int delay_cs, uint8_t **out, size_t *out_size) {
+    int err = 0;
+    mem_sink sink = {0};
+    GifFileType *gif = EGifOpen(&sink, write_mem, &err);
+    if (!gif) return -1;
+    GifColorType colors[256];
+    memset(colors, 0, sizeof colors);
+    for (int r = 0; r < 6; r++)
+        for (int g = 0; g < 7; g++)
+            for (int b = 0; b < 6; b++) {
+                GifColorType *c = &colors[r * 42 + g * 6 + b];
+                c->Red = (GifByteType)(r * 51);
+                c->Green = (GifByteType)(g * 42);
+                c->Blue = (GifByteType)(b * 51);
+            }
+    ColorMapObject *map = GifMakeMapObject(256, colors);
+    EGifSetGifVersion(gif, true);
+    int ok = map && EGifPutScreenDesc(gif, width, height, 8, 0, map) == GIF_OK;
+    unsigned char loop[3] = {1, 0, 0};
+    ok = ok && EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_OK &&
+         EGifPutExtensionBlock(gif, 11, "NETSCAPE2.0") == GIF_OK &&
+         EGifPutExtensionBlock(gif, 3, loop) == GIF_OK && EGifPutExtensionTrailer(gif) == GIF_OK;
+    GifPixelType *line = malloc((size_t)width);
+    ok = ok && line;
+    for (int f = 0; ok && f < frames; f++) {
+        GraphicsControlBlock gcb = {DISPOSE_DO_NOT, false, delay_cs, NO_TRANSPARENT_COLOR};
+        GifByteType ext[4];
+        EGifGCBToExtension(&gcb, ext);
+        ok = EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, 4, ext) == GIF_OK &&
+             EGifPutImageDesc(gif, 0, 0, width, height, false, NULL) == GIF_OK;
+        for (int y = 0; ok && y < height; y++) {
+            const uint8_t *row = frames_rgba[f] + (size_t)y * width * 4;
+            for (int x = 0; x < width; x++) {
+                int r = (row[4 * x] * 5 + 127) / 255, g = (row[4 * x + 1] * 6 + 127) / 255,
+                    b = (row[4 * x + 2] * 5 + 127) / 255;
+                line[x] = (GifPixelType)(r * 42 + g * 6 + b);
+            }
+            ok = EGifPutLine(gif, line, width) == GIF_OK;
+        }
+    }
+    free(line);
+    GifFreeMapObject(map);
+    if (EGifCloseFile(gif, &err) != GIF_OK) ok = 0;
+    if (!ok) {
+        free(sink.data);
+        return -1;
+    }
+    *out = sink.data;
+    *out_size = sink.size;
+    return 0;
+}
+
+/* ---- Bare decodes. ---- */
+
+int anchors_decode_jpeg_turbo(const uint8_t *data, size_t size, int denominator, uint8_t **out,
+                              int *width, int *height) {
+    tjhandle tj = tjInitDecompress();
+    if (!tj) return -1;
+    int w, h, samp, cs;
+    if (tjDecompressHeader3(tj, data, (unsigned long)size, &w, &h, &samp, &cs) != 0) {
+        tjDestroy(tj);
+        return -1;
+    }
+    int sw = (w + denominator - 1) / denominator, sh = (h + denominator - 1) / denominator;
+    uint8_t *buf = malloc((size_t)sw * sh * 4);
+    if (!buf || tjDecompress2(tj, data, (unsigned long)size, buf, sw, sw * 4, sh, TJPF_RGBA, 0) != 0) {
+        free(buf);
+        tjDestroy(tj);
+        return -1;
+    }
+    tjDestroy(tj);
+    *out = buf;
+    *width = sw;
+    *height = sh;
+    return 0;
+}
+
+struct jerr {
+    struct jpeg_error_mgr pub;
+    jmp_buf jump;
+};
+
+static void jerr_exit(j_common_ptr cinfo) { longjmp(((struct jerr *)cinfo->err)->jump, 1); }
+
+int anchors_decode_jpeg_libjpeg(const uint8_t *data, size_t size, int denominator, uint8_t **out,
+                                int *width, int *height) {
+    struct jpeg_decompress_struct cinfo;
+    struct jerr err;
+    uint8_t *volatile buf = NULL;
+    cinfo.err = jpeg_std_error(&err.pub);
+    err.pub.error_exit = jerr_exit;
+    if (setjmp(err.jump)) {
+        jpeg_destroy_decompress(&cinfo);
+        free(buf);
+        return -1;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, data, (unsigned long)size);
+    jpeg_read_header(&cinfo, TRUE);
+    cinfo.scale_num = 1;
+    cinfo.scale_denom = (unsigned)denominator;
+    cinfo.out_color_space = JCS_EXT_RGBA;
+    jpeg_start_decompress(&cinfo);
+    size_t stride = (size_t)cinfo.output_width * 4;
+    buf = malloc(stride * cinfo.output_height);
+    if (!buf) longjmp(err.jump, 1);
+    while (cinfo.output_scanline < cinfo.output_height) {
+        JSAMPROW row = buf + stride * cinfo.output_scanline;
+        jpeg_read_scanlines(&cinfo, &row, 1);
+    }
+    *width = (int)cinfo.output_width;
+    *height = (int)cinfo.output_height;
+    jpeg_finish_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    *out = buf;
+    return 0;
+}
+
+int anchors_decode_png(const uint8_t *data, size_t size, uint8_t **out, int *width, int *height) {
+    png_image image;
+    memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&image, data, size)) return -1;
+    image.format = PNG_FORMAT_RGBA;
+    uint8_t *buf = malloc(PNG_IMAGE_SIZE(image));
+    if (!buf || !png_image_finish_read(&image, NULL, buf, 0, NULL)) {
+        free(buf);
+        png_image_free(&image);
+        return -1;
+    }
+    *out = buf;
+    *width = (int)image.width;
+    *height = (int)image.height;
+    return 0;
+}
+
+int anchors_decode_webp(const uint8_t *data, size_t size, uint8_t **out, int *width, int *height) {
+    if (!WebPGetInfo(data, size, width, height)) return -1;
+    size_t stride = (size_t)*width * 4, bytes = stride * (size_t)*height;
+    uint8_t *buf = malloc(bytes);
+    if (!buf || !WebPDecodeRGBAInto(data, size, buf, bytes, (int)stride)) {
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    return 0;
+}
+
+typedef struct mem_source {
+    const uint8_t *data;
+    size_t size, pos;
+} mem_source;
+
+static int read_mem(GifFileType *gif, GifByteType *buf, int len) {
+    mem_source *s = gif->UserData;
+    size_t n = (size_t)len < s->size - s->pos ? (size_t)len : s->size - s->pos;
+    memcpy(buf, s->data + s->pos, n);
+    s->pos += n;
+    return (int)n;
+}
+
+int anchors_decode_gif(const uint8_t *data, size_t size) {
+    mem_source src = {data, size, 0};
+    int err = 0;
+    GifFileType *gif = DGifOpen(&src, read_mem, &err);
+    if (!gif) return -1;
+    int rc = DGifSlurp(gif) == GIF_OK ? gif->ImageCount : -1;
+    DGifCloseFile(gif, &err);
+    return rc;
+}

@@ -1,6 +1,58 @@
-/* CAnchors.h — bare codec-library calls for benchmarks and independent test references. */
+/*
+ * CAnchors.h — bare codec-library calls: the anchors the benchmarks compare
+ * ImageKit against (same bytes, same process), and reference encoders that
+ * make test and benchmark inputs. Not part of any product.
+ *
+ * Buffers returned through `out` are malloc'd; free them with anchors_free.
+ * Functions return 0 on success and -1 on failure.
+ */
 #ifndef CANCHORS_H
 #define CANCHORS_H
+
 #include <stddef.h>
 #include <stdint.h>
-#endif
+
+/** Frees a buffer an anchors_* function returned. */
+void anchors_free(void *p);
+
+/* ---- Reference encoders (straight RGBA input, tightly packed). ---- */
+
+/** JPEG through TurboJPEG. subsampling: 444, 422 or 420. */
+int anchors_encode_jpeg(const uint8_t *rgba, int width, int height, int quality, int progressive,
+                        int subsampling, uint8_t **out, size_t *out_size);
+
+/** PNG through libpng's simplified API; `alpha` keeps the alpha channel, else RGB. */
+int anchors_encode_png(const uint8_t *rgba, int width, int height, int alpha, uint8_t **out,
+                       size_t *out_size);
+
+/** WebP through libwebp: lossless when quality < 0, else lossy at `quality`. */
+int anchors_encode_webp(const uint8_t *rgba, int width, int height, float quality, uint8_t **out,
+                        size_t *out_size);
+
+/**
+ * Animated GIF through giflib: `frames` frames of width x height, each quantised
+ * to a fixed 6x7x6 colour cube; `delay_cs` per frame.
+ */
+int anchors_encode_gif(const uint8_t *const *frames_rgba, int frames, int width, int height,
+                       int delay_cs, uint8_t **out, size_t *out_size);
+
+/* ---- Bare decodes (the anchors). `out` receives straight RGBA, tightly packed. ---- */
+
+/** tjDecompress2 to RGBA at scale 1/denominator (1, 2, 4 or 8); default IDCT. */
+int anchors_decode_jpeg_turbo(const uint8_t *data, size_t size, int denominator, uint8_t **out,
+                              int *width, int *height);
+
+/** libjpeg API decode to RGBA at scale 1/denominator (1, 2, 4 or 8); default IDCT. */
+int anchors_decode_jpeg_libjpeg(const uint8_t *data, size_t size, int denominator, uint8_t **out,
+                                int *width, int *height);
+
+/** libpng simplified API to RGBA. */
+int anchors_decode_png(const uint8_t *data, size_t size, uint8_t **out, int *width, int *height);
+
+/** WebPDecodeRGBA. */
+int anchors_decode_webp(const uint8_t *data, size_t size, uint8_t **out, int *width, int *height);
+
+/** DGifSlurp; returns the number of images, or -1. No compositing. */
+int anchors_decode_gif(const uint8_t *data, size_t size);
+
+#endif /* CANCHORS_H */
