@@ -54,12 +54,13 @@ let package = Package(
             cSettings: [.define("NDEBUG", .when(configuration: .release))],
             linkerSettings: [
                 .linkedLibrary("turbojpeg"), .linkedLibrary("jpeg"), .linkedLibrary("png16"),
-                .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("gif"),
+                .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"),
+                .linkedLibrary("gif"),
             ]
         ),
         .testTarget(
             name: "ImageKitTests",
-            dependencies: ["ImageKit", "CImageCore", "CAnchors"],
+            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitCLI"],
             path: "Tests/ImageKitTests"
         ),
         .testTarget(

@@ -102,7 +102,7 @@ ic_status ic_dec_begin(ic_decoder *d, uint32_t width, uint32_t height, uint32_t 
     size_t bytes = ic_stride_for_width(width) * (size_t)height * frames;
     st = ic_dec_reserve(d, bytes);
     if (st != IC_OK) return st;
-    st = ic_image_create(width, height, frames, &d->image, d->err);
+    st = ic_image_create_in(d->opts.pool, width, height, frames, &d->image, d->err);
     if (st != IC_OK) {
         ic_dec_release(d, bytes);
         return st;

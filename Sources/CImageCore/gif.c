@@ -135,10 +135,12 @@ typedef struct gif_scan {
     uint32_t images;
     bool interlaced;
     uint32_t loop_count;
+    bool truncated; /* the data ends before the trailer */
 } gif_scan;
 
 static void scan_blocks(const uint8_t *p, size_t n, size_t i, gif_scan *s) {
     memset(s, 0, sizeof *s);
+    s->truncated = true;
     while (i < n) {
         uint8_t kind = p[i++];
         if (kind == 0x2C) {
@@ -149,8 +151,8 @@ static void scan_blocks(const uint8_t *p, size_t n, size_t i, gif_scan *s) {
             if (flags & 0x80) i += (size_t)6 << (flags & 7);
             if (i >= n) return;
             i += 1; /* LZW minimum code size */
-            s->images++;
             if (!skip_sub_blocks(p, n, &i)) return;
+            s->images++;
         } else if (kind == 0x21) {
             if (i >= n) return;
             uint8_t label = p[i++];
@@ -162,9 +164,19 @@ static void scan_blocks(const uint8_t *p, size_t n, size_t i, gif_scan *s) {
             }
             if (!skip_sub_blocks(p, n, &i)) return;
         } else {
-            return; /* trailer or garbage */
+            s->truncated = false; /* trailer, or garbage after it */
+            return;
         }
     }
+}
+
+/* The error for a file with no complete image. */
+static ic_status no_image(ic_error *err, const gif_scan *scan, size_t size) {
+    if (scan->truncated) {
+        return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes, before any image",
+                            size);
+    }
+    return ic_set_error(err, IC_ERR_CORRUPT, "GIF: no image data");
 }
 
 /* ---- LZW and drawing. ---- */
@@ -501,7 +513,7 @@ ic_status ic_gif_decode(ic_decoder *d) {
     d->loop_count = scan.loop_count;
     st = ic_dec_check_size(d, hdr.width, hdr.height, 1, 0);
     if (st != IC_OK) return st;
-    if (scan.images == 0) return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: no image data");
+    if (scan.images == 0) return no_image(d->err, &scan, d->size);
     uint32_t frames = d->opts.all_frames ? scan.images : 1;
     uint64_t extra = sizeof(gif_state) + (frames > 1 ? (uint64_t)ic_stride_for_width(hdr.width) * hdr.height : 0);
     st = ic_dec_check_size(d, hdr.width, hdr.height, frames, extra);
@@ -531,6 +543,6 @@ ic_status ic_gif_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err)
     info->is_progressive = scan.interlaced;
     info->has_alpha = 1;
     info->bit_depth = 8;
-    if (scan.images == 0) return ic_set_error(err, IC_ERR_CORRUPT, "GIF: no image data");
+    if (scan.images == 0) return no_image(err, &scan, n);
     return IC_OK;
 }

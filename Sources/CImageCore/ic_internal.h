@@ -13,6 +13,7 @@
 #include "ic_error.h"
 #include "ic_format.h"
 #include "ic_image.h"
+#include "ic_pool.h"
 
 #if defined(__GNUC__)
 #define IC_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -30,10 +31,23 @@ void ic_clear_error(ic_error *err);
 
 /* ---- Big buffers: anonymous mappings with huge pages above a threshold. ---- */
 
-/** Allocates `size` bytes aligned to 64; large sizes are mapped. Sets *kind for ic_buffer_free. */
-void *ic_buffer_alloc(size_t size, int *kind);
-/** Frees a buffer from ic_buffer_alloc. */
-void ic_buffer_free(void *p, size_t size, int kind);
+/**
+ * Allocates at least `size` bytes aligned to 64. Large sizes are mapped, taken
+ * from `pool` when it has a fitting idle buffer (pool may be NULL). Sets *kind
+ * and *capacity for ic_buffer_free.
+ */
+void *ic_buffer_alloc(ic_pool *pool, size_t size, int *kind, size_t *capacity);
+/** Frees a buffer from ic_buffer_alloc: back to `pool` if it came with one, else to the system. */
+void ic_buffer_free(ic_pool *pool, void *p, size_t capacity, int kind);
+
+/** Like ic_image_create, with the pixels from `pool` (may be NULL). */
+ic_status ic_image_create_in(ic_pool *pool, uint32_t width, uint32_t height, uint32_t frame_count,
+                             ic_image **out, ic_error *err);
+
+/* Pool internals (pool.c). ic_pool_take adds a reference on success; ic_pool_put drops one. */
+void *ic_pool_take(ic_pool *pool, size_t size, size_t *capacity);
+void ic_pool_put(ic_pool *pool, void *p, size_t capacity);
+void ic_pool_retain(ic_pool *pool);
 
 /** Row stride for a width: width * 4 rounded up to IC_ROW_ALIGNMENT; 0 on overflow. */
 size_t ic_stride_for_width(uint32_t width);

@@ -62,7 +62,7 @@ ic_status ic_image_orient(const ic_image *src, ic_orientation orientation, ic_im
     uint32_t dw = swap ? src->height : src->width;
     uint32_t dh = swap ? src->width : src->height;
     ic_image *dst;
-    ic_status st = ic_image_create(dw, dh, src->frame_count, &dst, err);
+    ic_status st = ic_image_create_in(src->ic_pool, dw, dh, src->frame_count, &dst, err);
     if (st != IC_OK) return st;
     for (uint32_t f = 0; f < src->frame_count; f++) {
         orient_frame(ic_image_frame(src, f), src->stride, src->width, src->height,

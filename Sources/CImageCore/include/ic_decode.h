@@ -15,6 +15,7 @@
 #include "ic_error.h"
 #include "ic_format.h"
 #include "ic_image.h"
+#include "ic_pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,6 +58,8 @@ typedef struct ic_decode_options {
      * (see ic_cancel_flag_set) the decode stops soon with IC_ERR_CANCELLED.
      */
     const int *cancel_flag;
+    /** Optional pool the output's pixel buffer comes from and returns to (NULL: none). */
+    ic_pool *pool;
 } ic_decode_options;
 
 /** What a decode cost, for tests and metrics. */

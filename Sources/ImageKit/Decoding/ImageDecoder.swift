@@ -9,10 +9,13 @@ import Foundation
 public struct ImageDecoder: Sendable {
     /// Options applied to every decode.
     public var options: DecodeOptions
+    /// Where large output buffers come from and return to; nil allocates fresh memory every time.
+    public var bufferPool: BufferPool?
 
-    /// Creates a decoder with the given options.
-    public init(options: DecodeOptions = DecodeOptions()) {
+    /// Creates a decoder with the given options, drawing large buffers from `bufferPool`.
+    public init(options: DecodeOptions = DecodeOptions(), bufferPool: BufferPool? = .shared) {
         self.options = options
+        self.bufferPool = bufferPool
     }
 
     /// Decodes `data`.
@@ -33,6 +36,7 @@ public struct ImageDecoder: Sendable {
     /// Decodes, stopping early with ``ImageKitError/cancelled`` once `cancelFlag` is set.
     func decode(_ buffer: UnsafeRawBufferPointer, cancelFlag: UnsafePointer<Int32>?) throws -> Image {
         var opts = options.cValue(cancelFlag: cancelFlag)
+        opts.pool = bufferPool?.raw
         var err = ic_error()
         var out: UnsafeMutablePointer<ic_image>?
         let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
@@ -46,6 +50,11 @@ public struct ImageDecoder: Sendable {
     /// Reads format, size, frame count and orientation from the headers without decoding.
     public static func info(_ data: Data) throws -> ImageInfo {
         try data.withUnsafeBytes { try info($0) }
+    }
+
+    /// Reads format, size, frame count and orientation from the headers without decoding.
+    public static func info(_ bytes: [UInt8]) throws -> ImageInfo {
+        try bytes.withUnsafeBytes { try info($0) }
     }
 
     /// Reads format, size, frame count and orientation from the headers without decoding.
