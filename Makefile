@@ -36,9 +36,9 @@ deps-list:
 build: deps
 	$(SWIFT) build
 
-## test: unit tests (benchmarks skipped)
+## test: unit tests, release build (benchmarks skipped)
 test: deps
-	$(SWIFT) test $(SKIP_BENCH)
+	$(SWIFT) test -c release $(SKIP_BENCH)
 
 ## bench: release XCTest measure benchmarks on built-in inputs
 bench: deps

@@ -58,14 +58,19 @@ let package = Package(
                 .linkedLibrary("gif"),
             ]
         ),
+        // Deterministic test pictures shared by the tests and the benchmarks.
+        .target(
+            name: "ImageKitTestSupport",
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "ImageKitTests",
-            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitCLI"],
+            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitCLI", "ImageKitTestSupport"],
             path: "Tests/ImageKitTests"
         ),
         .testTarget(
             name: "ImageKitBenchmarks",
-            dependencies: ["ImageKit", "CImageCore", "CAnchors"],
+            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitTestSupport"],
             path: "Benchmarks"
         ),
     ],

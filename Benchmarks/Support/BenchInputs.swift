@@ -1,5 +1,6 @@
 import CAnchors
 import Foundation
+import ImageKitTestSupport
 
 /// The built-in benchmark inputs: photo-like pictures encoded at fixed settings
 /// by the codec libraries, made on first use and cached on disk (deterministic,

@@ -110,3 +110,29 @@ void ic_image_free(ic_image *image) {
     ic_buffer_free(image->ic_pool, image->pixels, image->ic_alloc_size, image->ic_alloc_kind);
     free(image);
 }
+
+void ic_image_copy_metadata(ic_image *dst, const ic_image *src) {
+    dst->source_format = src->source_format;
+    dst->source_width = src->source_width;
+    dst->source_height = src->source_height;
+    dst->orientation = src->orientation;
+    dst->orientation_applied = src->orientation_applied;
+    dst->loop_count = src->loop_count;
+    if (dst->frame_delays_ms && src->frame_delays_ms) {
+        uint32_t n = dst->frame_count < src->frame_count ? dst->frame_count : src->frame_count;
+        memcpy(dst->frame_delays_ms, src->frame_delays_ms, sizeof(uint32_t) * n);
+    }
+}
+
+void ic_image_update_opacity(ic_image *img) {
+    for (uint32_t f = 0; f < img->frame_count; f++) {
+        const uint8_t *frame = ic_image_frame(img, f);
+        for (uint32_t y = 0; y < img->height; y++) {
+            if (!ic_pixels_opaque(frame + (size_t)y * img->stride, img->width)) {
+                img->is_opaque = 0;
+                return;
+            }
+        }
+    }
+    img->is_opaque = 1;
+}

@@ -68,16 +68,9 @@ ic_status ic_image_orient(const ic_image *src, ic_orientation orientation, ic_im
         orient_frame(ic_image_frame(src, f), src->stride, src->width, src->height,
                      ic_image_frame(dst, f), dst->stride, dw, dh, o);
     }
-    dst->source_format = src->source_format;
-    dst->source_width = src->source_width;
-    dst->source_height = src->source_height;
-    dst->orientation = src->orientation;
+    ic_image_copy_metadata(dst, src);
     dst->orientation_applied = 1;
     dst->is_opaque = src->is_opaque;
-    dst->loop_count = src->loop_count;
-    if (dst->frame_delays_ms && src->frame_delays_ms) {
-        memcpy(dst->frame_delays_ms, src->frame_delays_ms, sizeof(uint32_t) * src->frame_count);
-    }
     *out = dst;
     return IC_OK;
 }

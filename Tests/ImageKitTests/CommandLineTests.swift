@@ -1,4 +1,5 @@
 import Foundation
+import ImageKit
 import XCTest
 
 /// Runs the built `imagekit` binary as a user would.
@@ -50,5 +51,23 @@ final class CommandLineTests: XCTestCase {
         let bench = try run(["decode", "--bench", "3", good])
         XCTAssertEqual(bench.status, 0)
         XCTAssertTrue(bench.output.contains("median"), bench.output)
+    }
+
+    func testThumbnailWritesAndTimes() throws {
+        let rgba = Pixels.pattern(width: 120, height: 80, alpha: true)
+        let png = PNGWriter(width: 120, height: 80, colorType: .rgba, bitDepth: 8, samples: rgba.map(UInt16.init)).encode()
+        let input = try temporaryFile("in.png", png)
+        let output = (input as NSString).deletingLastPathComponent + "/out.webp"
+        let made = try run(["thumbnail", input, "--size", "30x0", "-o", output])
+        XCTAssertEqual(made.status, 0)
+        XCTAssertEqual(made.output, "\(input)\tPNG\t30x20\t\(output)\n")
+        let written = try ImageDecoder().decode(Data(contentsOf: URL(fileURLWithPath: output)))
+        XCTAssertEqual([written.width, written.height], [30, 20])
+        let fill = try run(["thumbnail", input, "--size", "25", "--fill"])
+        XCTAssertEqual(fill.output, "\(input)\tPNG\t25x25\n")
+        let bench = try run(["thumbnail", input, "--size", "16", "--bench", "3"])
+        XCTAssertEqual(bench.status, 0)
+        XCTAssertTrue(bench.output.contains("median") && bench.output.contains("peak RSS"), bench.output)
+        XCTAssertNotEqual(try run(["thumbnail", input, "--size", "abc"]).status, 0)
     }
 }

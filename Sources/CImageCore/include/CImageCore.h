@@ -9,6 +9,8 @@
 #include "ic_decode.h"
 #include "ic_hash.h"
 #include "ic_transform.h"
+#include "ic_resize.h"
+#include "ic_encode.h"
 #include "ic_thread.h"
 
 #endif /* CIMAGECORE_H */
