@@ -12,10 +12,19 @@
  * values, so transparent pixels cannot darken their neighbours.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "ic_internal.h"
+
+/* The SIMD kernels are picked once, by CPU (see choose_kernels). */
+static pthread_once_t kernels_once = PTHREAD_ONCE_INIT;
+static void choose_kernels(void);
 
 /* Above this reduction an axis is first area-averaged down to 2x the output. */
 #define IC_AREA_THRESHOLD 3.0
@@ -29,18 +38,27 @@ typedef struct ic_bank {
     uint32_t *start;
     uint32_t *count;
     float *coef;
+    float *coef4; /* each coefficient repeated 4 times (one per channel), for SIMD */
 } ic_bank;
 
 static size_t bank_bytes(uint32_t n, uint32_t taps) {
-    return (size_t)n * (2 * sizeof(uint32_t) + (size_t)taps * sizeof(float));
+    return (size_t)n * (2 * sizeof(uint32_t) + (size_t)taps * 5 * sizeof(float));
 }
 
 static void bank_layout(ic_bank *b, uint32_t n, uint32_t taps, uint8_t *mem) {
     b->n = n;
     b->taps = taps;
-    b->coef = (float *)mem;
-    b->start = (uint32_t *)(mem + (size_t)n * taps * sizeof(float));
+    b->coef4 = (float *)mem;
+    b->coef = b->coef4 + (size_t)n * taps * 4;
+    b->start = (uint32_t *)(b->coef + (size_t)n * taps);
     b->count = b->start + n;
+}
+
+/* Fills coef4 from coef once a bank is built. */
+static void bank_expand(ic_bank *b) {
+    for (size_t i = 0; i < (size_t)b->n * b->taps; i++) {
+        for (int c = 0; c < 4; c++) b->coef4[4 * i + c] = b->coef[i];
+    }
 }
 
 /* Taps an area bank needs for reducing `len` input units to n outputs. */
@@ -72,6 +90,7 @@ static void build_area(ic_bank *b, uint32_t in, double off, double len) {
         b->start[j] = first;
         b->count[j] = count;
     }
+    bank_expand(b);
 }
 
 static double lanczos(double x) {
@@ -122,6 +141,7 @@ static void build_lanczos(ic_bank *b, uint32_t in, double off, double len) {
         b->start[j] = (uint32_t)first;
         b->count[j] = count;
     }
+    bank_expand(b);
 }
 
 /* One axis: optional area stage (in -> mid), then Lanczos (mid -> out). */
@@ -167,6 +187,7 @@ struct ic_scaler {
     uint32_t in_w, in_h, out_w, out_h;
     ic_axis h, v;
     /* Horizontal work rows. */
+    float *rowf;   /* in_w * 4: the current input row as floats */
     float *hmid;   /* h.mid * 4 when h.area */
     float *hrow;   /* out_w * 4: the current input row, horizontally resampled */
     /* Vertical area stage: accumulators of the open mid rows (a ring of 4). */
@@ -190,9 +211,8 @@ size_t ic_scaler_bytes(uint32_t in_w, uint32_t in_h, const ic_rect *crop, uint32
                        uint32_t out_h) {
     size_t bytes = sizeof(ic_scaler) + axis_bytes(crop->w, out_w) + axis_bytes(crop->h, out_h);
     uint32_t hmid = axis_mid(crop->w, out_w), vmid = axis_mid(crop->h, out_h);
-    (void)in_w;
     (void)in_h;
-    bytes += (size_t)(hmid + out_w) * 4 * sizeof(float);
+    bytes += (size_t)(in_w + hmid + out_w) * 4 * sizeof(float);
     if (vmid) bytes += (size_t)4 * out_w * 4 * sizeof(float);
     uint32_t vtaps = vmid ? lanczos_taps(vmid, out_h) : lanczos_taps(crop->h, out_h);
     bytes += (size_t)(vtaps + 1) * out_w * 4 * sizeof(float);
@@ -212,6 +232,7 @@ ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, ui
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resample: empty size");
     }
     size_t bytes = ic_scaler_bytes(in_w, in_h, crop, out_w, out_h);
+    pthread_once(&kernels_once, choose_kernels);
     uint8_t *mem = calloc(1, bytes);
     if (!mem) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "resample: cannot allocate %zu bytes", bytes);
     ic_scaler *s = (ic_scaler *)mem;
@@ -223,6 +244,7 @@ ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, ui
     uint8_t *cursor = mem + sizeof *s;
     cursor = axis_build(&s->h, cursor, in_w, crop->x, crop->w, out_w);
     cursor = axis_build(&s->v, cursor, in_h, crop->y, crop->h, out_h);
+    s->rowf = carve(&cursor, (size_t)in_w * 4);
     if (s->h.area) s->hmid = carve(&cursor, (size_t)s->h.mid * 4);
     s->hrow = carve(&cursor, (size_t)out_w * 4);
     if (s->v.area) s->vacc = carve(&cursor, (size_t)4 * out_w * 4);
@@ -248,67 +270,156 @@ void ic_scaler_begin_frame(ic_scaler *s, uint8_t *dst, size_t dst_stride) {
     if (s->vacc) memset(s->vacc, 0, sizeof(float) * 4 * s->out_w * 4);
 }
 
-/* Horizontal pass of one premultiplied RGBA8 row into s->hrow. */
-static void horizontal(ic_scaler *s, const uint8_t *row) {
-    const ic_bank *lb = &s->h.lanczos_bank;
-    if (s->h.area) {
-        const ic_bank *ab = &s->h.area_bank;
-        for (uint32_t j = 0; j < ab->n; j++) {
-            const uint8_t *p = row + 4 * (size_t)ab->start[j];
-            const float *w = ab->coef + (size_t)j * ab->taps;
-            float r = 0, g = 0, b = 0, a = 0;
-            for (uint32_t t = 0; t < ab->count[j]; t++) {
-                r += w[t] * p[4 * t];
-                g += w[t] * p[4 * t + 1];
-                b += w[t] * p[4 * t + 2];
-                a += w[t] * p[4 * t + 3];
-            }
-            float *o = s->hmid + 4 * (size_t)j;
-            o[0] = r;
-            o[1] = g;
-            o[2] = b;
-            o[3] = a;
-        }
-        for (uint32_t j = 0; j < lb->n; j++) {
-            const float *p = s->hmid + 4 * (size_t)lb->start[j];
-            const float *w = lb->coef + (size_t)j * lb->taps;
-            float r = 0, g = 0, b = 0, a = 0;
-            for (uint32_t t = 0; t < lb->count[j]; t++) {
-                r += w[t] * p[4 * t];
-                g += w[t] * p[4 * t + 1];
-                b += w[t] * p[4 * t + 2];
-                a += w[t] * p[4 * t + 3];
-            }
-            float *o = s->hrow + 4 * (size_t)j;
-            o[0] = r;
-            o[1] = g;
-            o[2] = b;
-            o[3] = a;
-        }
-        return;
+/* Converts `count` RGBA8 pixels to floats. */
+static void widen(const uint8_t *row, float *out, uint32_t count) {
+    uint32_t x = 0;
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    for (; x + 4 <= count; x += 4) {
+        __m128i px = _mm_loadu_si128((const __m128i *)(row + 4 * (size_t)x));
+        __m128i lo = _mm_unpacklo_epi8(px, zero), hi = _mm_unpackhi_epi8(px, zero);
+        float *o = out + 4 * (size_t)x;
+        _mm_storeu_ps(o, _mm_cvtepi32_ps(_mm_unpacklo_epi16(lo, zero)));
+        _mm_storeu_ps(o + 4, _mm_cvtepi32_ps(_mm_unpackhi_epi16(lo, zero)));
+        _mm_storeu_ps(o + 8, _mm_cvtepi32_ps(_mm_unpacklo_epi16(hi, zero)));
+        _mm_storeu_ps(o + 12, _mm_cvtepi32_ps(_mm_unpackhi_epi16(hi, zero)));
     }
-    for (uint32_t j = 0; j < lb->n; j++) {
-        const uint8_t *p = row + 4 * (size_t)lb->start[j];
-        const float *w = lb->coef + (size_t)j * lb->taps;
-        float r = 0, g = 0, b = 0, a = 0;
-        for (uint32_t t = 0; t < lb->count[j]; t++) {
-            r += w[t] * p[4 * t];
-            g += w[t] * p[4 * t + 1];
-            b += w[t] * p[4 * t + 2];
-            a += w[t] * p[4 * t + 3];
-        }
-        float *o = s->hrow + 4 * (size_t)j;
-        o[0] = r;
-        o[1] = g;
-        o[2] = b;
-        o[3] = a;
+#endif
+    for (; x < count; x++) {
+        for (int c = 0; c < 4; c++) out[4 * (size_t)x + c] = row[4 * (size_t)x + c];
     }
 }
 
-static inline uint8_t to_u8(float v) {
-    if (!(v > 0)) return 0;
-    if (v >= 255) return 255;
-    return (uint8_t)(v + 0.5f);
+/* One horizontal filter bank over a float RGBA row (SSE2, the x86-64 baseline). */
+static void filter_row_base(const ic_bank *b, const float *in, float *out) {
+    for (uint32_t j = 0; j < b->n; j++) {
+        const float *p = in + 4 * (size_t)b->start[j];
+        const uint32_t count = b->count[j];
+#if defined(__SSE2__)
+        const float *w4 = b->coef4 + (size_t)j * b->taps * 4;
+        __m128 acc0 = _mm_setzero_ps(), acc1 = _mm_setzero_ps();
+        uint32_t t = 0;
+        for (; t + 2 <= count; t += 2) {
+            acc0 = _mm_add_ps(acc0, _mm_mul_ps(_mm_loadu_ps(w4 + 4 * t), _mm_loadu_ps(p + 4 * t)));
+            acc1 = _mm_add_ps(acc1, _mm_mul_ps(_mm_loadu_ps(w4 + 4 * t + 4), _mm_loadu_ps(p + 4 * t + 4)));
+        }
+        if (t < count) acc0 = _mm_add_ps(acc0, _mm_mul_ps(_mm_loadu_ps(w4 + 4 * t), _mm_loadu_ps(p + 4 * t)));
+        _mm_storeu_ps(out + 4 * (size_t)j, _mm_add_ps(acc0, acc1));
+#else
+        const float *w = b->coef + (size_t)j * b->taps;
+        float r = 0, g = 0, bl = 0, a = 0;
+        for (uint32_t t = 0; t < count; t++) {
+            r += w[t] * p[4 * t];
+            g += w[t] * p[4 * t + 1];
+            bl += w[t] * p[4 * t + 2];
+            a += w[t] * p[4 * t + 3];
+        }
+        float *o = out + 4 * (size_t)j;
+        o[0] = r;
+        o[1] = g;
+        o[2] = bl;
+        o[3] = a;
+#endif
+    }
+}
+
+/* acc[i] (+)= w * src[i] for n floats; the compiler vectorises these loops. */
+#define IC_AXPY_BODY(op) for (size_t i = 0; i < n; i++) acc[i] op w * src[i];
+static void scale_base(float *acc, const float *src, float w, size_t n) { IC_AXPY_BODY(=) }
+static void axpy_base(float *acc, const float *src, float w, size_t n) { IC_AXPY_BODY(+=) }
+
+#if defined(__x86_64__) && defined(__clang__) && !defined(IC_NO_CPU_DISPATCH)
+#include <immintrin.h>
+#define IC_HAVE_AVX2_RESAMPLE 1
+
+/* Two taps (two pixels, eight floats) a fused multiply-add. */
+__attribute__((target("avx2,fma"))) static void filter_row_avx2(const ic_bank *b, const float *in,
+                                                                 float *out) {
+    for (uint32_t j = 0; j < b->n; j++) {
+        const float *p = in + 4 * (size_t)b->start[j];
+        const float *w4 = b->coef4 + (size_t)j * b->taps * 4;
+        const uint32_t count = b->count[j];
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+        uint32_t t = 0;
+        for (; t + 4 <= count; t += 4) {
+            acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(w4 + 4 * t), _mm256_loadu_ps(p + 4 * t), acc0);
+            acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(w4 + 4 * t + 8), _mm256_loadu_ps(p + 4 * t + 8), acc1);
+        }
+        if (t + 2 <= count) {
+            acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(w4 + 4 * t), _mm256_loadu_ps(p + 4 * t), acc0);
+            t += 2;
+        }
+        __m256 sum = _mm256_add_ps(acc0, acc1);
+        __m128 r = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+        if (t < count) r = _mm_fmadd_ps(_mm_loadu_ps(w4 + 4 * t), _mm_loadu_ps(p + 4 * t), r);
+        _mm_storeu_ps(out + 4 * (size_t)j, r);
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void scale_avx2(float *acc, const float *src, float w,
+                                                            size_t n) {
+    IC_AXPY_BODY(=)
+}
+
+__attribute__((target("avx2,fma"))) static void axpy_avx2(float *acc, const float *src, float w,
+                                                           size_t n) {
+    IC_AXPY_BODY(+=)
+}
+#endif
+
+typedef struct resample_kernels {
+    void (*filter_row)(const ic_bank *, const float *, float *);
+    void (*scale)(float *, const float *, float, size_t);
+    void (*axpy)(float *, const float *, float, size_t);
+} resample_kernels;
+
+static resample_kernels kernels;
+
+static void choose_kernels(void) {
+    kernels = (resample_kernels){filter_row_base, scale_base, axpy_base};
+#ifdef IC_HAVE_AVX2_RESAMPLE
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        kernels = (resample_kernels){filter_row_avx2, scale_avx2, axpy_avx2};
+    }
+#endif
+}
+
+static void filter_row(const ic_bank *b, const float *in, float *out) { kernels.filter_row(b, in, out); }
+
+/* Horizontal pass of one premultiplied RGBA8 row into `out` (out_w * 4 floats). */
+static void horizontal(ic_scaler *s, const uint8_t *row, float *out) {
+    widen(row, s->rowf, s->in_w);
+    if (s->h.area) {
+        filter_row(&s->h.area_bank, s->rowf, s->hmid);
+        filter_row(&s->h.lanczos_bank, s->hmid, out);
+    } else {
+        filter_row(&s->h.lanczos_bank, s->rowf, out);
+    }
+}
+
+/* Premultiplied floats to RGBA8: rounded, clamped to 0...255, colour <= alpha. */
+static void narrow(const float *in, uint8_t *out, uint32_t count) {
+    uint32_t x = 0;
+#if defined(__SSE2__)
+    const __m128 lo = _mm_setzero_ps(), hi = _mm_set1_ps(255.0f);
+    for (; x + 2 <= count; x += 2) {
+        __m128 a = _mm_min_ps(_mm_max_ps(_mm_loadu_ps(in + 4 * (size_t)x), lo), hi);
+        __m128 b = _mm_min_ps(_mm_max_ps(_mm_loadu_ps(in + 4 * (size_t)x + 4), lo), hi);
+        a = _mm_min_ps(a, _mm_shuffle_ps(a, a, _MM_SHUFFLE(3, 3, 3, 3)));
+        b = _mm_min_ps(b, _mm_shuffle_ps(b, b, _MM_SHUFFLE(3, 3, 3, 3)));
+        __m128i v = _mm_packs_epi32(_mm_cvtps_epi32(a), _mm_cvtps_epi32(b));
+        _mm_storel_epi64((__m128i *)(out + 4 * (size_t)x), _mm_packus_epi16(v, v));
+    }
+#endif
+    for (; x < count; x++) {
+        const float *p = in + 4 * (size_t)x;
+        float a = p[3] < 0 ? 0 : (p[3] > 255 ? 255 : p[3]);
+        for (int c = 0; c < 3; c++) {
+            float v = p[c] < 0 ? 0 : (p[c] > 255 ? 255 : p[c]);
+            out[4 * (size_t)x + c] = (uint8_t)lrintf(v < a ? v : a);
+        }
+        out[4 * (size_t)x + 3] = (uint8_t)lrintf(a);
+    }
 }
 
 /* Produces every output row whose inputs are all in the ring (rows < `have`). */
@@ -319,56 +430,45 @@ static void emit_ready(ic_scaler *s, uint32_t have) {
         uint32_t k = s->next_out;
         if (b->start[k] + b->count[k] > have) return;
         float *acc = s->hrow; /* free now: reuse as the accumulator */
-        memset(acc, 0, sizeof(float) * width);
         const float *w = b->coef + (size_t)k * b->taps;
-        for (uint32_t t = 0; t < b->count[k]; t++) {
-            const float *src = s->ring + (size_t)((b->start[k] + t) % s->ring_rows) * width;
-            const float wt = w[t];
-            for (size_t x = 0; x < width; x++) acc[x] += wt * src[x];
+        const float *first = s->ring + (size_t)(b->start[k] % s->ring_rows) * width;
+        kernels.scale(acc, first, w[0], width);
+        for (uint32_t t = 1; t < b->count[k]; t++) {
+            kernels.axpy(acc, s->ring + (size_t)((b->start[k] + t) % s->ring_rows) * width, w[t], width);
         }
-        uint8_t *o = s->dst + (size_t)k * s->dst_stride;
-        for (uint32_t x = 0; x < s->out_w; x++) {
-            uint8_t a = to_u8(acc[4 * x + 3]);
-            for (int c = 0; c < 3; c++) {
-                uint8_t v = to_u8(acc[4 * x + c]);
-                o[4 * x + c] = v > a ? a : v;
-            }
-            o[4 * x + 3] = a;
-        }
+        narrow(acc, s->dst + (size_t)k * s->dst_stride, s->out_w);
         s->next_out++;
     }
 }
 
-/* Stores a finished vertical-Lanczos input row `index` in the ring. */
-static void ring_put(ic_scaler *s, uint32_t index, const float *row) {
-    const size_t width = (size_t)s->out_w * 4;
-    memcpy(s->ring + (size_t)(index % s->ring_rows) * width, row, sizeof(float) * width);
-    emit_ready(s, index + 1);
+/* The ring slot of vertical-Lanczos input row `index`. */
+static float *ring_slot(ic_scaler *s, uint32_t index) {
+    return s->ring + (size_t)(index % s->ring_rows) * s->out_w * 4;
 }
 
 void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row) {
     if (y < s->first_in || y > s->last_in || s->next_out >= s->out_h) return;
-    horizontal(s, row);
-    const size_t width = (size_t)s->out_w * 4;
     if (!s->v.area) {
-        ring_put(s, y, s->hrow);
+        horizontal(s, row, ring_slot(s, y));
+        emit_ready(s, y + 1);
         return;
     }
+    horizontal(s, row, s->hrow);
     /* Vertical area stage: add this row into every open mid row it covers. */
+    const size_t width = (size_t)s->out_w * 4;
     const ic_bank *ab = &s->v.area_bank;
     for (uint32_t j = s->vacc_next; j < ab->n && ab->start[j] <= y; j++) {
         uint32_t t = y - ab->start[j];
         if (t >= ab->count[j]) continue;
-        float *acc = s->vacc + (size_t)(j % 4) * width;
-        const float wt = ab->coef[(size_t)j * ab->taps + t];
-        for (size_t x = 0; x < width; x++) acc[x] += wt * s->hrow[x];
+        kernels.axpy(s->vacc + (size_t)(j % 4) * width, s->hrow, ab->coef[(size_t)j * ab->taps + t], width);
     }
     /* Mid rows whose last input is this row are complete. */
     while (s->vacc_next < ab->n && ab->start[s->vacc_next] + ab->count[s->vacc_next] - 1 <= y) {
         float *acc = s->vacc + (size_t)(s->vacc_next % 4) * width;
-        ring_put(s, s->vacc_next, acc);
+        memcpy(ring_slot(s, s->vacc_next), acc, sizeof(float) * width);
         memset(acc, 0, sizeof(float) * width);
         s->vacc_next++;
+        emit_ready(s, s->vacc_next);
     }
 }
 

@@ -47,6 +47,19 @@ struct ThumbnailCommand: ParsableCommand {
         }
     }
 
+    /// Peak resident memory of this process image in KB: VmHWM, which (unlike
+    /// getrusage's ru_maxrss) starts afresh at exec, so a parent's size never shows.
+    static func peakResidentKB() -> Int {
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+           let kb = Int(line.split(separator: " ").dropFirst().first ?? "") {
+            return kb
+        }
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return usage.ru_maxrss
+    }
+
     private func box() throws -> PixelSize {
         let parts = size.lowercased().split(separator: "x", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), let w = Int(parts[0]), w >= 0 else {
@@ -73,10 +86,8 @@ struct ThumbnailCommand: ParsableCommand {
                     times.append(Output.milliseconds(elapsed))
                 }
             }
-            var usage = rusage()
-            getrusage(RUSAGE_SELF.rawValue, &usage)
             let stats = Output.Stats(times)
-            let rss = Output.fixed(Double(usage.ru_maxrss) / 1024, 1)
+            let rss = Output.fixed(Double(Self.peakResidentKB()) / 1024, 1)
             print("\(input)\tmedian \(Output.fixed(stats.median)) ms\tmin \(Output.fixed(stats.min)) ms\tpeak RSS \(rss) MB\t(\(bench) thumbnails)")
             return
         }

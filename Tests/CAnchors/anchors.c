@@ -177,6 +177,38 @@ int anchors_encode_webp_animation(const uint8_t *const *frames_rgba, int frames,
     return 0;
 }
 
+int anchors_write_png_gradient(const char *path, int width, int height) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    uint8_t *volatile row = malloc((size_t)width * 3);
+    if (!png || !info || !row || setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free(row);
+        fclose(f);
+        return -1;
+    }
+    png_init_io(png, f);
+    png_set_compression_level(png, 1);
+    png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 8, PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (int y = 0; y < height; y++) {
+        for (int x = 0; x < width; x++) {
+            uint8_t *p = row + 3 * (size_t)x;
+            p[0] = (uint8_t)((x * 255) / width);
+            p[1] = (uint8_t)((y * 255) / height);
+            p[2] = (uint8_t)(((x / 64 + y / 64) & 1) ? 200 : 60);
+        }
+        png_write_row(png, row);
+    }
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    free(row);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
 /* ---- GIF writing into memory. ---- */
 
 typedef struct mem_sink {

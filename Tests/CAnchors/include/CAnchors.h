@@ -64,6 +64,13 @@ int anchors_encode_jpeg_libjpeg(const uint8_t *pixels, int width, int height,
 int anchors_encode_webp_animation(const uint8_t *const *frames_rgba, int frames, int width,
                                   int height, int duration_ms, uint8_t **out, size_t *out_size);
 
+/**
+ * Writes a large synthetic RGB PNG to `path` row by row (never holding the
+ * picture): smooth gradients crossed by bands, zlib level 1 — compressible, so
+ * a 100 MP file stays small. Returns 0 on success.
+ */
+int anchors_write_png_gradient(const char *path, int width, int height);
+
 /* ---- Bare decodes (the anchors). `out` receives straight RGBA, tightly packed. ---- */
 
 /** tjDecompress2 to RGBA at scale 1/denominator (1, 2, 4 or 8); default IDCT. */
