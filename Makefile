@@ -14,7 +14,7 @@ ASAN_FLAGS := --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-re
 # TSan cannot see inside Synchronization.Mutex's slow path: use pthread locks there.
 TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
 
-.PHONY: deps deps-list build test bench conformance sanitize clean
+.PHONY: deps deps-list build test bench conformance sanitize fuzz clean
 
 ## deps: install the Debian packages that are missing (instant when none are)
 deps:
@@ -56,6 +56,10 @@ sanitize: deps
 	  $(SWIFT) test --scratch-path .build-asan $(ASAN_FLAGS) $(SKIP_BENCH)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(SWIFT) test --scratch-path .build-tsan $(TSAN_FLAGS) $(SKIP_BENCH)
+
+## fuzz: every libFuzzer harness in Fuzz/ for FUZZ_SECONDS each (default 60)
+fuzz: deps
+	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) CORPUS=$(CORPUS) scripts/fuzz.sh
 
 clean:
 	rm -rf .build .build-* bench-results

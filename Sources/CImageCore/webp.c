@@ -61,8 +61,14 @@ static VP8StatusCode decode_into(ic_decoder *d, uint8_t *buf, size_t stride, siz
     return code;
 }
 
+/* Whether decoded pixels may be transparent. Only a lossy image without an
+ * ALPH chunk is certainly opaque: a lossless one carries alpha in its pixels
+ * whatever its header's has_alpha hint says. */
+static bool may_have_alpha(const WebPBitstreamFeatures *f) { return f->has_alpha || f->format != 1; }
+
 static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
     uint32_t w = (uint32_t)f->width, h = (uint32_t)f->height;
+    bool alpha = may_have_alpha(f);
     ic_status st = ic_dec_check_size(d, w, h, 1, 0);
     if (st != IC_OK) return st;
     if (!ic_dec_plans_resize(d)) {
@@ -71,7 +77,7 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
         ic_image *img = d->image;
         VP8StatusCode code = decode_into(d, img->pixels, img->stride, img->frame_size, 0, 0);
         if (code != VP8_STATUS_OK) return vp8_failure(d, code);
-        if (f->has_alpha) ic_dec_rows_done(d, 0, 0, h, true);
+        if (alpha) ic_dec_rows_done(d, 0, 0, h, true);
         return IC_OK;
     }
     /* A thumbnail. For opaque pictures libwebp's own area-averaging scaler shrinks
@@ -79,7 +85,7 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
      * separately, which would fringe transparent edges, so pictures with alpha
      * are decoded at full size and resampled premultiplied. */
     uint32_t cw = w, ch = h;
-    if (!f->has_alpha) {
+    if (!alpha) {
         const ic_geometry *g = &d->plan;
         double k = 2.0 * g->out_w / g->crop.w;
         double ky = 2.0 * g->out_h / g->crop.h;
@@ -99,7 +105,7 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
         return vp8_failure(d, code);
     }
     st = ic_dec_begin(d, cw, ch, 1);
-    if (st == IC_OK) ic_dec_put_rows(d, 0, 0, ch, staging.p, stride, f->has_alpha != 0);
+    if (st == IC_OK) ic_dec_put_rows(d, 0, 0, ch, staging.p, stride, alpha);
     ic_dec_buffer_free(d, &staging);
     return st;
 }
