@@ -110,10 +110,10 @@ def table(results):
 
 def svg(results, info):
     targeted = [r for r in results if passed(r) is not None]
-    width, left, bar_h, gap, top = 980, 430, 20, 8, 70
+    width, left, bar_h, gap, top = 1100, 430, 20, 8, 70
     height = top + len(targeted) * (bar_h + gap) + 60
     scale_max = max([1.5] + [min(budget(r), 3.0) for r in targeted])
-    x_of = lambda v: left + (width - left - 60) * min(v, scale_max) / scale_max
+    x_of = lambda v: left + (width - left - 190) * min(v, scale_max) / scale_max
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
            f'<rect width="{width}" height="{height}" fill="white"/>',
