@@ -1,6 +1,7 @@
 # ImageKit — every command a user or CI needs. `make bench` and `make test`
 # install missing Debian packages themselves (through `deps`).
 
+SHELL := /bin/bash
 SWIFT ?= swift
 CORPUS ?= ../shared/corpus
 DEB_PACKAGES := libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
@@ -40,9 +41,15 @@ build: deps
 test: deps
 	$(SWIFT) test -c release $(SKIP_BENCH)
 
-## bench: release XCTest measure benchmarks on built-in inputs
+## bench: release XCTest measure benchmarks on built-in inputs (INPUT=dir: your files), then the report
 bench: deps
-	$(SWIFT) test -c release --filter ImageKitBenchmarks
+	rm -f bench-results/results.jsonl
+	$(SWIFT) build -c release --build-tests
+	IMAGEKIT_BENCH_OUT=$(CURDIR)/bench-results IMAGEKIT_BENCH_INPUT_DIR=$(abspath $(INPUT)) \
+	  $(SWIFT) test -c release --skip-build --filter ImageKitBenchmarks 2>&1 | \
+	  grep --line-buffered -E '^\[bench\]|error|failed|Test Case .* (passed|failed|skipped)' ; \
+	  test $${PIPESTATUS[0]} -eq 0
+	python3 scripts/bench_report.py bench-results/results.jsonl
 
 ## conformance: decode every file of the corpus manifest and compare pixel hashes
 conformance: deps

@@ -6,6 +6,8 @@ import XCTest
 /// same process. The anchor decodes into a buffer allocated and touched once
 /// (as ../shared/anchors/bench.c does); ours returns a new Image every time.
 final class DecodeBenchmarks: XCTestCase {
+    override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
+
     private func compare(_ input: BenchInputs.Input, anchorName: String, target: Double?,
                          anchor: @escaping (UnsafeRawBufferPointer) -> Void) throws {
         let decoder = ImageDecoder()

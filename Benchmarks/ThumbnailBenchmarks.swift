@@ -9,6 +9,8 @@ import XCTest
 final class ThumbnailBenchmarks: XCTestCase {
     private let box = PixelSize(square: 256)
 
+    override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
+
     private var decoder: ImageDecoder { ImageDecoder(options: DecodeOptions(thumbnailPixelSize: box)) }
 
     /// A destination buffer allocated and touched once, reused by the anchor.

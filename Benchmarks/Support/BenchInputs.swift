@@ -1,6 +1,7 @@
 import CAnchors
 import Foundation
 import ImageKitTestSupport
+import XCTest
 
 /// The built-in benchmark inputs: photo-like pictures encoded at fixed settings
 /// by the codec libraries, made on first use and cached on disk (deterministic,
@@ -12,6 +13,18 @@ enum BenchInputs {
             return URL(fileURLWithPath: dir)
         }
         return BenchRecorder.packageRoot.appendingPathComponent(".build/bench-inputs")
+    }
+
+    /// The user's own files (`make bench INPUT=dir`), if given; the built-in
+    /// decode and thumbnail sections then make way for them.
+    static var userDirectory: URL? {
+        guard let dir = ProcessInfo.processInfo.environment["IMAGEKIT_BENCH_INPUT_DIR"], !dir.isEmpty else { return nil }
+        return URL(fileURLWithPath: dir)
+    }
+
+    /// Skips a built-in benchmark when the user's files are being measured instead.
+    static func skipIfUserInput() throws {
+        if let dir = userDirectory { throw XCTSkip("measuring the files in \(dir.path) instead") }
     }
 
     /// An encoded input: its bytes and the size of the picture.
