@@ -98,6 +98,13 @@ ic_status ic_resize(const ic_image *src, uint32_t width, uint32_t height, ic_res
     }
     ic_geometry g;
     ic_plan_geometry(src->width, src->height, width, height, mode, allow_upscale != 0, &g);
+    uint64_t pixels = (uint64_t)g.out_w * g.out_h;
+    if (pixels > IC_DEFAULT_MAX_PIXELS) {
+        return ic_set_error(err, IC_ERR_LIMIT_EXCEEDED,
+                            "resize: the result %ux%u (%llu pixels) is over the limit of %llu pixels",
+                            g.out_w, g.out_h, (unsigned long long)pixels,
+                            (unsigned long long)IC_DEFAULT_MAX_PIXELS);
+    }
     ic_scaler *scaler;
     ic_status st = ic_scaler_create(src->width, src->height, &g.crop, g.out_w, g.out_h, &scaler, err);
     if (st != IC_OK) return st;

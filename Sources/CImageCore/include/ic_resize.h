@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ic_error.h"
+#include "ic_decode.h"
 #include "ic_image.h"
 
 #ifdef __cplusplus
@@ -31,7 +32,8 @@ typedef enum ic_resize_mode {
  * Resizes every frame of `src` to the box width x height with `mode`.
  * A box side of 0 is unconstrained (follows the aspect ratio). With
  * `allow_upscale` 0 the result is never larger than the source (FIT and FILL
- * then return at most the source size, FILL cropped to the box).
+ * then return at most the source size, FILL cropped to the box). A result of
+ * more than IC_DEFAULT_MAX_PIXELS pixels fails with IC_ERR_LIMIT_EXCEEDED.
  */
 ic_status ic_resize(const ic_image *src, uint32_t width, uint32_t height, ic_resize_mode mode,
                     int allow_upscale, ic_image **out, ic_error *err);

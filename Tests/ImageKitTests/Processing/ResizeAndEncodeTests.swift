@@ -22,6 +22,10 @@ final class ResizeAndEncodeTests: XCTestCase {
         let noUp = try ImageResizer(size: PixelSize(width: 600, height: 600), allowUpscale: false).resize(src)
         XCTAssertEqual([noUp.width, noUp.height], [300, 200])
         XCTAssertThrowsError(try ImageResizer(size: PixelSize(width: 0, height: 0)).resize(src))
+        XCTAssertThrowsError(try ImageResizer(size: PixelSize(width: 200_000, height: 0)).resize(src)) { error in
+            guard case ImageKitError.limitExceeded(let m) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(m.contains("200000x133333"), m)
+        }
     }
 
     func testFillKeepsTheCentre() throws {
