@@ -7,6 +7,7 @@
 #include "ic_image.h"
 #include "ic_decode.h"
 #include "ic_hash.h"
+#include "ic_store.h"
 #include "ic_transform.h"
 #include "ic_thread.h"
 
