@@ -502,12 +502,13 @@ static ic_status copy_strings(const uint8_t *h, const header *x, ic_store_record
     if (!block) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "store: cannot allocate %zu bytes", n);
     memcpy(block, h + IC_STORE_FIXED_HEADER_SIZE + x->key_length, n);
     r->ic_strings = block;
-    if (x->etag_length) r->etag = (const char *)block;
-    r->etag_length = x->etag_length;
-    if (x->last_modified_length) r->last_modified = (const char *)block + x->etag_length;
-    r->last_modified_length = x->last_modified_length;
-    if (x->user_data_length) r->user_data = block + x->etag_length + x->last_modified_length;
-    r->user_data_length = x->user_data_length;
+    ic_store_meta *m = &r->meta;
+    if (x->etag_length) m->etag = (const char *)block;
+    m->etag_length = x->etag_length;
+    if (x->last_modified_length) m->last_modified = (const char *)block + x->etag_length;
+    m->last_modified_length = x->last_modified_length;
+    if (x->user_data_length) m->user_data = block + x->etag_length + x->last_modified_length;
+    m->user_data_length = x->user_data_length;
     return IC_OK;
 }
 
@@ -705,7 +706,7 @@ ic_status ic_store_decode_from(ic_source *s, ic_store_kind kind, const char *key
     }
 
     ic_store_record r = {.kind = x.kind, .filter = x.filter, .stored_size = s->size,
-                         .created_ms = x.created_ms, .expires_ms = x.expires_ms};
+                         .meta = {.created_ms = x.created_ms, .expires_ms = x.expires_ms}};
     st = copy_strings(h, &x, &r, err);
     if (st == IC_OK && x.kind == IC_STORE_KIND_BITMAP) {
         st = make_image(h, &x, &r.image, err);

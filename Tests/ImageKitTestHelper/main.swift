@@ -79,7 +79,7 @@ func verify(directory: String) {
         defer { ic_store_record_free(&record) }
         switch st {
         case IC_OK:
-            let text = String(decoding: UnsafeRawBufferPointer(start: record.user_data, count: record.user_data_length),
+            let text = String(decoding: UnsafeRawBufferPointer(start: record.meta.user_data, count: record.meta.user_data_length),
                               as: UTF8.self)
             guard let version = Int(text), let img = record.image else {
                 wrong += 1

@@ -212,17 +212,11 @@ typedef struct ic_store_record {
     ic_store_filter filter;
     /** Size of the file (or buffer) the entry was read from. */
     uint64_t stored_size;
-    int64_t created_ms;
-    int64_t expires_ms;
     /** Last access before this read, ms since the Unix epoch (the file's modification time; 0 in memory). */
     int64_t accessed_ms;
-    /** Validators and caller data; point into the record; NULL when absent. */
-    const char *etag;
-    size_t etag_length;
-    const char *last_modified;
-    size_t last_modified_length;
-    const uint8_t *user_data;
-    size_t user_data_length;
+    /** Times, validators and caller data as written; the pointers point into the record
+     *  and are NULL when absent. */
+    ic_store_meta meta;
 
     /* Private. */
     void *ic_strings;

@@ -100,12 +100,10 @@ public final class DiskCache: Sendable {
     /// The bitmap stored for `key` with its metadata, expired or not; `nil` if
     /// there is none (or it was damaged, and is now deleted).
     public func entry(forKey key: String) async throws -> DiskCacheEntry<Image>? {
-        try await pool.run(priority: .high) { [self] in
-            guard var record = try read(IC_STORE_KIND_BITMAP, key: key) else { return nil }
-            defer { ic_store_record_free(&record) }
+        try await readEntry(IC_STORE_KIND_BITMAP, key: key) { record in
             guard let raw = record.image else { return nil }
             record.image = nil
-            return Self.entry(&record, value: Image(taking: raw))
+            return Image(taking: raw)
         }
     }
 
@@ -142,13 +140,10 @@ public final class DiskCache: Sendable {
 
     /// The bytes stored for `key` with their metadata, expired or not; `nil` if there are none.
     public func dataEntry(forKey key: String) async throws -> DiskCacheEntry<Data>? {
-        try await pool.run(priority: .high) { [self] in
-            guard var record = try read(IC_STORE_KIND_DATA, key: key) else { return nil }
-            defer { ic_store_record_free(&record) }
+        try await readEntry(IC_STORE_KIND_DATA, key: key) { record in
             guard let bytes = record.data else { return nil }
             record.data = nil
-            let data = Data(bytesNoCopy: bytes, count: record.data_size, deallocator: .free)
-            return Self.entry(&record, value: data)
+            return Data(bytesNoCopy: bytes, count: record.data_size, deallocator: .free)
         }
     }
 
@@ -290,17 +285,26 @@ public final class DiskCache: Sendable {
         }
     }
 
-    private static func entry<Value>(_ r: inout ic_store_record, value: Value) -> DiskCacheEntry<Value> {
-        func text(_ p: UnsafePointer<CChar>?, _ n: Int) -> String? {
-            p.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: n), as: UTF8.self) }
+    /// Reads an entry of `kind` on the pool; `take` moves the value out of the record.
+    private func readEntry<Value: Sendable>(_ kind: ic_store_kind, key: String,
+                                            take: @escaping @Sendable (inout ic_store_record) -> Value?)
+        async throws -> DiskCacheEntry<Value>? {
+        try await pool.run(priority: .high) { [self] in
+            guard var record = try read(kind, key: key) else { return nil }
+            defer { ic_store_record_free(&record) }
+            guard let value = take(&record) else { return nil }
+            func text(_ p: UnsafePointer<CChar>?, _ n: Int) -> String? {
+                p.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: n), as: UTF8.self) }
+            }
+            let m = record.meta
+            let metadata = DiskCacheMetadata(
+                etag: text(m.etag, m.etag_length),
+                lastModified: text(m.last_modified, m.last_modified_length),
+                expires: m.expires_ms != 0 ? Self.date(ms: m.expires_ms) : nil,
+                userData: m.user_data.map { Data(bytes: $0, count: m.user_data_length) })
+            return DiskCacheEntry(value: value, metadata: metadata, created: Self.date(ms: m.created_ms),
+                                  lastAccess: Self.date(ms: record.accessed_ms), storedSize: Int(record.stored_size))
         }
-        let metadata = DiskCacheMetadata(
-            etag: text(r.etag, r.etag_length),
-            lastModified: text(r.last_modified, r.last_modified_length),
-            expires: r.expires_ms != 0 ? date(ms: r.expires_ms) : nil,
-            userData: r.user_data.map { Data(bytes: $0, count: r.user_data_length) })
-        return DiskCacheEntry(value: value, metadata: metadata, created: date(ms: r.created_ms),
-                              lastAccess: date(ms: r.accessed_ms), storedSize: Int(r.stored_size))
     }
 
     /// Writes one entry (kind and payload filled in by `fill`) and records it in the index.

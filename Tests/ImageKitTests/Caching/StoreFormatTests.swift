@@ -152,12 +152,12 @@ final class StoreFormatTests: XCTestCase {
             XCTAssertEqual(dst, IC_OK)
             XCTAssertEqual(record.kind, IC_STORE_KIND_DATA)
             XCTAssertEqual(Array(UnsafeBufferPointer(start: record.data, count: record.data_size)), data)
-            XCTAssertEqual(record.created_ms, 1_700_000_000_123)
-            XCTAssertEqual(record.expires_ms, 1_900_000_000_000)
-            XCTAssertEqual(String(decoding: UnsafeRawBufferPointer(start: record.etag, count: record.etag_length), as: UTF8.self), etag)
-            XCTAssertEqual(String(decoding: UnsafeRawBufferPointer(start: record.last_modified, count: record.last_modified_length),
+            XCTAssertEqual(record.meta.created_ms, 1_700_000_000_123)
+            XCTAssertEqual(record.meta.expires_ms, 1_900_000_000_000)
+            XCTAssertEqual(String(decoding: UnsafeRawBufferPointer(start: record.meta.etag, count: record.meta.etag_length), as: UTF8.self), etag)
+            XCTAssertEqual(String(decoding: UnsafeRawBufferPointer(start: record.meta.last_modified, count: record.meta.last_modified_length),
                                   as: UTF8.self), modified)
-            XCTAssertEqual(Array(UnsafeBufferPointer(start: record.user_data, count: record.user_data_length)), user)
+            XCTAssertEqual(Array(UnsafeBufferPointer(start: record.meta.user_data, count: record.meta.user_data_length)), user)
             // The same bytes are not a bitmap entry.
             var (kst, other) = decodeEntry(bytes, key: "the-key", kind: IC_STORE_KIND_BITMAP)
             XCTAssertEqual(kst, IC_ERR_NOT_FOUND)
