@@ -21,8 +21,9 @@ public final class MemoryCache: Sendable {
     private let cost = Atomic<Int>(0)
     private let count = Atomic<Int>(0)
     private let clock = Atomic<UInt64>(0)
-    /// Serialises evictions, so concurrent inserts never evict more than needed.
-    private let evictionLock = Locked(())
+    /// Images evicted so far; holding it serialises evictions, so concurrent
+    /// inserts never evict more than needed.
+    private let evictions = Locked(0)
 
     /// A cache with the given limits.
     public init(configuration: MemoryCacheConfiguration = MemoryCacheConfiguration()) {
@@ -38,12 +39,12 @@ public final class MemoryCache: Sendable {
 
     /// Hits, misses, evictions and current totals.
     public var statistics: MemoryCacheStatistics {
-        var stats = MemoryCacheStatistics(totalCost: totalCost, totalCount: totalCount)
+        var stats = MemoryCacheStatistics(evictions: evictions.withLock { $0 }, totalCost: totalCost,
+                                          totalCount: totalCount)
         for shard in shards {
             shard.state.withLock { s in
                 stats.hits += s.hits
                 stats.misses += s.misses
-                stats.evictions += s.evictions
                 stats.expirations += s.expirations
             }
         }
@@ -213,7 +214,7 @@ public final class MemoryCache: Sendable {
     /// Removes the globally least recently used image until both totals are within bounds.
     private func evict(toCost costLimit: Int, count countLimit: Int) {
         guard totalCost > costLimit || totalCount > countLimit else { return }
-        evictionLock.withLock { _ in
+        evictions.withLock { evictedSoFar in
             while totalCost > costLimit || totalCount > countLimit {
                 var oldest = -1
                 var oldestStamp = UInt64.max
@@ -225,16 +226,15 @@ public final class MemoryCache: Sendable {
                     }
                 }
                 guard oldest >= 0 else { return }
-                let evicted = shards[oldest].state.withLock { s -> Image? in
+                let victim = shards[oldest].state.withLock { s -> Image? in
                     // Used again since we looked: look again.
                     guard s.tail >= 0, s.nodes[Int(s.tail)].stamp == oldestStamp else { return nil }
                     let (image, oldCost) = s.release(s.tail)
-                    s.evictions += 1
                     cost.wrappingSubtract(oldCost, ordering: .relaxed)
                     count.wrappingSubtract(1, ordering: .relaxed)
                     return image
                 }
-                _ = evicted  // released here, outside the shard lock
+                if victim != nil { evictedSoFar += 1 }  // the image is released here, outside the shard lock
             }
         }
     }

@@ -24,7 +24,6 @@ final class MemoryCacheShard: Sendable {
         var free: Int32 = -1
         var hits = 0
         var misses = 0
-        var evictions = 0
         var expirations = 0
 
         mutating func unlink(_ i: Int32) {
