@@ -154,7 +154,8 @@ static ic_status check_entry(const ic_store_entry *e, ic_error *err) {
 
 /* The filter a bitmap is written with; `opaque` says whether rgb filters may be used. */
 static ic_store_filter choose_filter(int requested, bool opaque) {
-    ic_store_filter f = requested == IC_STORE_FILTER_AUTO ? IC_STORE_FILTER_RGB_UP : (ic_store_filter)requested;
+    if (requested == IC_STORE_FILTER_AUTO) return opaque ? IC_STORE_FILTER_RGB : IC_STORE_FILTER_UP;
+    ic_store_filter f = (ic_store_filter)requested;
     if (!opaque && f == IC_STORE_FILTER_RGB) return IC_STORE_FILTER_NONE;
     if (!opaque && f == IC_STORE_FILTER_RGB_UP) return IC_STORE_FILTER_UP;
     return f;
@@ -289,7 +290,8 @@ static ic_status encode_bitmap(const ic_store_entry *e, ic_store_filter filter, 
             break;
         }
         int z = LZ4_compress_fast((const char *)src, (char *)out, (int)flen, (int)bound, acceleration);
-        bool plain = z <= 0 || (size_t)z >= flen;
+        /* LZ4 only where it saves an eighth: decompressing costs more than reading the bytes a smaller gain saves. */
+        bool plain = z <= 0 || (size_t)z > flen - flen / 8;
         const uint8_t *stored = plain ? src : out;
         size_t stored_size = plain ? flen : (size_t)z;
         table_put(table + c * CHUNK_RECORD, stored, stored_size, plain);

@@ -47,7 +47,8 @@
  *   then    8    header checksum: XXH64 (seed 0) of every byte before it
  *   then         the payload: n = ceil(raw size / chunk size) chunks back to
  *                back, each the LZ4 block (or the plain bytes) of one
- *                filtered chunk
+ *                filtered chunk. Writers keep the LZ4 block only when it
+ *                saves at least an eighth of the chunk.
  *   then  12*n   the chunk table, one record per chunk:
  *                  4  stored size; bit 31 set = stored without LZ4
  *                  8  XXH64 (seed 0) of the stored bytes
@@ -120,7 +121,8 @@ typedef enum ic_store_filter {
     IC_STORE_FILTER_UP = 1,
     IC_STORE_FILTER_RGB = 2,
     IC_STORE_FILTER_RGB_UP = 3,
-    /** Write option only: rgb-up for opaque bitmaps, up otherwise (measured best; see Benchmarks). */
+    /** Write option only: rgb for opaque bitmaps (fastest to decode, and a quarter smaller before
+     *  LZ4), up for the others (smallest); chosen by the measurements in Benchmarks/CacheBenchmarks. */
     IC_STORE_FILTER_AUTO = 255
 } ic_store_filter;
 

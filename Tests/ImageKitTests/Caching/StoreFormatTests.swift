@@ -51,8 +51,8 @@ final class StoreFormatTests: XCTestCase {
         }
     }
 
-    func testAutomaticFilterIsRgbUpForOpaqueAndUpOtherwise() {
-        for (opaque, expected) in [(true, IC_STORE_FILTER_RGB_UP), (false, IC_STORE_FILTER_UP)] {
+    func testAutomaticFilterIsRgbForOpaqueAndUpOtherwise() {
+        for (opaque, expected) in [(true, IC_STORE_FILTER_RGB), (false, IC_STORE_FILTER_UP)] {
             let img = makeCImage(width: 40, height: 30, opaque: opaque)
             defer { ic_image_free(img) }
             var (st, record) = decodeEntry(encodeEntry(img))
@@ -63,11 +63,43 @@ final class StoreFormatTests: XCTestCase {
         }
     }
 
+    func testNoiseIsStoredPlainAndFlatColourCompressed() {
+        let img = makeCImage(width: 200, height: 100)
+        defer { ic_image_free(img) }
+        var rng = SplitMix64(seed: 3)
+        for y in 0..<100 {
+            let row = img.pointee.pixels + y * img.pointee.stride
+            for x in 0..<200 {
+                let v = rng.next()
+                row[4 * x] = UInt8(truncatingIfNeeded: v)
+                row[4 * x + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                row[4 * x + 2] = UInt8(truncatingIfNeeded: v >> 16)
+                row[4 * x + 3] = 255
+            }
+        }
+        let noise = encodeEntry(img, filter: Int32(IC_STORE_FILTER_NONE.rawValue))
+        XCTAssertGreaterThan(noise.count, 200 * 100 * 4, "noise is kept as it is, not expanded by LZ4")
+        XCTAssertLessThan(noise.count, 200 * 100 * 4 + 200)
+        var (st, record) = decodeEntry(noise)
+        XCTAssertEqual(st, IC_OK)
+        XCTAssertTrue(sameImage(img, record.image))
+        ic_store_record_free(&record)
+
+        for y in 0..<100 { memset(img.pointee.pixels + y * img.pointee.stride, 0x40, 200 * 4) }
+        img.pointee.is_opaque = 0
+        let flat = encodeEntry(img)
+        XCTAssertLessThan(flat.count, 1000)
+        (st, record) = decodeEntry(flat)
+        XCTAssertEqual(st, IC_OK)
+        XCTAssertTrue(sameImage(img, record.image))
+        ic_store_record_free(&record)
+    }
+
     func testImageClaimingOpacityFalselyKeepsItsAlpha() {
         let img = makeCImage(width: 33, height: 20, opaque: false)
         defer { ic_image_free(img) }
         img.pointee.is_opaque = 1  // a lie: the rgb filter must notice and fall back
-        var (st, record) = decodeEntry(encodeEntry(img, filter: Int32(IC_STORE_FILTER_RGB_UP.rawValue)))
+        var (st, record) = decodeEntry(encodeEntry(img))
         defer { ic_store_record_free(&record) }
         XCTAssertEqual(st, IC_OK)
         guard st == IC_OK else { return }
