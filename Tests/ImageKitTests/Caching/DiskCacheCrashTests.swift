@@ -5,20 +5,24 @@ import ImageKit
 import XCTest
 
 /// Writers SIGKILLed at random moments never leave an entry that reads back
-/// wrong: every entry is exactly what some write stored, or a miss.
+/// wrong: every entry is exactly what some write stored, or a miss. Every
+/// third round two writer processes share the directory.
 final class DiskCacheCrashTests: XCTestCase {
     func testWritersKilledAtRandomMomentsLeaveNoCorruptEntries() async throws {
         let dir = TemporaryDirectory("imagekit-crash")
         var rng = SystemRandomNumberGenerator()
         var kills = 0
         for round in 0..<210 {
-            let child = try ChildProcess.start(["write-loop", dir.path, "\(round)"])
-            XCTAssertEqual(child.readLine(), "ready")
+            let writers = try (0..<(round % 3 == 0 ? 2 : 1)).map { n in
+                try ChildProcess.start(["write-loop", dir.path, "\(round * 2 + n)"])
+            }
+            for child in writers { XCTAssertEqual(child.readLine(), "ready") }
             usleep(UInt32.random(in: 0...12_000, using: &rng))
-            kill(child.pid, SIGKILL)
-            let status = child.wait()
-            // Killed by SIGKILL (the low 7 bits of the status hold the signal).
-            if status & 0x7F == SIGKILL { kills += 1 }
+            for child in writers {
+                kill(child.pid, SIGKILL)
+                // Killed by SIGKILL (the low 7 bits of the wait status hold the signal).
+                if child.wait() & 0x7F == SIGKILL { kills += 1 }
+            }
         }
         XCTAssertGreaterThanOrEqual(kills, 200)
 
