@@ -51,8 +51,8 @@ public final class MemoryCache: Sendable {
         return stats
     }
 
-    private func shard(for key: String) -> MemoryCacheShard {
-        shards[Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))]
+    private func shard(for key: MemoryCacheShard.Key) -> MemoryCacheShard {
+        shards[Int(UInt(bitPattern: key.hash) % UInt(shards.count))]
     }
 
     private func nextStamp() -> UInt64 {
@@ -60,7 +60,8 @@ public final class MemoryCache: Sendable {
     }
 
     /// The image stored for `key`, or `nil`. Marks it most recently used.
-    public func image(forKey key: String) -> Image? {
+    public func image(forKey string: String) -> Image? {
+        let key = MemoryCacheShard.Key(string)
         let (image, expired) = shard(for: key).state.withLock { s -> (Image?, Image?) in
             guard let i = s.slots[key] else {
                 s.misses += 1
@@ -88,8 +89,9 @@ public final class MemoryCache: Sendable {
     }
 
     /// Whether a live image is stored for `key` (does not count as a use).
-    public func contains(_ key: String) -> Bool {
-        shard(for: key).state.withLock { s in
+    public func contains(_ string: String) -> Bool {
+        let key = MemoryCacheShard.Key(string)
+        return shard(for: key).state.withLock { s in
             guard let i = s.slots[key] else { return false }
             let expiry = s.nodes[Int(i)].expiry
             return expiry == 0 || MonotonicClock.now() < expiry
@@ -101,12 +103,13 @@ public final class MemoryCache: Sendable {
     ///
     /// - Parameter ttl: how long the entry lives; `nil` takes the configuration's ``MemoryCacheConfiguration/ttl``.
     ///   An image costing more than the whole cost limit is not stored (and any older image for the key is removed).
-    public func set(_ image: Image, forKey key: String, ttl: Duration? = nil) {
+    public func set(_ image: Image, forKey string: String, ttl: Duration? = nil) {
         let imageCost = image.cost
         guard imageCost <= configuration.costLimit, configuration.countLimit > 0 else {
-            remove(forKey: key)
+            remove(forKey: string)
             return
         }
+        let key = MemoryCacheShard.Key(string)
         var expiry: UInt64 = 0
         if let life = ttl ?? configuration.ttl {
             let (sum, overflow) = MonotonicClock.now().addingReportingOverflow(MonotonicClock.nanoseconds(life))
@@ -150,8 +153,9 @@ public final class MemoryCache: Sendable {
 
     /// Removes and returns the image stored for `key`.
     @discardableResult
-    public func remove(forKey key: String) -> Image? {
-        shard(for: key).state.withLock { s -> Image? in
+    public func remove(forKey string: String) -> Image? {
+        let key = MemoryCacheShard.Key(string)
+        return shard(for: key).state.withLock { s -> Image? in
             guard let i = s.slots[key] else { return nil }
             let (image, oldCost) = s.release(i)
             cost.wrappingSubtract(oldCost, ordering: .relaxed)

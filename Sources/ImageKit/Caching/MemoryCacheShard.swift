@@ -3,8 +3,24 @@
 /// first. Slots live in one array and are reused, so a hit only rewrites a
 /// few integers and never allocates.
 final class MemoryCacheShard: Sendable {
+    /// A key with its hash computed once, outside the lock: the hash picks the
+    /// shard and is all the shard's dictionary hashes.
+    struct Key: Hashable, Sendable {
+        let string: String
+        let hash: Int
+
+        init(_ string: String) {
+            self.string = string
+            hash = string.hashValue
+        }
+
+        static func == (a: Key, b: Key) -> Bool { a.hash == b.hash && a.string == b.string }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    }
+
     struct Node: Sendable {
-        var key: String
+        var key: Key
         var image: Image?
         var cost: Int
         /// MonotonicClock time after which the entry is dead; 0 = never.
@@ -16,7 +32,7 @@ final class MemoryCacheShard: Sendable {
     }
 
     struct State: Sendable {
-        var slots: [String: Int32] = [:]
+        var slots: [Key: Int32] = [:]
         var nodes: [Node] = []
         /// Most recently used slot, least recently used slot, first free slot (-1 = none).
         var head: Int32 = -1
@@ -48,7 +64,7 @@ final class MemoryCacheShard: Sendable {
             let image = nodes[Int(i)].image
             let cost = nodes[Int(i)].cost
             nodes[Int(i)].image = nil
-            nodes[Int(i)].key = ""
+            nodes[Int(i)].key = Key("")
             nodes[Int(i)].next = free
             free = i
             return (image, cost)
