@@ -32,7 +32,7 @@ void ic_store_write_options_init(ic_store_write_options *o) {
     memset(o, 0, sizeof *o);
     o->filter = IC_STORE_FILTER_AUTO;
     o->sync = IC_STORE_SYNC_NONE;
-    o->acceleration = 1;
+    o->min_lz4_saving_percent = 12;
 }
 
 void ic_store_read_options_init(ic_store_read_options *o) {

@@ -276,7 +276,7 @@ static ic_status encode_bitmap(const ic_store_entry *e, ic_store_filter filter, 
                           err);
     }
     bool direct = filter == IC_STORE_FILTER_NONE && img->stride == row_bytes;
-    int acceleration = o->acceleration > 0 ? o->acceleration : 1;
+    int saving = o->min_lz4_saving_percent < 0 ? 0 : o->min_lz4_saving_percent > 100 ? 100 : o->min_lz4_saving_percent;
     for (uint64_t c = 0; st == IC_OK && c < count; c++) {
         uint64_t r = c * rows_per_chunk;
         uint32_t n = total_rows - r < rows_per_chunk ? (uint32_t)(total_rows - r) : rows_per_chunk;
@@ -289,9 +289,8 @@ static ic_status encode_bitmap(const ic_store_entry *e, ic_store_filter filter, 
             *transparent = true;
             break;
         }
-        int z = LZ4_compress_fast((const char *)src, (char *)out, (int)flen, (int)bound, acceleration);
-        /* LZ4 only where it saves an eighth: decompressing costs more than reading the bytes a smaller gain saves. */
-        bool plain = z <= 0 || (size_t)z > flen - flen / 8;
+        int z = LZ4_compress_default((const char *)src, (char *)out, (int)flen, (int)bound);
+        bool plain = z <= 0 || (uint64_t)z * 100u > (uint64_t)flen * (uint64_t)(100 - saving) || (size_t)z >= flen;
         const uint8_t *stored = plain ? src : out;
         size_t stored_size = plain ? flen : (size_t)z;
         table_put(table + c * CHUNK_RECORD, stored, stored_size, plain);

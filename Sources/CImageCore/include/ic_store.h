@@ -47,8 +47,8 @@
  *   then    8    header checksum: XXH64 (seed 0) of every byte before it
  *   then         the payload: n = ceil(raw size / chunk size) chunks back to
  *                back, each the LZ4 block (or the plain bytes) of one
- *                filtered chunk. Writers keep the LZ4 block only when it
- *                saves at least an eighth of the chunk.
+ *                filtered chunk (writers keep the LZ4 block only when it saves
+ *                enough; see ic_store_write_options)
  *   then  12*n   the chunk table, one record per chunk:
  *                  4  stored size; bit 31 set = stored without LZ4
  *                  8  XXH64 (seed 0) of the stored bytes
@@ -171,8 +171,11 @@ typedef struct ic_store_write_options {
     int filter;
     /** IC_STORE_SYNC_NONE by default. */
     ic_store_sync sync;
-    /** LZ4 acceleration (1 = LZ4's default; higher is faster and compresses less). */
-    int acceleration;
+    /** A chunk keeps its LZ4 block only when that saves at least this percentage of its
+     *  (filtered) bytes, else it is stored plain: decompressing costs more time than reading
+     *  the bytes a small saving saves. Default 12 (an eighth); 50 keeps LZ4 only where it
+     *  halves a chunk (flat areas), so photos decode at memory speed. */
+    int min_lz4_saving_percent;
     /** Raw bytes per chunk; 0 = IC_STORE_DEFAULT_CHUNK_BYTES. Rounded down to whole rows. */
     uint32_t chunk_bytes;
     /**
@@ -247,7 +250,7 @@ typedef struct ic_store_listing {
     size_t count;
 } ic_store_listing;
 
-/** Defaults: AUTO filter, no sync, acceleration 1, default chunk size, no fault. */
+/** Defaults: AUTO filter, no sync, LZ4 where it saves 12 %, default chunk size, no fault. */
 void ic_store_write_options_init(ic_store_write_options *options);
 
 /** Defaults: max_bytes IC_STORE_DEFAULT_MAX_BYTES, touch after 60 s, remove corrupt files. */

@@ -316,6 +316,11 @@ public final class DiskCache: Sendable {
         case .file: options.sync = IC_STORE_SYNC_FILE
         case .full: options.sync = IC_STORE_SYNC_FULL
         }
+        switch configuration.compression {
+        case .smallest: options.filter = Int32(IC_STORE_FILTER_RGB_UP.rawValue)
+        case .balanced: break
+        case .fastest: options.min_lz4_saving_percent = 50
+        }
         var written = ic_store_written()
         var err = ic_error()
         var key = key

@@ -14,6 +14,8 @@ public struct DiskCacheConfiguration: Sendable, Hashable {
     public var sweepInterval: Duration?
     /// When writes sync to stable storage. Default ``DiskCacheSync/none``.
     public var sync: DiskCacheSync
+    /// File size against decode speed for bitmaps. Default ``DiskCacheCompression/balanced``.
+    public var compression: DiskCacheCompression
     /// Threads doing the cache's disk I/O, compression and hashing. Default 2.
     public var ioThreads: Int
     /// Threads decoding one large entry (4 MiB of pixels or more) in parallel;
@@ -22,13 +24,14 @@ public struct DiskCacheConfiguration: Sendable, Hashable {
 
     /// A configuration; every argument has the default described on its property.
     public init(maxSize: Int = 1 << 30, maxAge: Duration? = .seconds(7 * 24 * 3600), trimRatio: Double = 0.8,
-                sweepInterval: Duration? = .seconds(300), sync: DiskCacheSync = .none, ioThreads: Int = 2,
-                decodeThreads: Int = 2) {
+                sweepInterval: Duration? = .seconds(300), sync: DiskCacheSync = .none,
+                compression: DiskCacheCompression = .balanced, ioThreads: Int = 2, decodeThreads: Int = 2) {
         self.maxSize = maxSize
         self.maxAge = maxAge
         self.trimRatio = trimRatio
         self.sweepInterval = sweepInterval
         self.sync = sync
+        self.compression = compression
         self.ioThreads = ioThreads
         self.decodeThreads = decodeThreads
     }
