@@ -50,6 +50,24 @@ final class DiskCacheTests: XCTestCase {
         XCTAssertEqual(stats.totalSize, diskSize(dir))
     }
 
+    func testCompressionPresetsTradeSizeForSpeedAndRoundTrip() async throws {
+        // Smooth gradients: the row-difference filter and LZ4 both find plenty to remove.
+        let image = TestPixels.image(width: 300, height: 200, seed: 2)
+        var sizes: [Int] = []
+        for compression in [DiskCacheCompression.smallest, .balanced, .fastest] {
+            let dir = TemporaryDirectory()
+            let cache = try DiskCache(directory: dir.url, configuration: DiskCacheConfiguration(
+                sweepInterval: nil, compression: compression))
+            try await cache.store(image, forKey: "k")
+            let entry = try await cache.entry(forKey: "k")
+            XCTAssertEqual(entry?.value.packedPixels(), image.packedPixels(), "\(compression)")
+            sizes.append(entry?.storedSize ?? 0)
+        }
+        XCTAssertLessThan(sizes[0], sizes[1])
+        XCTAssertLessThanOrEqual(sizes[1], sizes[2])
+        XCTAssertLessThanOrEqual(sizes[2], 300 * 200 * 3 + 1000, "opaque pixels are stored as RGB at most")
+    }
+
     func testExpiredEntriesAreMissesButKeepTheirValidators() async throws {
         let dir = TemporaryDirectory()
         let cache = try open(dir)

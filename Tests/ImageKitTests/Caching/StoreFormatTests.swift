@@ -95,6 +95,38 @@ final class StoreFormatTests: XCTestCase {
         ic_store_record_free(&record)
     }
 
+    func testMinimumLZ4SavingDecidesWhatIsCompressed() {
+        let img = makeCImage(width: 120, height: 90, opaque: false)
+        defer { ic_image_free(img) }
+        var sizes: [Int] = []
+        for saving: Int32 in [0, 12, 100] {
+            var options = ic_store_write_options()
+            ic_store_write_options_init(&options)
+            options.min_lz4_saving_percent = saving
+            var entry = ic_store_entry()
+            entry.kind = IC_STORE_KIND_BITMAP
+            entry.image = UnsafePointer(img)
+            var out: UnsafeMutablePointer<UInt8>?
+            var size = 0
+            var err = ic_error()
+            XCTAssertEqual("k".withCString { k in
+                entry.key = k
+                entry.key_length = 1
+                return ic_store_encode(&entry, &options, &out, &size, &err)
+            }, IC_OK)
+            let bytes = Array(UnsafeBufferPointer(start: out, count: size))
+            free(out)
+            var (st, record) = decodeEntry(bytes, key: "k")
+            XCTAssertEqual(st, IC_OK)
+            XCTAssertTrue(sameImage(img, record.image))
+            ic_store_record_free(&record)
+            sizes.append(size)
+        }
+        XCTAssertLessThan(sizes[0], 120 * 90 * 4 * 3 / 4, "this picture compresses well")
+        XCTAssertEqual(sizes[0], sizes[1])
+        XCTAssertGreaterThan(sizes[2], 120 * 90 * 4, "100 % saving is never reached: every chunk plain")
+    }
+
     func testImageClaimingOpacityFalselyKeepsItsAlpha() {
         let img = makeCImage(width: 33, height: 20, opaque: false)
         defer { ic_image_free(img) }
