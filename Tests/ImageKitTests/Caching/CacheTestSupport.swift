@@ -111,13 +111,15 @@ func sameImage(_ a: UnsafePointer<ic_image>, _ b: UnsafePointer<ic_image>) -> Bo
     return true
 }
 
-/// Encodes `image` for `key` in memory with the C store.
-func encodeEntry(_ image: UnsafePointer<ic_image>, key: String = "key", filter: Int32 = Int32(IC_STORE_FILTER_AUTO.rawValue),
-                 chunkBytes: UInt32 = 0, file: StaticString = #filePath, line: UInt = #line) -> [UInt8] {
+/// Encodes `image` for `key` in memory with the C store, with options `configure` adjusts.
+func encodeEntry(_ image: UnsafePointer<ic_image>, key: String = "key", filter: ic_store_filter = IC_STORE_FILTER_AUTO,
+                 chunkBytes: UInt32 = 0, configure: (inout ic_store_write_options) -> Void = { _ in },
+                 file: StaticString = #filePath, line: UInt = #line) -> [UInt8] {
     var options = ic_store_write_options()
     ic_store_write_options_init(&options)
-    options.filter = filter
+    options.filter = Int32(filter.rawValue)
     options.chunk_bytes = chunkBytes
+    configure(&options)
     var entry = ic_store_entry()
     entry.kind = IC_STORE_KIND_BITMAP
     entry.image = image

@@ -31,7 +31,7 @@ final class StoreFormatTests: XCTestCase {
                 defer { ic_image_free(img) }
                 for filter in filters {
                     for chunk: UInt32 in [0, UInt32(width * 4), UInt32(width * 4 * 3)] {
-                        let bytes = encodeEntry(img, filter: Int32(filter.rawValue), chunkBytes: chunk)
+                        let bytes = encodeEntry(img, filter: filter, chunkBytes: chunk)
                         var (st, record) = decodeEntry(bytes)
                         defer { ic_store_record_free(&record) }
                         XCTAssertEqual(st, IC_OK, "\(width)x\(height) opaque \(opaque) filter \(filter.rawValue)")
@@ -77,7 +77,7 @@ final class StoreFormatTests: XCTestCase {
                 row[4 * x + 3] = 255
             }
         }
-        let noise = encodeEntry(img, filter: Int32(IC_STORE_FILTER_NONE.rawValue))
+        let noise = encodeEntry(img, filter: IC_STORE_FILTER_NONE)
         XCTAssertGreaterThan(noise.count, 200 * 100 * 4, "noise is kept as it is, not expanded by LZ4")
         XCTAssertLessThan(noise.count, 200 * 100 * 4 + 200)
         var (st, record) = decodeEntry(noise)
@@ -100,27 +100,12 @@ final class StoreFormatTests: XCTestCase {
         defer { ic_image_free(img) }
         var sizes: [Int] = []
         for saving: Int32 in [0, 12, 100] {
-            var options = ic_store_write_options()
-            ic_store_write_options_init(&options)
-            options.min_lz4_saving_percent = saving
-            var entry = ic_store_entry()
-            entry.kind = IC_STORE_KIND_BITMAP
-            entry.image = UnsafePointer(img)
-            var out: UnsafeMutablePointer<UInt8>?
-            var size = 0
-            var err = ic_error()
-            XCTAssertEqual("k".withCString { k in
-                entry.key = k
-                entry.key_length = 1
-                return ic_store_encode(&entry, &options, &out, &size, &err)
-            }, IC_OK)
-            let bytes = Array(UnsafeBufferPointer(start: out, count: size))
-            free(out)
-            var (st, record) = decodeEntry(bytes, key: "k")
+            let bytes = encodeEntry(img) { $0.min_lz4_saving_percent = saving }
+            var (st, record) = decodeEntry(bytes)
             XCTAssertEqual(st, IC_OK)
             XCTAssertTrue(sameImage(img, record.image))
             ic_store_record_free(&record)
-            sizes.append(size)
+            sizes.append(bytes.count)
         }
         XCTAssertLessThan(sizes[0], 120 * 90 * 4 * 3 / 4, "this picture compresses well")
         XCTAssertEqual(sizes[0], sizes[1])
