@@ -63,13 +63,18 @@
  *     2 rgb     R, G, B of each pixel
  *     3 rgb-up  R, G, B of each pixel minus those of the pixel above
  *
- * READING never trusts the file: lengths, counts and sizes are bounded before
- * anything is allocated, checksums are verified before pixels are returned,
+ * READING never trusts the file: lengths, counts and sizes are bounded (and
+ * the chunk table must account for every payload byte) before the output is
+ * allocated, checksums are verified before pixels are returned,
  * and a file with a bad magic, size, structure or checksum reads as
  * IC_ERR_CORRUPT (and is deleted by ic_store_read). A file of a newer format
  * version, or holding another key, reads as IC_ERR_NOT_FOUND and is kept.
  *
  * Every call is reentrant; the store keeps no state between calls.
+ *
+ * FUZZING: built with -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION (never in a
+ * normal build) the reader accepts any checksum, so a fuzzer feeding
+ * ic_store_decode reaches the parsing and decompression behind them.
  */
 #ifndef IC_STORE_H
 #define IC_STORE_H
