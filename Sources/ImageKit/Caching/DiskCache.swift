@@ -89,7 +89,7 @@ public final class DiskCache: Sendable {
         async throws {
         try await pool.run { [self] in
             try withExtendedLifetime(image) {
-                try write(key: key, metadata: metadata) { entry in
+                try write(key: key, metadata: metadata, pixelBytes: image.cost) { entry in
                     entry.kind = IC_STORE_KIND_BITMAP
                     entry.image = UnsafePointer(image.raw)
                 }
@@ -129,7 +129,7 @@ public final class DiskCache: Sendable {
         async throws {
         try await pool.run { [self] in
             try data.withUnsafeBytes { bytes in
-                try write(key: key, metadata: metadata) { entry in
+                try write(key: key, metadata: metadata, pixelBytes: 0) { entry in
                     entry.kind = IC_STORE_KIND_DATA
                     entry.data = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
                     entry.data_size = bytes.count
@@ -307,8 +307,14 @@ public final class DiskCache: Sendable {
         }
     }
 
-    /// Writes one entry (kind and payload filled in by `fill`) and records it in the index.
-    private func write(key: String, metadata: DiskCacheMetadata, fill: (inout ic_store_entry) -> Void) throws {
+    /// Bitmaps from this size up are "large" for ``DiskCacheCompression/balanced``; it is also
+    /// where the C store starts decoding with several threads.
+    private static let largeBitmapBytes = Int(IC_STORE_PARALLEL_MIN_BYTES)
+
+    /// Writes one entry (kind and payload filled in by `fill`; `pixelBytes` 0 for data) and
+    /// records it in the index.
+    private func write(key: String, metadata: DiskCacheMetadata, pixelBytes: Int,
+                       fill: (inout ic_store_entry) -> Void) throws {
         var options = ic_store_write_options()
         ic_store_write_options_init(&options)
         switch configuration.sync {
@@ -318,7 +324,7 @@ public final class DiskCache: Sendable {
         }
         switch configuration.compression {
         case .smallest: options.filter = Int32(IC_STORE_FILTER_RGB_UP.rawValue)
-        case .balanced: break
+        case .balanced: if pixelBytes >= Self.largeBitmapBytes { options.min_lz4_saving_percent = 50 }
         case .fastest: options.min_lz4_saving_percent = 50
         }
         var written = ic_store_written()

@@ -50,22 +50,54 @@ final class DiskCacheTests: XCTestCase {
         XCTAssertEqual(stats.totalSize, diskSize(dir))
     }
 
-    func testCompressionPresetsTradeSizeForSpeedAndRoundTrip() async throws {
-        // Smooth gradients: the row-difference filter and LZ4 both find plenty to remove.
-        let image = TestPixels.image(width: 300, height: 200, seed: 2)
-        var sizes: [Int] = []
-        for compression in [DiskCacheCompression.smallest, .balanced, .fastest] {
-            let dir = TemporaryDirectory()
-            let cache = try DiskCache(directory: dir.url, configuration: DiskCacheConfiguration(
-                sweepInterval: nil, compression: compression))
-            try await cache.store(image, forKey: "k")
-            let entry = try await cache.entry(forKey: "k")
-            XCTAssertEqual(entry?.value.packedPixels(), image.packedPixels(), "\(compression)")
-            sizes.append(entry?.storedSize ?? 0)
+    /// Bytes `image` takes on disk with `compression`, after checking it reads back exactly.
+    private func storedSize(_ image: Image, _ compression: DiskCacheCompression) async throws -> Int {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.url, configuration: DiskCacheConfiguration(
+            sweepInterval: nil, compression: compression))
+        try await cache.store(image, forKey: "k")
+        let entry = try await cache.entry(forKey: "k")
+        XCTAssertEqual(entry?.value.packedPixels(), image.packedPixels(), "\(compression)")
+        return entry?.storedSize ?? 0
+    }
+
+    func testCompressionPresetsTradeSizeForSpeed() async throws {
+        // Smooth gradients: the row-difference filter finds more to remove.
+        let smooth = TestPixels.image(width: 300, height: 200, seed: 2)
+        let smallest = try await storedSize(smooth, .smallest)
+        let balanced = try await storedSize(smooth, .balanced)
+        XCTAssertLessThan(smallest, balanced)
+
+        // Rows 40 % repeating pattern, 60 % noise: LZ4 saves between an eighth and a half,
+        // which balanced keeps for small bitmaps and fastest does not.
+        let mixedBalanced = try await storedSize(mixedImage(width: 300, height: 200), .balanced)
+        let mixedFastest = try await storedSize(mixedImage(width: 300, height: 200), .fastest)
+        XCTAssertLessThan(mixedBalanced, mixedFastest)
+        XCTAssertLessThanOrEqual(mixedFastest, 300 * 200 * 3 + 1000, "opaque pixels are stored as RGB at most")
+
+        // From 4 MiB of pixels up, balanced stores like fastest.
+        let large = mixedImage(width: 1100, height: 1000)
+        let largeBalanced = try await storedSize(large, .balanced)
+        let largeFastest = try await storedSize(large, .fastest)
+        XCTAssertEqual(largeBalanced, largeFastest)
+    }
+
+    /// Opaque rows whose first 40 % repeat a short pattern and the rest is noise.
+    private func mixedImage(width: Int, height: Int) -> Image {
+        var rng = SplitMix64(seed: 5)
+        let pattern = (0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        var pixels = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let v = x < width * 2 / 5 ? pattern[(x * 4) % 32] : UInt8(truncatingIfNeeded: rng.next())
+                let i = (y * width + x) * 4
+                pixels[i] = v
+                pixels[i + 1] = v &+ 1
+                pixels[i + 2] = v &+ 2
+            }
         }
-        XCTAssertLessThan(sizes[0], sizes[1])
-        XCTAssertLessThanOrEqual(sizes[1], sizes[2])
-        XCTAssertLessThanOrEqual(sizes[2], 300 * 200 * 3 + 1000, "opaque pixels are stored as RGB at most")
+        // The pixels are valid by construction.
+        return try! Image(width: width, height: height, premultipliedRGBA: pixels)
     }
 
     func testExpiredEntriesAreMissesButKeepTheirValidators() async throws {
