@@ -5,8 +5,8 @@
 /// from `Benchmarks/CacheBenchmarks.swift`).
 public enum DiskCacheCompression: Sendable, Hashable {
     /// Smallest files: each row stored as its difference from the row above
-    /// before LZ4, kept wherever it saves an eighth. Photos ~10–45 % smaller
-    /// than `.balanced`, hits ~30–90 % slower.
+    /// before LZ4, kept wherever it saves an eighth. Files ~10–45 % smaller
+    /// than `.balanced`, hits ~20–60 % slower.
     case smallest
     /// Opaque images as RGB, others as differences from the row above. LZ4
     /// is kept wherever it saves an eighth of a chunk in bitmaps under 4 MiB
