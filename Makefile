@@ -1,6 +1,7 @@
 # ImageKit — every command a user or CI needs. `make bench` and `make test`
 # install missing Debian packages themselves (through `deps`).
 
+SHELL := /bin/bash
 SWIFT ?= swift
 CORPUS ?= ../shared/corpus
 DEB_PACKAGES := libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
@@ -14,7 +15,7 @@ ASAN_FLAGS := --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-re
 # TSan cannot see inside Synchronization.Mutex's slow path: use pthread locks there.
 TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
 
-.PHONY: deps deps-list build test bench conformance sanitize clean
+.PHONY: deps deps-list build test bench conformance sanitize fuzz clean
 
 ## deps: install the Debian packages that are missing (instant when none are)
 deps:
@@ -36,13 +37,19 @@ deps-list:
 build: deps
 	$(SWIFT) build
 
-## test: unit tests (benchmarks skipped)
+## test: unit tests, release build (benchmarks skipped)
 test: deps
-	$(SWIFT) test $(SKIP_BENCH)
+	$(SWIFT) test -c release $(SKIP_BENCH)
 
-## bench: release XCTest measure benchmarks on built-in inputs
+## bench: release XCTest measure benchmarks on built-in inputs (INPUT=dir: your files), then the report
 bench: deps
-	$(SWIFT) test -c release --filter ImageKitBenchmarks
+	rm -f bench-results/results.jsonl
+	$(SWIFT) build -c release --build-tests
+	IMAGEKIT_BENCH_OUT=$(CURDIR)/bench-results IMAGEKIT_BENCH_INPUT_DIR=$(abspath $(INPUT)) \
+	  $(SWIFT) test -c release --skip-build --filter ImageKitBenchmarks 2>&1 | \
+	  grep --line-buffered -E '^\[bench\]|error|failed|Test Case .* (passed|failed|skipped)' ; \
+	  test $${PIPESTATUS[0]} -eq 0
+	python3 scripts/bench_report.py bench-results/results.jsonl
 
 ## conformance: decode every file of the corpus manifest and compare pixel hashes
 conformance: deps
@@ -51,11 +58,15 @@ conformance: deps
 
 ## sanitize: the unit tests under ASan + UBSan (C target), then under TSan
 sanitize: deps
-	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	ASAN_OPTIONS=malloc_context_size=10 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
 	  $(SWIFT) test --scratch-path .build-asan $(ASAN_FLAGS) $(SKIP_BENCH)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(SWIFT) test --scratch-path .build-tsan $(TSAN_FLAGS) $(SKIP_BENCH)
+
+## fuzz: every libFuzzer harness in Fuzz/ for FUZZ_SECONDS each (default 60)
+fuzz: deps
+	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) CORPUS=$(CORPUS) scripts/fuzz.sh
 
 clean:
 	rm -rf .build .build-* bench-results

@@ -54,8 +54,14 @@ let package = Package(
             cSettings: [.define("NDEBUG", .when(configuration: .release))],
             linkerSettings: [
                 .linkedLibrary("turbojpeg"), .linkedLibrary("jpeg"), .linkedLibrary("png16"),
-                .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("gif"),
+                .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"),
+                .linkedLibrary("gif"),
             ]
+        ),
+        // Deterministic test pictures shared by the tests and the benchmarks.
+        .target(
+            name: "ImageKitTestSupport",
+            path: "Tests/TestSupport"
         ),
         // A child process for the cache tests (crash-safety writer, allocation probe) and
         // the malloc counter only it links. Not part of any product.
@@ -67,12 +73,12 @@ let package = Package(
         ),
         .testTarget(
             name: "ImageKitTests",
-            dependencies: ["ImageKit", "CImageCore", "CAnchors"],
+            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitCLI", "ImageKitTestSupport"],
             path: "Tests/ImageKitTests"
         ),
         .testTarget(
             name: "ImageKitBenchmarks",
-            dependencies: ["ImageKit", "CImageCore", "CAnchors"],
+            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitTestSupport"],
             path: "Benchmarks"
         ),
     ],

@@ -3,6 +3,7 @@ import CImageCore
 import Dispatch
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import Synchronization
 import XCTest
 

@@ -52,18 +52,27 @@ enum BenchRecorder {
     /// Runs `ours` (and `anchor`, interleaved, so drift of the shared machine hits
     /// both alike) `inner` times per sample inside `measure`, and returns the
     /// median and minimum ms per operation of each.
-    static func time(_ test: XCTestCase, inner: Int = 1, ours: () throws -> Void,
+    ///
+    /// XCTest allows one `measure` per test method; pass `useMeasure: false` for
+    /// further comparisons in the same method (the same 10 interleaved samples,
+    /// timed by our own clock only).
+    static func time(_ test: XCTestCase, inner: Int = 1, useMeasure: Bool = true, ours: () throws -> Void,
                      anchor: (() throws -> Void)? = nil) rethrows -> (ours: [Double], anchor: [Double]) {
         var oursMs: [Double] = []
         var anchorMs: [Double] = []
         var failure: Error?
-        test.measure {
+        func sample() {
             do {
                 oursMs.append(try clock(inner, ours))
                 if let anchor { anchorMs.append(try clock(inner, anchor)) }
             } catch {
                 failure = error
             }
+        }
+        if useMeasure {
+            test.measure { sample() }
+        } else {
+            for _ in 0..<10 { sample() }
         }
         if let failure { XCTFail("benchmark body threw: \(failure)") }
         return (oursMs, anchorMs)
@@ -74,6 +83,13 @@ enum BenchRecorder {
         let start = DispatchTime.now().uptimeNanoseconds
         for _ in 0..<n { try body() }
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 / Double(n)
+    }
+
+    /// Calls per sample so that one sample lasts at least 5 ms (after a warm-up call).
+    static func calibrate(_ body: () throws -> Void) rethrows -> Int {
+        try body()
+        let once = try clock(1, body)
+        return once >= 5 ? 1 : min(100_000, Int((5 / max(once, 1e-5)).rounded(.up)))
     }
 
     static func median(_ values: [Double]) -> Double {
@@ -115,12 +131,13 @@ enum BenchRecorder {
     }
 
     /// Times ours against an anchor and records the figures with the ratio ours/anchor.
-    static func compare(_ test: XCTestCase, section: String, name: String, inner: Int = 1,
-                        megapixels: Double? = nil, bytes: Double? = nil,
+    static func compare(_ test: XCTestCase, section: String, name: String, inner: Int? = nil,
+                        useMeasure: Bool = true, megapixels: Double? = nil, bytes: Double? = nil,
                         anchorName: String, target: Double?, relation: String = "<=",
                         ours: () throws -> Void, anchor: () throws -> Void) rethrows {
+        let repeats = try inner ?? calibrate(ours)
         let (o, a) = try withoutActuallyEscaping(anchor) { anchor in
-            try time(test, inner: inner, ours: ours, anchor: anchor)
+            try time(test, inner: repeats, useMeasure: useMeasure, ours: ours, anchor: anchor)
         }
         let om = median(o), am = median(a)
         let ratio: Double? = am > 0 ? om / am : nil

@@ -28,14 +28,12 @@ ic_status ic_dec_fail_cancelled(ic_decoder *d) {
     return ic_set_error(d->err, IC_ERR_CANCELLED, "%s: decode cancelled", ic_format_name(d->format));
 }
 
-static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
-
 ic_status ic_dec_reserve(ic_decoder *d, uint64_t bytes) {
     uint64_t limit = d->opts.limits.max_memory_bytes;
     if (limit && (bytes > limit || d->mem_current > limit - bytes)) {
         return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
                             "%s: decoding needs more than the memory limit of %.1f MiB",
-                            ic_format_name(d->format), mib(limit));
+                            ic_format_name(d->format), ic_mib(limit));
     }
     d->mem_current += bytes;
     if (d->mem_current > d->mem_peak) d->mem_peak = d->mem_current;
@@ -63,67 +61,8 @@ void ic_dec_free(ic_decoder *d, void *p, size_t size) {
     ic_dec_release(d, size);
 }
 
-ic_status ic_dec_check_size(ic_decoder *d, uint32_t width, uint32_t height, uint32_t frames,
-                            uint64_t extra_bytes) {
-    const char *name = ic_format_name(d->format);
-    const ic_limits *lim = &d->opts.limits;
-    if (width == 0 || height == 0) {
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "%s: image size %ux%u is empty", name,
-                            width, height);
-    }
-    uint64_t pixels = (uint64_t)width * height;
-    if (lim->max_pixels && pixels > lim->max_pixels) {
-        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
-                            "%s: image is %ux%u (%llu pixels), over the limit of %llu pixels",
-                            name, width, height, (unsigned long long)pixels,
-                            (unsigned long long)lim->max_pixels);
-    }
-    if (lim->max_frames && frames > lim->max_frames) {
-        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
-                            "%s: animation has %u frames, over the limit of %u", name, frames,
-                            lim->max_frames);
-    }
-    uint64_t bytes = (uint64_t)ic_stride_for_width(width) * height * (frames ? frames : 1);
-    if (lim->max_memory_bytes &&
-        (bytes > lim->max_memory_bytes || extra_bytes > lim->max_memory_bytes - bytes ||
-         d->mem_current > lim->max_memory_bytes - bytes - extra_bytes)) {
-        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
-                            "%s: decoding %ux%u x %u frame(s) needs %.1f MiB, over the memory "
-                            "limit of %.1f MiB",
-                            name, width, height, frames ? frames : 1,
-                            mib(bytes + extra_bytes + d->mem_current), mib(lim->max_memory_bytes));
-    }
-    return IC_OK;
-}
-
-ic_status ic_dec_begin(ic_decoder *d, uint32_t width, uint32_t height, uint32_t frames) {
-    ic_status st = ic_dec_check_size(d, width, height, frames, 0);
-    if (st != IC_OK) return st;
-    size_t bytes = ic_stride_for_width(width) * (size_t)height * frames;
-    st = ic_dec_reserve(d, bytes);
-    if (st != IC_OK) return st;
-    st = ic_image_create(width, height, frames, &d->image, d->err);
-    if (st != IC_OK) {
-        ic_dec_release(d, bytes);
-        return st;
-    }
-    d->all_opaque = true;
-    return IC_OK;
-}
-
-void ic_dec_rows_done(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
-                      bool straight_alpha) {
-    if (!straight_alpha) return;
-    ic_image *img = d->image;
-    uint8_t *row = ic_image_frame(img, frame) + (size_t)y * img->stride;
-    bool opaque = true;
-    for (uint32_t i = 0; i < count; i++, row += img->stride) {
-        if (!ic_premultiply_row(row, img->width)) opaque = false;
-    }
-    if (!opaque) d->all_opaque = false;
-}
-
 static void free_output(ic_decoder *d) {
+    ic_dec_sink_free(d);
     if (d->image) {
         ic_dec_release(d, ic_image_byte_count(d->image));
         ic_image_free(d->image);
@@ -180,6 +119,7 @@ ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *o
         st = ic_set_error(err, IC_ERR_INTERNAL, "%s: decoder produced no image",
                           ic_format_name(d.format));
     }
+    if (st == IC_OK) st = ic_dec_finish(&d);
     if (st == IC_OK && d.orientation > 1 && !d.opts.keep_orientation) {
         st = ic_dec_apply_orientation(&d, d.orientation);
     }
@@ -200,9 +140,10 @@ ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *o
     img->loop_count = d.loop_count;
     if (stats) {
         stats->peak_bytes = d.mem_peak;
-        stats->codec_width = img->width;
-        stats->codec_height = img->height;
+        stats->codec_width = d.codec_width;
+        stats->codec_height = d.codec_height;
     }
+    ic_clear_error(err);
     *out = img;
     return IC_OK;
 }

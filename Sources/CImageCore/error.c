@@ -42,3 +42,5 @@ void ic_clear_error(ic_error *err) {
         err->message[0] = '\0';
     }
 }
+
+double ic_mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }

@@ -135,10 +135,12 @@ typedef struct gif_scan {
     uint32_t images;
     bool interlaced;
     uint32_t loop_count;
+    bool truncated; /* the data ends before the trailer */
 } gif_scan;
 
 static void scan_blocks(const uint8_t *p, size_t n, size_t i, gif_scan *s) {
     memset(s, 0, sizeof *s);
+    s->truncated = true;
     while (i < n) {
         uint8_t kind = p[i++];
         if (kind == 0x2C) {
@@ -149,8 +151,8 @@ static void scan_blocks(const uint8_t *p, size_t n, size_t i, gif_scan *s) {
             if (flags & 0x80) i += (size_t)6 << (flags & 7);
             if (i >= n) return;
             i += 1; /* LZW minimum code size */
-            s->images++;
             if (!skip_sub_blocks(p, n, &i)) return;
+            s->images++;
         } else if (kind == 0x21) {
             if (i >= n) return;
             uint8_t label = p[i++];
@@ -162,9 +164,19 @@ static void scan_blocks(const uint8_t *p, size_t n, size_t i, gif_scan *s) {
             }
             if (!skip_sub_blocks(p, n, &i)) return;
         } else {
-            return; /* trailer or garbage */
+            s->truncated = false; /* trailer, or garbage after it */
+            return;
         }
     }
+}
+
+/* The error for a file with no complete image. */
+static ic_status no_image(ic_error *err, const gif_scan *scan, size_t size) {
+    if (scan->truncated) {
+        return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes, before any image",
+                            size);
+    }
+    return ic_set_error(err, IC_ERR_CORRUPT, "GIF: no image data");
 }
 
 /* ---- LZW and drawing. ---- */
@@ -189,6 +201,16 @@ typedef struct gif_image {
 
 typedef struct gif_state {
     ic_decoder *d;
+    uint32_t sw, sh;      /* the logical screen */
+    size_t stride;        /* bytes a screen row */
+    /* Where the screen is composited: the output frames themselves (full-size
+     * decode), a staging screen (resampled animations or interlaced images),
+     * or nowhere — rows streamed to the resampler one by one (`stream`, for the
+     * first frame of a non-interlaced GIF). */
+    ic_dec_buffer staging;
+    bool stream;
+    uint8_t *stream_row;  /* the screen row being streamed */
+    uint32_t next_row;    /* next screen row to stream */
     uint16_t *line;       /* one row of palette indices */
     size_t line_size;
     uint8_t *saved;       /* screen copy for "restore previous" */
@@ -212,17 +234,34 @@ static uint32_t interlaced_row(uint32_t k, uint32_t h) {
     return k * 2 + 1;
 }
 
+/* Streams transparent screen rows up to (not including) y. */
+static void stream_until(gif_state *s, uint32_t y) {
+    memset(s->stream_row, 0, (size_t)s->sw * 4);
+    for (; s->next_row < y && s->next_row < s->sh; s->next_row++) {
+        ic_dec_put_rows(s->d, 0, s->next_row, 1, s->stream_row, s->stride, false);
+    }
+}
+
 static void put_row(gif_state *s, uint8_t *frame, const gif_image *im, uint32_t k,
                     const gif_gce *gce) {
-    const ic_image *img = s->d->image;
     uint32_t y = im->top + (im->interlaced ? interlaced_row(k, im->height) : k);
-    if (y >= img->height || im->left >= img->width) return;
-    uint32_t x1 = im->left + im->width < img->width ? im->left + im->width : img->width;
-    uint8_t *row = frame + (size_t)y * img->stride;
+    if (y >= s->sh || im->left >= s->sw) return;
+    uint32_t x1 = im->left + im->width < s->sw ? im->left + im->width : s->sw;
+    uint8_t *row;
+    if (s->stream) {
+        stream_until(s, y);
+        row = s->stream_row;
+    } else {
+        row = frame + (size_t)y * s->stride;
+    }
     for (uint32_t x = im->left; x < x1; x++) {
         uint16_t index = s->line[x - im->left];
         if ((int)index == gce->transparent) continue;
         memcpy(row + 4 * (size_t)x, &s->palette[index], 4);
+    }
+    if (s->stream) {
+        ic_dec_put_rows(s->d, 0, y, 1, row, s->stride, false);
+        s->next_row = y + 1;
     }
 }
 
@@ -402,6 +441,27 @@ static ic_status read_image(ic_decoder *d, const gif_header *hdr, size_t *pos, g
     return IC_OK;
 }
 
+/* The screen for frame f, with the previous image's disposal applied. */
+static uint8_t *screen_for(gif_state *s, uint32_t f, const gif_gce *prev_gce, gif_rect prev_rect) {
+    ic_image *img = s->d->image;
+    size_t bytes = s->stride * s->sh;
+    uint8_t *screen;
+    if (s->staging.p) {
+        screen = s->staging.p;
+        if (f == 0) memset(screen, 0, bytes);
+    } else {
+        screen = ic_image_frame(img, f);
+        if (f == 0) {
+            memset(screen, 0, bytes);
+        } else {
+            memcpy(screen, ic_image_frame(img, f - 1), bytes);
+        }
+    }
+    if (f > 0 && prev_gce->disposal == 2) clear_rect(screen, s->stride, prev_rect);
+    if (f > 0 && prev_gce->disposal == 3) copy_rect(screen, s->saved, s->stride, prev_rect);
+    return screen;
+}
+
 static ic_status decode_frames(gif_state *s, const gif_header *hdr, uint32_t frames) {
     ic_decoder *d = s->d;
     ic_image *img = d->image;
@@ -434,25 +494,27 @@ static ic_status decode_frames(gif_state *s, const gif_header *hdr, uint32_t fra
         ic_status st = read_image(d, hdr, &pos, &im);
         if (st != IC_OK) return st;
 
-        uint8_t *frame = ic_image_frame(img, done);
-        if (done == 0) {
-            memset(frame, 0, img->frame_size);
-        } else {
-            memcpy(frame, ic_image_frame(img, done - 1), img->frame_size);
-            if (prev_gce.disposal == 2) {
-                clear_rect(frame, img->stride, prev_rect);
-            } else if (prev_gce.disposal == 3) {
-                copy_rect(frame, s->saved, img->stride, prev_rect);
+        if (!ic_dec_is_direct(d) && !s->staging.p && !s->stream) {
+            /* Resampling: stream the first frame of a plain GIF row by row; anything
+             * else needs the whole screen (interlaced rows, later frames). */
+            if (frames == 1 && !im.interlaced) {
+                s->stream = true;
+                s->stream_row = ic_dec_malloc(d, s->stride);
+                if (!s->stream_row) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+            } else {
+                st = ic_dec_buffer_alloc(d, s->stride * s->sh, &s->staging);
+                if (st != IC_OK) return st;
             }
         }
-        gif_rect rect = clip_rect(&im, img->width, img->height);
+        uint8_t *screen = s->stream ? NULL : screen_for(s, done, &prev_gce, prev_rect);
+        gif_rect rect = clip_rect(&im, s->sw, s->sh);
         if (gce.disposal == 3 && frames > 1) {
             if (!s->saved) {
-                s->saved = ic_dec_malloc(d, img->frame_size);
+                s->saved = ic_dec_malloc(d, s->stride * s->sh);
                 if (!s->saved) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
-                s->saved_size = img->frame_size;
+                s->saved_size = s->stride * s->sh;
             }
-            copy_rect(s->saved, frame, img->stride, rect);
+            copy_rect(s->saved, screen, s->stride, rect);
         }
 
         gif_bits b = {.data = p, .size = n, .pos = pos};
@@ -470,11 +532,16 @@ static ic_status decode_frames(gif_state *s, const gif_header *hdr, uint32_t fra
                 if (!s->line) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
                 s->line_size = (size_t)im.width * sizeof(uint16_t);
             }
-            st = draw_image(s, &b, frame, &im, &gce);
+            st = draw_image(s, &b, screen, &im, &gce);
             if (st != IC_OK) return st;
             pos = b.pos;
         } else if (!skip_sub_blocks(p, n, &pos)) {
             return truncated(d); /* nothing visible: the data need not be decoded */
+        }
+        if (s->stream) {
+            stream_until(s, s->sh);
+        } else if (s->staging.p) {
+            ic_dec_put_rows(d, done, 0, s->sh, screen, s->stride, false);
         }
         if (img->frame_delays_ms) img->frame_delays_ms[done] = gce.delay_ms;
         prev_gce = gce;
@@ -484,8 +551,10 @@ static ic_status decode_frames(gif_state *s, const gif_header *hdr, uint32_t fra
     }
     if (done == 0) return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: no image data");
     if (done < frames) img->frame_count = done;
-    for (uint32_t f = 0; f < img->frame_count && d->all_opaque; f++) {
-        if (frame_has_transparency(img, f)) ic_dec_note_transparency(d);
+    if (ic_dec_is_direct(d)) {
+        for (uint32_t f = 0; f < img->frame_count && d->all_opaque; f++) {
+            if (frame_has_transparency(img, f)) ic_dec_note_transparency(d);
+        }
     }
     return IC_OK;
 }
@@ -501,7 +570,7 @@ ic_status ic_gif_decode(ic_decoder *d) {
     d->loop_count = scan.loop_count;
     st = ic_dec_check_size(d, hdr.width, hdr.height, 1, 0);
     if (st != IC_OK) return st;
-    if (scan.images == 0) return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: no image data");
+    if (scan.images == 0) return no_image(d->err, &scan, d->size);
     uint32_t frames = d->opts.all_frames ? scan.images : 1;
     uint64_t extra = sizeof(gif_state) + (frames > 1 ? (uint64_t)ic_stride_for_width(hdr.width) * hdr.height : 0);
     st = ic_dec_check_size(d, hdr.width, hdr.height, frames, extra);
@@ -512,9 +581,14 @@ ic_status ic_gif_decode(ic_decoder *d) {
     if (!s) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
     memset(s, 0, offsetof(gif_state, palette));
     s->d = d;
+    s->sw = hdr.width;
+    s->sh = hdr.height;
+    s->stride = ic_stride_for_width(hdr.width);
     st = decode_frames(s, &hdr, frames);
     ic_dec_free(d, s->line, s->line_size);
     ic_dec_free(d, s->saved, s->saved_size);
+    ic_dec_free(d, s->stream_row, s->stream_row ? s->stride : 0);
+    ic_dec_buffer_free(d, &s->staging);
     ic_dec_free(d, s, sizeof *s);
     return st;
 }
@@ -531,6 +605,6 @@ ic_status ic_gif_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err)
     info->is_progressive = scan.interlaced;
     info->has_alpha = 1;
     info->bit_depth = 8;
-    if (scan.images == 0) return ic_set_error(err, IC_ERR_CORRUPT, "GIF: no image data");
+    if (scan.images == 0) return no_image(err, &scan, n);
     return IC_OK;
 }

@@ -62,22 +62,15 @@ ic_status ic_image_orient(const ic_image *src, ic_orientation orientation, ic_im
     uint32_t dw = swap ? src->height : src->width;
     uint32_t dh = swap ? src->width : src->height;
     ic_image *dst;
-    ic_status st = ic_image_create(dw, dh, src->frame_count, &dst, err);
+    ic_status st = ic_image_create_in(src->ic_pool, dw, dh, src->frame_count, &dst, err);
     if (st != IC_OK) return st;
     for (uint32_t f = 0; f < src->frame_count; f++) {
         orient_frame(ic_image_frame(src, f), src->stride, src->width, src->height,
                      ic_image_frame(dst, f), dst->stride, dw, dh, o);
     }
-    dst->source_format = src->source_format;
-    dst->source_width = src->source_width;
-    dst->source_height = src->source_height;
-    dst->orientation = src->orientation;
+    ic_image_copy_metadata(dst, src);
     dst->orientation_applied = 1;
     dst->is_opaque = src->is_opaque;
-    dst->loop_count = src->loop_count;
-    if (dst->frame_delays_ms && src->frame_delays_ms) {
-        memcpy(dst->frame_delays_ms, src->frame_delays_ms, sizeof(uint32_t) * src->frame_count);
-    }
     *out = dst;
     return IC_OK;
 }

@@ -116,12 +116,14 @@ ic_status ic_png_decode(ic_decoder *d) {
     png_bytep *volatile row_pointers = NULL;
     volatile size_t row_pointers_size = 0;
     volatile bool pixels_complete = false;
+    ic_dec_buffer staging = {0};
 
     if (setjmp(png_jmpbuf(png))) {
         ic_status st = png_failure(&c);
         if (pixels_complete && c.eof) st = IC_OK; /* only IEND is missing */
         if (st == IC_OK) ic_clear_error(d->err);
         ic_dec_free(d, row_pointers, row_pointers_size);
+        ic_dec_buffer_free(d, &staging);
         png_destroy_read_struct(&png, &info, NULL);
         return st;
     }
@@ -163,14 +165,22 @@ ic_status ic_png_decode(ic_decoder *d) {
             ic_dec_rows_done(d, 0, y, 1, has_alpha);
         }
     } else {
-        /* Adam7: libpng merges each pass into the rows, so all rows must exist. */
+        /* Adam7: libpng merges each pass into the rows, so every row must exist at
+         * once — the output itself, or a full-size staging frame when resampling. */
         row_pointers_size = sizeof(png_bytep) * height;
         row_pointers = ic_dec_malloc(d, row_pointers_size);
         if (!row_pointers) {
             c.status = d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
             png_error(png, "allocation");
         }
-        for (uint32_t y = 0; y < height; y++) row_pointers[y] = ic_dec_row(d, 0, y);
+        size_t stride = ic_stride_for_width(width);
+        if (!ic_dec_is_direct(d)) {
+            c.status = ic_dec_buffer_alloc(d, stride * height, &staging);
+            if (c.status != IC_OK) png_error(png, "allocation");
+        }
+        for (uint32_t y = 0; y < height; y++) {
+            row_pointers[y] = staging.p ? staging.p + (size_t)y * stride : ic_dec_row(d, 0, y);
+        }
         for (int pass = 0; pass < passes; pass++) {
             if (ic_dec_cancelled(d)) {
                 c.status = ic_dec_fail_cancelled(d);
@@ -178,12 +188,17 @@ ic_status ic_png_decode(ic_decoder *d) {
             }
             png_read_rows(png, row_pointers, NULL, height);
         }
-        ic_dec_rows_done(d, 0, 0, height, has_alpha);
+        if (staging.p) {
+            ic_dec_put_rows(d, 0, 0, height, staging.p, stride, has_alpha);
+        } else {
+            ic_dec_rows_done(d, 0, 0, height, has_alpha);
+        }
     }
     pixels_complete = true;
     png_read_end(png, NULL);
 
     ic_dec_free(d, row_pointers, row_pointers_size);
+    ic_dec_buffer_free(d, &staging);
     png_destroy_read_struct(&png, &info, NULL);
     return IC_OK;
 }

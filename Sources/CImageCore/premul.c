@@ -78,6 +78,11 @@ static struct premul_impl impl_chosen;
 
 static void choose_impl(void) { impl_chosen = pick_impl(); }
 
+bool ic_pixels_opaque(const uint8_t *rgba, size_t count) {
+    pthread_once(&impl_once, choose_impl);
+    return impl_chosen.opaque(rgba, count);
+}
+
 int ic_premultiply_row(uint8_t *rgba, size_t count) {
     pthread_once(&impl_once, choose_impl);
     if (impl_chosen.opaque(rgba, count)) return 1;

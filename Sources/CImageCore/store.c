@@ -201,7 +201,7 @@ ic_status ic_store_read(const char *dir, ic_store_kind kind, const char *key, si
     } else if (!S_ISREG(info.st_mode)) {
         st = ic_set_error(err, IC_ERR_NOT_FOUND, "store: %s is not a regular file", path);
     } else {
-        ic_source source = {.fd = fd, .size = (uint64_t)info.st_size};
+        ic_source source = {.fd = fd, .size = (uint64_t)info.st_size, .pool = options->pool};
         st = ic_store_decode_from(&source, kind, key, key_length, options, out, err);
         ic_source_release(&source);
     }

@@ -265,9 +265,10 @@ static ic_status encode_bitmap(const ic_store_entry *e, ic_store_filter filter, 
     size_t filtered_max = (size_t)rows_per_chunk * ic_filter_row_bytes(filter, img->width);
     size_t bound = (size_t)LZ4_compressBound((int)filtered_max);
     int tmp_kind = 0, out_kind = 0;
+    size_t tmp_capacity = 0, out_capacity = 0;
     uint8_t *table = alloc_table(count, err);
-    uint8_t *tmp = ic_buffer_alloc(filtered_max, &tmp_kind);
-    uint8_t *out = ic_buffer_alloc(bound, &out_kind);
+    uint8_t *tmp = ic_buffer_alloc(NULL, filtered_max, &tmp_kind, &tmp_capacity);
+    uint8_t *out = ic_buffer_alloc(NULL, bound, &out_kind, &out_capacity);
     ic_status st = IC_OK;
     if (!table || !tmp || !out) {
         st = ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "store: cannot allocate %zu-byte chunk buffers", filtered_max);
@@ -298,8 +299,8 @@ static ic_status encode_bitmap(const ic_store_entry *e, ic_store_filter filter, 
     }
     if (st == IC_OK && !*transparent) st = put_table(sink, table, (size_t)count, err);
     free(table);
-    ic_buffer_free(tmp, filtered_max, tmp_kind);
-    ic_buffer_free(out, bound, out_kind);
+    ic_buffer_free(NULL, tmp, tmp_capacity, tmp_kind);
+    ic_buffer_free(NULL, out, out_capacity, out_kind);
     return st;
 }
 
@@ -356,7 +357,7 @@ ic_status ic_store_encode(const ic_store_entry *entry, const ic_store_write_opti
 /* ---- Source. ---- */
 
 void ic_source_release(ic_source *s) {
-    ic_buffer_free(s->buffer, s->buffer_capacity, s->buffer_kind);
+    ic_buffer_free(s->pool, s->buffer, s->buffer_capacity, s->buffer_kind);
     s->buffer = NULL;
     s->buffer_capacity = 0;
     s->window_length = 0;
@@ -382,9 +383,11 @@ static ic_status source_need(ic_source *s, uint64_t offset, size_t n, const uint
     if (want < n) want = n;
     if (want > s->buffer_capacity) {
         ic_source_release(s);
-        s->buffer = ic_buffer_alloc(want, &s->buffer_kind);
-        if (!s->buffer) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "store: cannot allocate %zu bytes", want);
-        s->buffer_capacity = want;
+        s->buffer = ic_buffer_alloc(s->pool, want, &s->buffer_kind, &s->buffer_capacity);
+        if (!s->buffer) {
+            s->buffer_capacity = 0;
+            return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "store: cannot allocate %zu bytes", want);
+        }
     }
     size_t got = 0;
     while (got < want) {
@@ -527,8 +530,8 @@ static ic_status copy_strings(const uint8_t *h, const header *x, ic_store_record
     return IC_OK;
 }
 
-static ic_status make_image(const uint8_t *h, const header *x, ic_image **out, ic_error *err) {
-    ic_status st = ic_image_create(x->width, x->height, x->frames, out, err);
+static ic_status make_image(ic_pool *pool, const uint8_t *h, const header *x, ic_image **out, ic_error *err) {
+    ic_status st = ic_image_create_in(pool, x->width, x->height, x->frames, out, err);
     if (st != IC_OK) return st;
     ic_image *img = *out;
     img->source_format = (ic_format)x->source_format;
@@ -612,7 +615,8 @@ static ic_status load_table(ic_source *s, const header *x, plan *p, ic_error *er
 static ic_status decode_range(const plan *p, ic_source *s, uint64_t first, uint64_t end, ic_error *err) {
     size_t tmp_size = p->direct ? 0 : (size_t)p->rows_per_chunk * p->filtered_row_bytes;
     int tmp_kind = 0;
-    uint8_t *tmp = p->direct ? NULL : ic_buffer_alloc(tmp_size, &tmp_kind);
+    size_t tmp_capacity = 0;
+    uint8_t *tmp = p->direct ? NULL : ic_buffer_alloc(s->pool, tmp_size, &tmp_kind, &tmp_capacity);
     if (!p->direct && !tmp) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "store: cannot allocate %zu bytes", tmp_size);
     uint8_t *dest = p->image ? p->image->pixels : p->data;
     ic_status st = IC_OK;
@@ -644,7 +648,7 @@ static ic_status decode_range(const plan *p, ic_source *s, uint64_t first, uint6
                              p->image->pixels + (size_t)r0 * p->image->stride, p->image->stride);
         }
     }
-    ic_buffer_free(tmp, tmp_size, tmp_kind);
+    ic_buffer_free(s->pool, tmp, tmp_capacity, tmp_kind);
     return st;
 }
 
@@ -677,7 +681,7 @@ static ic_status decode_chunks(const plan *p, ic_source *s, int threads, ic_erro
     worker helpers[MAX_THREADS - 1];
     for (uint64_t i = 1; i < n; i++) {
         worker *w = &helpers[i - 1];
-        *w = (worker){.plan = p, .source = {.fd = s->fd, .mem = s->mem, .size = s->size},
+        *w = (worker){.plan = p, .source = {.fd = s->fd, .mem = s->mem, .size = s->size, .pool = s->pool},
                       .first = p->count * i / n, .end = p->count * (i + 1) / n};
         w->started = pthread_create(&w->thread, NULL, worker_main, w) == 0;
     }
@@ -736,7 +740,7 @@ ic_status ic_store_decode_from(ic_source *s, ic_store_kind kind, const char *key
     if (st == IC_OK) st = source_need(s, 0, (size_t)x.total, &h, err);
     if (st == IC_OK) st = copy_strings(h, &x, &r, err);
     if (st == IC_OK && x.kind == IC_STORE_KIND_BITMAP) {
-        st = make_image(h, &x, &r.image, err);
+        st = make_image(options->pool, h, &x, &r.image, err);
     } else if (st == IC_OK) {
         r.data = malloc(x.raw_size ? (size_t)x.raw_size : 1u);
         r.data_size = (size_t)x.raw_size;

@@ -53,6 +53,8 @@ typedef struct ic_source {
     int fd;
     const uint8_t *mem;
     uint64_t size;
+    /* Where read buffers come from (may be NULL). */
+    ic_pool *pool;
     /* Window of the file held in `buffer` (fd sources only). */
     uint8_t *buffer;
     size_t buffer_capacity;

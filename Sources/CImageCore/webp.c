@@ -5,6 +5,7 @@
  * libwebp writes straight RGBA, which we premultiply with ImageKit's exact
  * formula (libwebp's own premultiplied mode rounds differently).
  */
+#include <math.h>
 #include <string.h>
 
 #include <webp/decode.h>
@@ -40,26 +41,73 @@ static ic_status vp8_failure(ic_decoder *d, VP8StatusCode code) {
     return ic_set_error(d->err, st, "WebP: %s", vp8_status_text(code));
 }
 
-static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
-    ic_status st = ic_dec_check_size(d, (uint32_t)f->width, (uint32_t)f->height, 1, 0);
-    if (st != IC_OK) return st;
-    st = ic_dec_begin(d, (uint32_t)f->width, (uint32_t)f->height, 1);
-    if (st != IC_OK) return st;
+/* Decodes into `buf` (straight RGBA, `stride` apart) at scaled_w x scaled_h (0: full size). */
+static VP8StatusCode decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t size,
+                                 uint32_t scaled_w, uint32_t scaled_h) {
     WebPDecoderConfig config;
-    if (!WebPInitDecoderConfig(&config)) {
-        return ic_set_error(d->err, IC_ERR_INTERNAL, "WebP: library version mismatch");
-    }
-    ic_image *img = d->image;
+    if (!WebPInitDecoderConfig(&config)) return VP8_STATUS_INVALID_PARAM;
     config.output.colorspace = MODE_RGBA;
     config.output.is_external_memory = 1;
-    config.output.u.RGBA.rgba = img->pixels;
-    config.output.u.RGBA.stride = (int)img->stride;
-    config.output.u.RGBA.size = img->frame_size;
+    config.output.u.RGBA.rgba = buf;
+    config.output.u.RGBA.stride = (int)stride;
+    config.output.u.RGBA.size = size;
+    if (scaled_w) {
+        config.options.use_scaling = 1;
+        config.options.scaled_width = (int)scaled_w;
+        config.options.scaled_height = (int)scaled_h;
+    }
     VP8StatusCode code = WebPDecode(d->data, d->size, &config);
     WebPFreeDecBuffer(&config.output);
-    if (code != VP8_STATUS_OK) return vp8_failure(d, code);
-    if (f->has_alpha) ic_dec_rows_done(d, 0, 0, img->height, true);
-    return IC_OK;
+    return code;
+}
+
+/* Whether decoded pixels may be transparent. Only a lossy image without an
+ * ALPH chunk is certainly opaque: a lossless one carries alpha in its pixels
+ * whatever its header's has_alpha hint says. */
+static bool may_have_alpha(const WebPBitstreamFeatures *f) { return f->has_alpha || f->format != 1; }
+
+static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
+    uint32_t w = (uint32_t)f->width, h = (uint32_t)f->height;
+    bool alpha = may_have_alpha(f);
+    ic_status st = ic_dec_check_size(d, w, h, 1, 0);
+    if (st != IC_OK) return st;
+    if (!ic_dec_plans_resize(d)) {
+        st = ic_dec_begin(d, w, h, 1);
+        if (st != IC_OK) return st;
+        ic_image *img = d->image;
+        VP8StatusCode code = decode_into(d, img->pixels, img->stride, img->frame_size, 0, 0);
+        if (code != VP8_STATUS_OK) return vp8_failure(d, code);
+        if (alpha) ic_dec_rows_done(d, 0, 0, h, true);
+        return IC_OK;
+    }
+    /* A thumbnail. For opaque pictures libwebp's own area-averaging scaler shrinks
+     * on load (to no less than twice the output); it scales colour and alpha
+     * separately, which would fringe transparent edges, so pictures with alpha
+     * are decoded at full size and resampled premultiplied. */
+    uint32_t cw = w, ch = h;
+    if (!alpha) {
+        const ic_geometry *g = &d->plan;
+        double k = 2.0 * g->out_w / g->crop.w;
+        double ky = 2.0 * g->out_h / g->crop.h;
+        if (ky > k) k = ky;
+        if (k < 1) {
+            cw = (uint32_t)ceil(w * k);
+            ch = (uint32_t)ceil(h * k);
+        }
+    }
+    size_t stride = ic_stride_for_width(cw);
+    ic_dec_buffer staging;
+    st = ic_dec_buffer_alloc(d, stride * ch, &staging);
+    if (st != IC_OK) return st;
+    VP8StatusCode code = decode_into(d, staging.p, stride, staging.size, cw == w ? 0 : cw, ch);
+    if (code != VP8_STATUS_OK) {
+        ic_dec_buffer_free(d, &staging);
+        return vp8_failure(d, code);
+    }
+    st = ic_dec_begin(d, cw, ch, 1);
+    if (st == IC_OK) ic_dec_put_rows(d, 0, 0, ch, staging.p, stride, alpha);
+    ic_dec_buffer_free(d, &staging);
+    return st;
 }
 
 static ic_status decode_animation(ic_decoder *d) {
@@ -120,7 +168,6 @@ static ic_status decode_animation(ic_decoder *d) {
         ic_dec_release(d, 2 * canvas);
         return ic_set_error(d->err, IC_ERR_CORRUPT, "WebP: invalid animation");
     }
-    ic_image *img = d->image;
     st = IC_OK;
     for (uint32_t f = 0; f < frames; f++) {
         if (ic_dec_cancelled(d)) {
@@ -133,11 +180,7 @@ static ic_status decode_animation(ic_decoder *d) {
             st = ic_set_error(d->err, IC_ERR_CORRUPT, "WebP: frame %u cannot be decoded", f);
             break;
         }
-        uint8_t *frame = ic_image_frame(img, f);
-        for (uint32_t y = 0; y < h; y++) {
-            memcpy(frame + (size_t)y * img->stride, buf + (size_t)y * w * 4, (size_t)w * 4);
-        }
-        ic_dec_rows_done(d, f, 0, h, true);
+        ic_dec_put_rows(d, f, 0, h, buf, (size_t)w * 4, true);
     }
     WebPAnimDecoderDelete(dec);
     ic_dec_release(d, 2 * canvas);

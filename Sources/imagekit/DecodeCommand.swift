@@ -1,6 +1,10 @@
 import ArgumentParser
 import CImageCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ImageKit
 
 /// `imagekit decode`: decodes files and prints one line per file, or times decodes.
@@ -60,16 +64,16 @@ struct DecodeCommand: ParsableCommand {
                 let frames = allFrames ? image.frameCount : ((try? ImageDecoder.info(data).frameCount) ?? 1)
                 let digest = sha256 ? PixelDigest.sha256Hex(of: image) : nil
                 line = json
-                    ? Output.json(["path": path, "format": image.sourceFormat.description,
-                                   "width": image.width, "height": image.height,
-                                   "frames": frames, "sha256": digest as Any])
+                    ? Output.json(["path": .string(path), "format": .string(image.sourceFormat.description),
+                                   "width": .int(image.width), "height": .int(image.height),
+                                   "frames": .int(frames), "sha256": digest.map { .string($0) } ?? .null])
                     : ([path, image.sourceFormat.description, "\(image.width)x\(image.height)", "\(frames)"]
                         + (digest.map { [$0] } ?? [])).joined(separator: "\t")
             } catch {
                 failed = true
                 let message = Output.oneLine("\(error)")
                 line = json
-                    ? Output.json(["path": path, "error": true, "message": message])
+                    ? Output.json(["path": .string(path), "error": .bool(true), "message": .string(message)])
                     : [path, "error", message].joined(separator: "\t")
             }
             print(line)
@@ -87,11 +91,11 @@ struct DecodeCommand: ParsableCommand {
                 let image = try decoder.decode(bytes)
                 let elapsed = ContinuousClock.now - start
                 withExtendedLifetime(image) {}
-                times.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3)
+                times.append(Output.milliseconds(elapsed))
             }
         }
         let stats = Output.Stats(times)
-        print(String(format: "%@\tmedian %.3f ms\tmin %.3f ms\t(%d decodes)", path, stats.median, stats.min, iterations))
+        print("\(path)\tmedian \(Output.fixed(stats.median)) ms\tmin \(Output.fixed(stats.min)) ms\t(\(iterations) decodes)")
     }
 }
 
@@ -100,6 +104,6 @@ func readFile(_ path: String) throws -> Data {
     do {
         return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
     } catch {
-        throw ImageKitError.io("cannot read \(path): \((error as NSError).localizedDescription)")
+        throw ImageKitError.io("cannot read \(path): \(error)")
     }
 }

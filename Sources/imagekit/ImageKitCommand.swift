@@ -6,5 +6,5 @@ struct ImageKitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "imagekit",
         abstract: "Decode, inspect and benchmark images with ImageKit.",
-        subcommands: [DecodeCommand.self, InfoCommand.self])
+        subcommands: [DecodeCommand.self, InfoCommand.self, ThumbnailCommand.self])
 }

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ImageKit
 
 /// `imagekit info`: header facts without decoding.
@@ -21,10 +25,11 @@ struct InfoCommand: ParsableCommand {
                 let info = try ImageDecoder.info(try readFile(path))
                 if json {
                     print(Output.json([
-                        "path": path, "format": info.format.description, "width": info.width,
-                        "height": info.height, "frames": info.frameCount,
-                        "orientation": info.orientation, "alpha": info.hasAlpha,
-                        "bitDepth": info.bitDepth, "progressive": info.isProgressive,
+                        "path": .string(path), "format": .string(info.format.description),
+                        "width": .int(info.width), "height": .int(info.height),
+                        "frames": .int(info.frameCount), "orientation": .int(info.orientation),
+                        "alpha": .bool(info.hasAlpha), "bitDepth": .int(info.bitDepth),
+                        "progressive": .bool(info.isProgressive),
                     ]))
                 } else {
                     print([path, info.format.description, "\(info.width)x\(info.height)",
@@ -35,7 +40,7 @@ struct InfoCommand: ParsableCommand {
             } catch {
                 failed = true
                 let message = Output.oneLine("\(error)")
-                print(json ? Output.json(["path": path, "error": true, "message": message])
+                print(json ? Output.json(["path": .string(path), "error": .bool(true), "message": .string(message)])
                            : [path, "error", message].joined(separator: "\t"))
             }
         }

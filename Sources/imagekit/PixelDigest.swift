@@ -13,6 +13,7 @@ enum PixelDigest {
         }
         var digest = [UInt8](repeating: 0, count: 32)
         ic_sha256_final(&ctx, &digest)
-        return digest.map { String(format: "%02x", $0) }.joined()
+        let hex = Array("0123456789abcdef")
+        return String(digest.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 15)]] })
     }
 }

@@ -12,6 +12,7 @@
 #include <turbojpeg.h>
 #include <webp/decode.h>
 #include <webp/encode.h>
+#include <webp/mux.h>
 
 void anchors_free(void *p) { free(p); }
 
@@ -88,6 +89,124 @@ int anchors_encode_webp(const uint8_t *rgba, int width, int height, float qualit
     *out_size = size;
     WebPFree(buf);
     return 0;
+}
+
+int anchors_encode_jpeg_libjpeg(const uint8_t *pixels, int width, int height,
+                                const anchors_jpeg_settings *st, uint8_t **out,
+                                size_t *out_size) {
+    struct jpeg_compress_struct cinfo;
+    struct jpeg_error_mgr jerr;
+    cinfo.err = jpeg_std_error(&jerr);
+    jpeg_create_compress(&cinfo);
+    unsigned char *buf = NULL;
+    unsigned long size = 0;
+    jpeg_mem_dest(&cinfo, &buf, &size);
+    cinfo.image_width = (JDIMENSION)width;
+    cinfo.image_height = (JDIMENSION)height;
+    cinfo.input_components = st->components;
+    cinfo.in_color_space = st->components == 1 ? JCS_GRAYSCALE
+                         : st->components == 4 ? JCS_CMYK
+                                               : JCS_RGB;
+    jpeg_set_defaults(&cinfo);
+    if (st->components == 4) jpeg_set_colorspace(&cinfo, st->ycck ? JCS_YCCK : JCS_CMYK);
+    jpeg_set_quality(&cinfo, st->quality, TRUE);
+    if (st->components >= 3 && st->h_samp > 0) {
+        cinfo.comp_info[0].h_samp_factor = st->h_samp;
+        cinfo.comp_info[0].v_samp_factor = st->v_samp;
+    }
+    cinfo.arith_code = st->arithmetic ? TRUE : FALSE;
+    cinfo.restart_in_rows = st->restart_rows;
+    if (st->progressive) jpeg_simple_progression(&cinfo);
+    jpeg_start_compress(&cinfo, TRUE);
+    size_t stride = (size_t)width * st->components;
+    while (cinfo.next_scanline < cinfo.image_height) {
+        JSAMPROW row = (JSAMPROW)(pixels + stride * cinfo.next_scanline);
+        jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
+    *out = malloc(size);
+    if (!*out) {
+        free(buf);
+        return -1;
+    }
+    memcpy(*out, buf, size);
+    *out_size = size;
+    free(buf);
+    return 0;
+}
+
+int anchors_encode_webp_animation(const uint8_t *const *frames_rgba, int frames, int width,
+                                  int height, int duration_ms, uint8_t **out, size_t *out_size) {
+    WebPAnimEncoderOptions opts;
+    if (!WebPAnimEncoderOptionsInit(&opts)) return -1;
+    opts.anim_params.loop_count = 0;
+    WebPAnimEncoder *enc = WebPAnimEncoderNew(width, height, &opts);
+    if (!enc) return -1;
+    WebPConfig config;
+    WebPConfigInit(&config);
+    config.lossless = 1;
+    int ok = 1, timestamp = 0;
+    for (int f = 0; ok && f < frames; f++) {
+        WebPPicture pic;
+        WebPPictureInit(&pic);
+        pic.use_argb = 1;
+        pic.width = width;
+        pic.height = height;
+        ok = WebPPictureImportRGBA(&pic, frames_rgba[f], width * 4) &&
+             WebPAnimEncoderAdd(enc, &pic, timestamp, &config);
+        WebPPictureFree(&pic);
+        timestamp += duration_ms;
+    }
+    WebPData data;
+    WebPDataInit(&data);
+    ok = ok && WebPAnimEncoderAdd(enc, NULL, timestamp, NULL) && WebPAnimEncoderAssemble(enc, &data);
+    WebPAnimEncoderDelete(enc);
+    if (!ok) {
+        WebPDataClear(&data);
+        return -1;
+    }
+    *out = malloc(data.size);
+    if (!*out) {
+        WebPDataClear(&data);
+        return -1;
+    }
+    memcpy(*out, data.bytes, data.size);
+    *out_size = data.size;
+    WebPDataClear(&data);
+    return 0;
+}
+
+int anchors_write_png_gradient(const char *path, int width, int height) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    uint8_t *volatile row = malloc((size_t)width * 3);
+    if (!png || !info || !row || setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free(row);
+        fclose(f);
+        return -1;
+    }
+    png_init_io(png, f);
+    png_set_compression_level(png, 1);
+    png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 8, PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (int y = 0; y < height; y++) {
+        for (int x = 0; x < width; x++) {
+            uint8_t *p = row + 3 * (size_t)x;
+            p[0] = (uint8_t)((x * 255) / width);
+            p[1] = (uint8_t)((y * 255) / height);
+            p[2] = (uint8_t)(((x / 64 + y / 64) & 1) ? 200 : 60);
+        }
+        png_write_row(png, row);
+    }
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    free(row);
+    return fclose(f) == 0 ? 0 : -1;
 }
 
 /* ---- GIF writing into memory. ---- */
@@ -197,8 +316,8 @@ struct jerr {
 
 static void jerr_exit(j_common_ptr cinfo) { longjmp(((struct jerr *)cinfo->err)->jump, 1); }
 
-int anchors_decode_jpeg_libjpeg(const uint8_t *data, size_t size, int denominator, uint8_t **out,
-                                int *width, int *height) {
+static int decode_libjpeg(const uint8_t *data, size_t size, int denominator, J_COLOR_SPACE space,
+                          uint8_t **out, int *width, int *height) {
     struct jpeg_decompress_struct cinfo;
     struct jerr err;
     uint8_t *volatile buf = NULL;
@@ -214,7 +333,7 @@ int anchors_decode_jpeg_libjpeg(const uint8_t *data, size_t size, int denominato
     jpeg_read_header(&cinfo, TRUE);
     cinfo.scale_num = 1;
     cinfo.scale_denom = (unsigned)denominator;
-    cinfo.out_color_space = JCS_EXT_RGBA;
+    cinfo.out_color_space = space;
     jpeg_start_decompress(&cinfo);
     size_t stride = (size_t)cinfo.output_width * 4;
     buf = malloc(stride * cinfo.output_height);
@@ -282,4 +401,46 @@ int anchors_decode_gif(const uint8_t *data, size_t size) {
     int rc = DGifSlurp(gif) == GIF_OK ? gif->ImageCount : -1;
     DGifCloseFile(gif, &err);
     return rc;
+}
+
+int anchors_decode_jpeg_libjpeg(const uint8_t *data, size_t size, int denominator, uint8_t **out,
+                                int *width, int *height) {
+    return decode_libjpeg(data, size, denominator, JCS_EXT_RGBA, out, width, height);
+}
+
+int anchors_decode_jpeg_cmyk(const uint8_t *data, size_t size, uint8_t **out, int *width,
+                             int *height) {
+    return decode_libjpeg(data, size, 1, JCS_CMYK, out, width, height);
+}
+
+/* One TurboJPEG handle a thread, as a long-running user would keep. */
+static _Thread_local tjhandle tls_tj;
+
+int anchors_tj_decompress_into(const uint8_t *data, size_t size, int denominator, uint8_t *dst,
+                               size_t capacity) {
+    if (!tls_tj) tls_tj = tjInitDecompress();
+    int w, h, samp, cs;
+    if (tjDecompressHeader3(tls_tj, data, (unsigned long)size, &w, &h, &samp, &cs) != 0) return -1;
+    int sw = (w + denominator - 1) / denominator, sh = (h + denominator - 1) / denominator;
+    if ((size_t)sw * sh * 4 > capacity) return -1;
+    return tjDecompress2(tls_tj, data, (unsigned long)size, dst, sw, sw * 4, sh, TJPF_RGBA, 0);
+}
+
+int anchors_png_decode_into(const uint8_t *data, size_t size, uint8_t *dst, size_t capacity) {
+    png_image image;
+    memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&image, data, size)) return -1;
+    image.format = PNG_FORMAT_RGBA;
+    if (PNG_IMAGE_SIZE(image) > capacity) {
+        png_image_free(&image);
+        return -1;
+    }
+    return png_image_finish_read(&image, NULL, dst, 0, NULL) ? 0 : -1;
+}
+
+int anchors_webp_decode_into(const uint8_t *data, size_t size, uint8_t *dst, size_t capacity) {
+    int w, h;
+    if (!WebPGetInfo(data, size, &w, &h)) return -1;
+    return WebPDecodeRGBAInto(data, size, dst, capacity, w * 4) ? 0 : -1;
 }

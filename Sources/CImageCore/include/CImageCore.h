@@ -5,10 +5,13 @@
 #include "ic_error.h"
 #include "ic_format.h"
 #include "ic_image.h"
+#include "ic_pool.h"
 #include "ic_decode.h"
 #include "ic_hash.h"
 #include "ic_store.h"
 #include "ic_transform.h"
+#include "ic_resize.h"
+#include "ic_encode.h"
 #include "ic_thread.h"
 
 #endif /* CIMAGECORE_H */

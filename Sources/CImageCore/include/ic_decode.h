@@ -15,6 +15,7 @@
 #include "ic_error.h"
 #include "ic_format.h"
 #include "ic_image.h"
+#include "ic_pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,10 +54,28 @@ typedef struct ic_decode_options {
     /** 0 (default): apply the JPEG EXIF orientation. 1: return pixels as stored. */
     int keep_orientation;
     /**
+     * Thumbnail box in pixels, after orientation: shrink on load so the output
+     * fits (or, with thumbnail_fill, fills) thumbnail_width x thumbnail_height.
+     * A side of 0 is unconstrained; both 0 (default) decodes at full size.
+     */
+    uint32_t thumbnail_width;
+    uint32_t thumbnail_height;
+    /** 0 (default): fit inside the box. 1: fill it exactly (scale to cover, crop the centre). */
+    int thumbnail_fill;
+    /** 1: a thumbnail may be larger than the source. Default 0: never upscale. */
+    int allow_upscale;
+    /**
+     * If a decoded frame would exceed this many bytes (width * height * 4), scale
+     * it down, keeping the aspect ratio, until it fits. 0 (default): no limit.
+     */
+    uint64_t scale_down_limit_bytes;
+    /**
      * Optional cancellation flag: when another thread stores a non-zero value
      * (see ic_cancel_flag_set) the decode stops soon with IC_ERR_CANCELLED.
      */
     const int *cancel_flag;
+    /** Optional pool the output's pixel buffer comes from and returns to (NULL: none). */
+    ic_pool *pool;
 } ic_decode_options;
 
 /** What a decode cost, for tests and metrics. */

@@ -64,6 +64,7 @@ typedef struct ic_image {
     /* Private to ImageKit. */
     size_t ic_alloc_size;
     int ic_alloc_kind;
+    struct ic_pool *ic_pool;
 } ic_image;
 
 /**

@@ -84,6 +84,7 @@
 
 #include "ic_error.h"
 #include "ic_image.h"
+#include "ic_pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -205,6 +206,8 @@ typedef struct ic_store_read_options {
     /** Most threads decoding one entry: the caller's plus (threads - 1) started for the call,
      *  used only for payloads of IC_STORE_PARALLEL_MIN_BYTES or more (default 1). */
     int threads;
+    /** Pool the image's pixels and the read buffers come from and return to (NULL: none). */
+    ic_pool *pool;
 } ic_store_read_options;
 
 /** Smallest payload ic_store_read_options.threads applies to. */
@@ -258,7 +261,7 @@ typedef struct ic_store_listing {
 /** Defaults: AUTO filter, no sync, LZ4 where it saves 12 %, default chunk size, no fault. */
 void ic_store_write_options_init(ic_store_write_options *options);
 
-/** Defaults: max_bytes IC_STORE_DEFAULT_MAX_BYTES, touch after 60 s, remove corrupt files. */
+/** Defaults: max_bytes IC_STORE_DEFAULT_MAX_BYTES, touch after 60 s, remove corrupt files, one thread, no pool. */
 void ic_store_read_options_init(ic_store_read_options *options);
 
 /** The file name of (kind, key): 64 hex digits of SHA-256 and ".ikc". */

@@ -360,6 +360,7 @@ public final class DiskCache: Sendable {
         var options = ic_store_read_options()
         ic_store_read_options_init(&options)
         options.threads = Int32(clamping: configuration.decodeThreads)
+        options.pool = configuration.bufferPool?.raw
         var record = ic_store_record()
         var err = ic_error()
         var key = original

@@ -21,11 +21,16 @@ public struct DiskCacheConfiguration: Sendable, Hashable {
     /// Threads decoding one large entry (4 MiB of pixels or more) in parallel;
     /// 1 decodes on the I/O thread alone. Default 2.
     public var decodeThreads: Int
+    /// Where the pixels of images read back come from (and return to once freed),
+    /// sparing large hits the kernel's page faults; `nil` for fresh memory.
+    /// Default ``BufferPool/shared``, the pool ``ImageDecoder`` uses.
+    public var bufferPool: BufferPool?
 
     /// A configuration; every argument has the default described on its property.
     public init(maxSize: Int = 1 << 30, maxAge: Duration? = .seconds(7 * 24 * 3600), trimRatio: Double = 0.8,
                 sweepInterval: Duration? = .seconds(300), sync: DiskCacheSync = .none,
-                compression: DiskCacheCompression = .balanced, ioThreads: Int = 2, decodeThreads: Int = 2) {
+                compression: DiskCacheCompression = .balanced, ioThreads: Int = 2, decodeThreads: Int = 2,
+                bufferPool: BufferPool? = .shared) {
         self.maxSize = maxSize
         self.maxAge = maxAge
         self.trimRatio = trimRatio
@@ -34,5 +39,6 @@ public struct DiskCacheConfiguration: Sendable, Hashable {
         self.compression = compression
         self.ioThreads = ioThreads
         self.decodeThreads = decodeThreads
+        self.bufferPool = bufferPool
     }
 }

@@ -9,13 +9,37 @@ public struct DecodeOptions: Sendable, Hashable {
     public var firstFrameOnly: Bool
     /// Apply the JPEG EXIF orientation (the default). When false, pixels are returned as stored.
     public var applyOrientation: Bool
+    /// Shrink on load to this box (pixels of the upright picture; a side of 0 is
+    /// unconstrained). `nil` (the default) decodes at full size.
+    ///
+    /// JPEG shrinks in the IDCT (1/2, 1/4, 1/8) and opaque WebP in libwebp's
+    /// scaler; every format then streams its rows through one high-quality
+    /// resampler, so the full-size bitmap is never held — except for interlaced
+    /// PNG and GIF, WebP with alpha, and the frames of animations, which need a
+    /// full-size frame while decoding (still within ``DecodeLimits``).
+    public var thumbnailPixelSize: PixelSize?
+    /// With a thumbnail size: `true` (the default) fits the picture inside the
+    /// box; `false` fills the box exactly, scaling to cover it and cropping the
+    /// centre (the aspect ratio is always kept; see ``ImageResizer`` to stretch).
+    public var preserveAspectRatio: Bool
+    /// Let a thumbnail be larger than the source. Default `false`.
+    public var allowUpscale: Bool
+    /// If a decoded frame would exceed this many bytes (width × height × 4),
+    /// scale it down, keeping the aspect ratio, until it fits. `nil`: no limit.
+    public var scaleDownLimitBytes: Int?
 
-    /// The defaults: default limits, first frame only, orientation applied.
+    /// The defaults: default limits, first frame only, orientation applied, full size.
     public init(limits: DecodeLimits = DecodeLimits(), firstFrameOnly: Bool = true,
-                applyOrientation: Bool = true) {
+                applyOrientation: Bool = true, thumbnailPixelSize: PixelSize? = nil,
+                preserveAspectRatio: Bool = true, allowUpscale: Bool = false,
+                scaleDownLimitBytes: Int? = nil) {
         self.limits = limits
         self.firstFrameOnly = firstFrameOnly
         self.applyOrientation = applyOrientation
+        self.thumbnailPixelSize = thumbnailPixelSize
+        self.preserveAspectRatio = preserveAspectRatio
+        self.allowUpscale = allowUpscale
+        self.scaleDownLimitBytes = scaleDownLimitBytes
     }
 
     func cValue(cancelFlag: UnsafePointer<Int32>?) -> ic_decode_options {
@@ -25,6 +49,13 @@ public struct DecodeOptions: Sendable, Hashable {
         o.all_frames = firstFrameOnly ? 0 : 1
         o.keep_orientation = applyOrientation ? 0 : 1
         o.cancel_flag = cancelFlag
+        if let size = thumbnailPixelSize {
+            o.thumbnail_width = UInt32(clamping: max(0, size.width))
+            o.thumbnail_height = UInt32(clamping: max(0, size.height))
+        }
+        o.thumbnail_fill = preserveAspectRatio ? 0 : 1
+        o.allow_upscale = allowUpscale ? 1 : 0
+        o.scale_down_limit_bytes = UInt64(max(0, scaleDownLimitBytes ?? 0))
         return o
     }
 }

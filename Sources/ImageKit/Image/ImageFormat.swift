@@ -1,5 +1,9 @@
 import CImageCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An image container format, recognised from the leading bytes of a file.
 ///

@@ -36,11 +36,50 @@ int anchors_encode_webp(const uint8_t *rgba, int width, int height, float qualit
 int anchors_encode_gif(const uint8_t *const *frames_rgba, int frames, int width, int height,
                        int delay_cs, uint8_t **out, size_t *out_size);
 
+/** Settings for anchors_encode_jpeg_libjpeg. */
+typedef struct anchors_jpeg_settings {
+    int components;      /* 1 (grey), 3 (RGB input) or 4 (CMYK input) */
+    int ycck;            /* with 4 components: store as YCCK instead of CMYK */
+    int quality;
+    int progressive;
+    int arithmetic;      /* arithmetic instead of Huffman coding */
+    int restart_rows;    /* restart interval in MCU rows (0: none) */
+    int h_samp, v_samp;  /* luma sampling factors (1,1 = 4:4:4; 2,2 = 4:2:0) */
+} anchors_jpeg_settings;
+
+/**
+ * JPEG through the libjpeg API, for the colour spaces and codings TurboJPEG
+ * does not write. `pixels` has `components` bytes a pixel, tightly packed;
+ * 4-component input is written with an Adobe marker, i.e. inverted inks as
+ * Photoshop stores them.
+ */
+int anchors_encode_jpeg_libjpeg(const uint8_t *pixels, int width, int height,
+                                const anchors_jpeg_settings *settings, uint8_t **out,
+                                size_t *out_size);
+
+/**
+ * Animated WebP through libwebpmux's WebPAnimEncoder: `frames` full-canvas
+ * straight-RGBA frames, lossless, `duration_ms` each, looping forever.
+ */
+int anchors_encode_webp_animation(const uint8_t *const *frames_rgba, int frames, int width,
+                                  int height, int duration_ms, uint8_t **out, size_t *out_size);
+
+/**
+ * Writes a large synthetic RGB PNG to `path` row by row (never holding the
+ * picture): smooth gradients crossed by bands, zlib level 1 — compressible, so
+ * a 100 MP file stays small. Returns 0 on success.
+ */
+int anchors_write_png_gradient(const char *path, int width, int height);
+
 /* ---- Bare decodes (the anchors). `out` receives straight RGBA, tightly packed. ---- */
 
 /** tjDecompress2 to RGBA at scale 1/denominator (1, 2, 4 or 8); default IDCT. */
 int anchors_decode_jpeg_turbo(const uint8_t *data, size_t size, int denominator, uint8_t **out,
                               int *width, int *height);
+
+/** libjpeg API decode to CMYK (4 bytes a pixel, as stored; YCCK converted to CMYK). */
+int anchors_decode_jpeg_cmyk(const uint8_t *data, size_t size, uint8_t **out, int *width,
+                             int *height);
 
 /** libjpeg API decode to RGBA at scale 1/denominator (1, 2, 4 or 8); default IDCT. */
 int anchors_decode_jpeg_libjpeg(const uint8_t *data, size_t size, int denominator, uint8_t **out,
@@ -51,6 +90,18 @@ int anchors_decode_png(const uint8_t *data, size_t size, uint8_t **out, int *wid
 
 /** WebPDecodeRGBA. */
 int anchors_decode_webp(const uint8_t *data, size_t size, uint8_t **out, int *width, int *height);
+
+/* ---- Bare decodes into a caller's buffer (RGBA, width*4 bytes a row); the benchmark anchors. ---- */
+
+/** tjDecompress2 to RGBA at scale 1/denominator into `dst` (capacity bytes). */
+int anchors_tj_decompress_into(const uint8_t *data, size_t size, int denominator, uint8_t *dst,
+                               size_t capacity);
+
+/** libpng simplified API into `dst`. */
+int anchors_png_decode_into(const uint8_t *data, size_t size, uint8_t *dst, size_t capacity);
+
+/** WebPDecodeRGBAInto `dst`. */
+int anchors_webp_decode_into(const uint8_t *data, size_t size, uint8_t *dst, size_t capacity);
 
 /** DGifSlurp; returns the number of images, or -1. No compositing. */
 int anchors_decode_gif(const uint8_t *data, size_t size);

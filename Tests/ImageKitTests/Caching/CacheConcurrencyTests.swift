@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// 8 tasks × 10 000 mixed operations on both tiers at once (run under TSan by
@@ -35,7 +36,7 @@ final class CacheConcurrencyTests: XCTestCase {
         let bad = try await withThrowingTaskGroup(of: Int.self) { group in
             for task in 0..<8 {
                 group.addTask {
-                    var rng = SplitMix64(seed: UInt64(task) + 100)
+                    var rng = SplitMix(seed: UInt64(task) + 100)
                     var bad = 0
                     for step in 0..<10_000 {
                         let key = Int(rng.next() % 64)

@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// A disk cache on a real 3 MiB tmpfs: filling it gives a clean `noSpace`
@@ -10,7 +11,7 @@ import XCTest
 final class DiskCacheNoSpaceTests: XCTestCase {
     /// Incompressible pixels (noise), so every entry takes about its raw size on disk.
     private func noise(_ seed: UInt64) -> Image {
-        var rng = SplitMix64(seed: seed)
+        var rng = SplitMix(seed: seed)
         let pixels = (0..<(256 * 256)).flatMap { _ -> [UInt8] in
             let v = rng.next()
             return [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v >> 16), 255]

@@ -1,6 +1,7 @@
 import CImageCore
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 final class DiskCacheTests: XCTestCase {
@@ -84,8 +85,8 @@ final class DiskCacheTests: XCTestCase {
 
     /// Opaque rows whose first 40 % repeat a short pattern and the rest is noise.
     private func mixedImage(width: Int, height: Int) -> Image {
-        var rng = SplitMix64(seed: 5)
-        let pattern = (0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        var rng = SplitMix(seed: 5)
+        let pattern = (0..<32).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
         var pixels = [UInt8](repeating: 255, count: width * height * 4)
         for y in 0..<height {
             for x in 0..<width {

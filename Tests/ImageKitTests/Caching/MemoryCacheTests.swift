@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 final class MemoryCacheTests: XCTestCase {
@@ -13,7 +14,7 @@ final class MemoryCacheTests: XCTestCase {
 
     func testEvictsExactlyTheLeastRecentlyUsedAcrossShards() {
         // A reference LRU list checked against the cache after every step of a random workload.
-        var rng = SplitMix64(seed: 7)
+        var rng = SplitMix(seed: 7)
         let limit = 20
         let cache = MemoryCache(configuration: MemoryCacheConfiguration(costLimit: limit * image.cost, shardCount: 8))
         var model: [String] = []  // least recently used first
@@ -138,7 +139,7 @@ final class MemoryCacheTests: XCTestCase {
         await withTaskGroup(of: Void.self) { group in
             for t in 0..<8 {
                 group.addTask {
-                    var rng = SplitMix64(seed: UInt64(t + 1))
+                    var rng = SplitMix(seed: UInt64(t + 1))
                     for _ in 0..<10_000 {
                         let key = "k\(rng.next() % 100)"
                         switch rng.next() % 10 {
@@ -155,20 +156,5 @@ final class MemoryCacheTests: XCTestCase {
         XCTAssertEqual(cache.totalCount, present)
         XCTAssertEqual(cache.totalCost, present * image.cost)
         XCTAssertLessThanOrEqual(cache.totalCost, 50 * image.cost)
-    }
-}
-
-/// A small deterministic generator for test workloads.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
 import CImageCore
 import Foundation
+import ImageKitTestSupport
 import XCTest
 
 /// The disk tier's file format through the C API, in memory: round trips for
@@ -66,7 +67,7 @@ final class StoreFormatTests: XCTestCase {
     func testNoiseIsStoredPlainAndFlatColourCompressed() {
         let img = makeCImage(width: 200, height: 100)
         defer { ic_image_free(img) }
-        var rng = SplitMix64(seed: 3)
+        var rng = SplitMix(seed: 3)
         for y in 0..<100 {
             let row = img.pointee.pixels + y * img.pointee.stride
             for x in 0..<200 {

@@ -1,0 +1,58 @@
+/*
+ * ic_encode.h — encoding a decoded image to JPEG, PNG or WebP.
+ *
+ * Pixels are premultiplied in an ic_image; encoders un-premultiply them
+ * (pixels with alpha 0 become 0,0,0,0; nothing divides by zero). JPEG has no
+ * alpha: pixels are composited over a background colour instead, which in
+ * premultiplied form is exact (c + bg * (255 - a) / 255).
+ */
+#ifndef IC_ENCODE_H
+#define IC_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ic_error.h"
+#include "ic_format.h"
+#include "ic_image.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Options for ic_encode. Initialise with ic_encode_options_init. */
+typedef struct ic_encode_options {
+    /** IC_FORMAT_JPEG, IC_FORMAT_PNG or IC_FORMAT_WEBP. */
+    ic_format format;
+    /** JPEG and lossy WebP quality, 1...100. Default 85 (JPEG) and 80 (WebP). */
+    int quality;
+    /** JPEG: write a progressive file. Default 0. */
+    int progressive;
+    /** WebP: lossless instead of lossy. Default 0. */
+    int lossless;
+    /** PNG: zlib compression level 0...9. Default 6. */
+    int compression_level;
+    /** JPEG: the colour transparent pixels are composited over (RGB). Default white. */
+    uint8_t background[3];
+    /** Which frame of an animation to encode. Default 0. */
+    uint32_t frame;
+} ic_encode_options;
+
+/** Fills `options` with the defaults for `format`. */
+void ic_encode_options_init(ic_encode_options *options, ic_format format);
+
+/**
+ * Encodes one frame of `image`. On success *out is a malloc'd buffer of
+ * *out_size bytes; free it with ic_encode_free.
+ */
+ic_status ic_encode(const ic_image *image, const ic_encode_options *options, uint8_t **out,
+                    size_t *out_size, ic_error *err);
+
+/** Frees a buffer returned by ic_encode. */
+void ic_encode_free(uint8_t *data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IC_ENCODE_H */

@@ -1,0 +1,47 @@
+/*
+ * ic_resize.h — resizing and cropping decoded images.
+ *
+ * Resampling is done on premultiplied pixels (no dark fringes around
+ * transparency): exact area averaging for large reductions, then Lanczos-3
+ * to the exact size. Every frame of an animation is resized alike.
+ */
+#ifndef IC_RESIZE_H
+#define IC_RESIZE_H
+
+#include <stdint.h>
+
+#include "ic_error.h"
+#include "ic_image.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** How a picture is brought to a target size. */
+typedef enum ic_resize_mode {
+    /** Fit inside the box, keeping the aspect ratio (one side may come out shorter). */
+    IC_RESIZE_FIT = 0,
+    /** Fill the box exactly, keeping the aspect ratio: scale to cover, then crop the centre. */
+    IC_RESIZE_FILL = 1,
+    /** Scale each axis to the box independently (the aspect ratio changes). */
+    IC_RESIZE_STRETCH = 2
+} ic_resize_mode;
+
+/**
+ * Resizes every frame of `src` to the box width x height with `mode`.
+ * A box side of 0 is unconstrained (follows the aspect ratio). With
+ * `allow_upscale` 0 the result is never larger than the source (FIT and FILL
+ * then return at most the source size, FILL cropped to the box).
+ */
+ic_status ic_resize(const ic_image *src, uint32_t width, uint32_t height, ic_resize_mode mode,
+                    int allow_upscale, ic_image **out, ic_error *err);
+
+/** Copies the rectangle (x, y, width, height) of every frame; it must lie inside the image. */
+ic_status ic_crop(const ic_image *src, uint32_t x, uint32_t y, uint32_t width, uint32_t height,
+                  ic_image **out, ic_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IC_RESIZE_H */

@@ -1,0 +1,71 @@
+import CImageCore
+
+/// Resizes and crops decoded images.
+///
+/// Resampling works on premultiplied pixels (no dark fringes around
+/// transparency): exact area averaging for large reductions, then Lanczos-3 to
+/// the exact size. Every frame of an animation is resized alike. The work is
+/// CPU-bound and runs on the calling thread.
+public struct ImageResizer: Sendable, Hashable {
+    /// How the picture is brought to ``size``.
+    public enum Mode: Sendable, Hashable {
+        /// Fit inside the box, keeping the aspect ratio.
+        case fit
+        /// Fill the box exactly, keeping the aspect ratio: scale to cover, then crop the centre.
+        case fill
+        /// Scale each axis to the box (the aspect ratio changes).
+        case stretch
+
+        var cValue: ic_resize_mode {
+            switch self {
+            case .fit: IC_RESIZE_FIT
+            case .fill: IC_RESIZE_FILL
+            case .stretch: IC_RESIZE_STRETCH
+            }
+        }
+    }
+
+    /// The target box; a side of 0 follows the aspect ratio.
+    public var size: PixelSize
+    /// How the picture is brought to the box.
+    public var mode: Mode
+    /// Whether the result may be larger than the source. Default `true`: a
+    /// resize is an explicit request for that size.
+    public var allowUpscale: Bool
+
+    /// A resizer to `size` with `mode`.
+    public init(size: PixelSize, mode: Mode = .fit, allowUpscale: Bool = true) {
+        self.size = size
+        self.mode = mode
+        self.allowUpscale = allowUpscale
+    }
+
+    /// Returns `image` resized; every frame of an animation alike.
+    public func resize(_ image: Image) throws -> Image {
+        guard size.width >= 0, size.height >= 0, size.width > 0 || size.height > 0 else {
+            throw ImageKitError.invalidArgument("resize: the target size \(size) is empty")
+        }
+        var out: UnsafeMutablePointer<ic_image>?
+        var err = ic_error()
+        let st = ic_resize(image.raw, UInt32(clamping: size.width), UInt32(clamping: size.height),
+                           mode.cValue, allowUpscale ? 1 : 0, &out, &err)
+        guard st == IC_OK, let out else { throw ImageKitError(status: st, error: err) }
+        return Image(taking: out)
+    }
+
+    /// Returns the part of `image` inside `rect`, which must lie within the image.
+    public static func crop(_ image: Image, to rect: PixelRect) throws -> Image {
+        guard rect.x >= 0, rect.y >= 0, rect.width > 0, rect.height > 0,
+              rect.x + rect.width <= image.width, rect.y + rect.height <= image.height
+        else {
+            throw ImageKitError.invalidArgument(
+                "crop: rectangle \(rect) is not inside the \(image.width)x\(image.height) image")
+        }
+        var out: UnsafeMutablePointer<ic_image>?
+        var err = ic_error()
+        let st = ic_crop(image.raw, UInt32(rect.x), UInt32(rect.y), UInt32(rect.width), UInt32(rect.height),
+                         &out, &err)
+        guard st == IC_OK, let out else { throw ImageKitError(status: st, error: err) }
+        return Image(taking: out)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import ImageKit
+import XCTest
+
+/// Runs the built `imagekit` binary as a user would.
+final class CommandLineTests: XCTestCase {
+    private var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imagekit")
+    }
+
+    private func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = Pipe()
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    private func temporaryFile(_ name: String, _ bytes: [UInt8]) throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("imagekit-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent(name)
+        try Data(bytes).write(to: url)
+        return url.path
+    }
+
+    func testDecodePrintsOneLinePerFileAndFailsWithExitCode1() throws {
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: binary.path), "imagekit not built at \(binary.path)")
+        let png = PNGWriter(width: 2, height: 1, colorType: .rgba, bitDepth: 8, samples: [255, 0, 0, 255, 0, 0, 255, 128]).encode()
+        let good = try temporaryFile("a.png", png)
+        let bad = try temporaryFile("b.tif", Array("II*\0".utf8) + [UInt8](repeating: 0, count: 40))
+        let ok = try run(["decode", "--sha256", good])
+        XCTAssertEqual(ok.status, 0)
+        // SHA-256 of the premultiplied, tightly packed pixels: FF 00 00 FF 00 00 80 80.
+        XCTAssertEqual(ok.output, "\(good)\tPNG\t2x1\t1\te20d2c83aa12446cec80d294734b97eedd158dcbbd618fb700e6d767ca900ea5\n")
+        let mixed = try run(["decode", good, bad])
+        XCTAssertEqual(mixed.status, 1)
+        XCTAssertEqual(mixed.output, "\(good)\tPNG\t2x1\t1\n\(bad)\terror\tunsupported format: TIFF\n")
+        let json = try run(["decode", "--json", bad])
+        XCTAssertEqual(json.status, 1)
+        XCTAssertTrue(json.output.contains("\"message\":\"unsupported format: TIFF\""), json.output)
+        let info = try run(["info", good])
+        XCTAssertEqual(info.status, 0)
+        XCTAssertTrue(info.output.hasPrefix("\(good)\tPNG\t2x1\t1\t"), info.output)
+        let bench = try run(["decode", "--bench", "3", good])
+        XCTAssertEqual(bench.status, 0)
+        XCTAssertTrue(bench.output.contains("median"), bench.output)
+    }
+
+    func testThumbnailWritesAndTimes() throws {
+        let rgba = Pixels.pattern(width: 120, height: 80, alpha: true)
+        let png = PNGWriter(width: 120, height: 80, colorType: .rgba, bitDepth: 8, samples: rgba.map(UInt16.init)).encode()
+        let input = try temporaryFile("in.png", png)
+        let output = (input as NSString).deletingLastPathComponent + "/out.webp"
+        let made = try run(["thumbnail", input, "--size", "30x0", "-o", output])
+        XCTAssertEqual(made.status, 0)
+        XCTAssertEqual(made.output, "\(input)\tPNG\t30x20\t\(output)\n")
+        let written = try ImageDecoder().decode(Data(contentsOf: URL(fileURLWithPath: output)))
+        XCTAssertEqual([written.width, written.height], [30, 20])
+        let fill = try run(["thumbnail", input, "--size", "25", "--fill"])
+        XCTAssertEqual(fill.output, "\(input)\tPNG\t25x25\n")
+        let bench = try run(["thumbnail", input, "--size", "16", "--bench", "3"])
+        XCTAssertEqual(bench.status, 0)
+        XCTAssertTrue(bench.output.contains("median") && bench.output.contains("peak RSS"), bench.output)
+        XCTAssertNotEqual(try run(["thumbnail", input, "--size", "abc"]).status, 0)
+    }
+}

@@ -1,0 +1,81 @@
+import CAnchors
+import ImageKit
+import XCTest
+
+final class WebPDecodeTests: XCTestCase {
+    private func webp(_ rgba: [UInt8], _ w: Int, _ h: Int, quality: Float) -> [UInt8] {
+        anchorBytes { out, size in anchors_encode_webp(rgba, Int32(w), Int32(h), quality, out, size) }!
+    }
+
+    private func bareDecode(_ data: [UInt8]) -> [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>?
+        var w: Int32 = 0, h: Int32 = 0
+        XCTAssertEqual(anchors_decode_webp(data, data.count, &out, &w, &h), 0)
+        defer { anchors_free(out) }
+        return Array(UnsafeBufferPointer(start: out!, count: Int(w * h * 4)))
+    }
+
+    func testLosslessIsExact() throws {
+        for alpha in [false, true] {
+            let px = Pixels.pattern(width: 41, height: 29, alpha: alpha)
+            let image = try ImageDecoder().decode(webp(px, 41, 29, quality: -1))
+            XCTAssertEqual(image.sourceFormat, .webp)
+            XCTAssertEqual(image.packedPixels(), Pixels.premultiplied(px), "alpha \(alpha)")
+            XCTAssertEqual(image.isOpaque, !alpha)
+        }
+    }
+
+    func testLossyAndLossyWithAlphaMatchLibwebp() throws {
+        for alpha in [false, true] {
+            let data = webp(Pixels.pattern(width: 64, height: 40, alpha: alpha), 64, 40, quality: 80)
+            let image = try ImageDecoder().decode(data)
+            XCTAssertEqual(image.packedPixels(), Pixels.premultiplied(bareDecode(data)), "alpha \(alpha)")
+        }
+    }
+
+    func testAnimationFramesAreFullyComposited() throws {
+        let w = 24, h = 18
+        // Frames that differ only in part, so the encoder writes sub-rectangles with blending.
+        var frames: [[UInt8]] = []
+        var canvas = Pixels.pattern(width: w, height: h, alpha: true)
+        for f in 0..<4 {
+            for y in (f * 3)..<(f * 3 + 6) {
+                for x in (f * 4)..<(f * 4 + 8) {
+                    let i = (y * w + x) * 4
+                    canvas.replaceSubrange(i..<(i + 4), with: [UInt8(f * 60), 200, UInt8(255 - f * 50), UInt8(100 + f * 40)])
+                }
+            }
+            frames.append(canvas)
+        }
+        let pointers = frames.map { UnsafePointer<UInt8>?($0.withUnsafeBufferPointer { UnsafePointer(strdupBytes($0)) }) }
+        defer { pointers.forEach { free(UnsafeMutableRawPointer(mutating: $0)) } }
+        let data = anchorBytes { out, size in
+            anchors_encode_webp_animation(pointers, Int32(frames.count), Int32(w), Int32(h), 40, out, size)
+        }!
+        let all = try ImageDecoder(options: DecodeOptions(firstFrameOnly: false)).decode(data)
+        XCTAssertEqual(all.frameCount, 4)
+        XCTAssertEqual(all.frameDelays, [40, 40, 40, 40])
+        for f in 0..<4 {
+            XCTAssertEqual(all.packedPixels(frame: f), Pixels.premultiplied(frames[f]), "frame \(f)")
+        }
+        let first = try ImageDecoder().decode(data)
+        XCTAssertEqual(first.frameCount, 1)
+        XCTAssertEqual(first.packedPixels(), Pixels.premultiplied(frames[0]))
+        XCTAssertEqual(try ImageDecoder.info(data).frameCount, 4)
+    }
+
+    func testTruncatedAndLimited() {
+        let data = webp(Pixels.pattern(width: 64, height: 40), 64, 40, quality: 80)
+        XCTAssertThrowsError(try ImageDecoder().decode(Array(data[0..<(data.count / 2)])))
+        XCTAssertThrowsError(try ImageDecoder(options: DecodeOptions(limits: DecodeLimits(maxPixels: 100))).decode(data)) { error in
+            XCTAssertEqual((error as? ImageKitError)?.code, 5, "\(error)")
+        }
+    }
+}
+
+/// A malloc'd copy of `bytes` (C callers keep pointers past the closure).
+private func strdupBytes(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+    let p = malloc(bytes.count)!.assumingMemoryBound(to: UInt8.self)
+    p.initialize(from: bytes.baseAddress!, count: bytes.count)
+    return p
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses in Fuzz/ against the C core and runs each for
+# FUZZ_SECONDS, seeded from the corpus manifest's files and the committed
+# regression files. Prints execs/s and total execs per harness; exits 1 if any
+# harness found a crash (the reproducer is left in .build-fuzz/artifacts/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECONDS_EACH=${FUZZ_SECONDS:-60}
+CORPUS=${CORPUS:-../shared/corpus}
+HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp resize"}
+CC=${FUZZ_CC:-/opt/swift/usr/bin/clang}
+OUT=.build-fuzz
+mkdir -p "$OUT/artifacts"
+
+CORE=$(ls Sources/CImageCore/*.c)
+FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
+       -ISources/CImageCore/include -ISources/CImageCore"
+LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -lwebp -lwebpdemux -llz4 -lcurl -lm -lpthread"
+
+seed_dir() { # harness -> directory of seed files
+    local h=$1 dir="$OUT/seeds/$1"
+    rm -rf "$dir" && mkdir -p "$dir"
+    if [ -f "$CORPUS/manifest.json" ]; then
+        python3 - "$CORPUS" "$h" "$dir" <<'PY'
+import json, os, shutil, sys
+corpus, harness, dest = sys.argv[1:]
+m = json.load(open(os.path.join(corpus, "manifest.json")))
+for i, e in enumerate(m["entries"]):
+    if harness in ("probe", "resize") or e["format"] == harness:
+        src = os.path.join(corpus, e["path"])
+        if os.path.getsize(src) <= 32768:
+            shutil.copy(src, os.path.join(dest, "%04d%s" % (i, os.path.splitext(src)[1])))
+PY
+    fi
+    if [ -d Tests/Fixtures/fuzz-regressions ]; then
+        cp Tests/Fixtures/fuzz-regressions/* "$dir/" 2>/dev/null || true
+    fi
+    echo "$dir"
+}
+
+failed=0
+printf '%-8s %12s %14s %8s\n' harness "execs/s" "total execs" result
+for h in $HARNESSES; do
+    "$CC" $FLAGS "Fuzz/fuzz_$h.c" $CORE $LIBS -o "$OUT/fuzz_$h"
+    mkdir -p "$OUT/corpus/$h"
+    seeds=$(seed_dir "$h")
+    log="$OUT/fuzz_$h.log"
+    set +e
+    "$OUT/fuzz_$h" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=32768 \
+        -print_final_stats=1 -artifact_prefix="$OUT/artifacts/${h}-" "$OUT/corpus/$h" "$seeds" > "$log" 2>&1
+    rc=$?
+    set -e
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+    rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+    result=ok
+    if [ $rc -ne 0 ]; then
+        result=CRASH
+        failed=1
+        grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -5
+    fi
+    printf '%-8s %12s %14s %8s\n' "$h" "$rate" "$execs" "$result"
+done
+exit $failed
