@@ -215,6 +215,44 @@ final class StoreFormatTests: XCTestCase {
         }
     }
 
+    /// Entries written by format version 1 and committed (Tests/Fixtures/store-seeds, also the
+    /// store fuzzer's seeds) must read back in every later build.
+    func testCommittedVersion1EntriesStillRead() throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/store-seeds")
+        func read(_ name: String, _ kind: ic_store_kind) throws -> (ic_status, ic_store_record) {
+            decodeEntry([UInt8](try Data(contentsOf: directory.appendingPathComponent(name))), key: "k", kind: kind)
+        }
+        var (st, r) = try read("animation-up.ikc", IC_STORE_KIND_BITMAP)
+        XCTAssertEqual(st, IC_OK)
+        if st == IC_OK {
+            XCTAssertEqual([r.image.pointee.width, r.image.pointee.height, r.image.pointee.frame_count], [13, 7, 3])
+            XCTAssertEqual(r.filter, IC_STORE_FILTER_UP)
+            XCTAssertEqual(r.image.pointee.frame_delays_ms[2], 60)
+            XCTAssertEqual(r.image.pointee.loop_count, 2)
+            XCTAssertEqual(r.image.pointee.source_format, IC_FORMAT_GIF)
+            XCTAssertEqual(ic_image_frame(r.image, 2)[4 * 5 + 1], UInt8((2 * r.image.pointee.frame_size / 4 + 5) % 150))
+            XCTAssertEqual(r.meta.expires_ms, 1_800_000_000_000)
+            XCTAssertEqual(String(decoding: UnsafeRawBufferPointer(start: r.meta.etag, count: r.meta.etag_length), as: UTF8.self),
+                           "\"v1\"")
+        }
+        ic_store_record_free(&r)
+        for name in ["opaque-rgb.ikc", "opaque-rgb-up.ikc"] {
+            (st, r) = try read(name, IC_STORE_KIND_BITMAP)
+            XCTAssertEqual(st, IC_OK, name)
+            if st == IC_OK {
+                let pixel = r.image.pointee.pixels + 15 * r.image.pointee.stride + 4 * 23
+                XCTAssertEqual([pixel[0], pixel[1], pixel[2], pixel[3]], [UInt8(23 * 9), UInt8(15 * 13), 77, 255], name)
+            }
+            ic_store_record_free(&r)
+        }
+        (st, r) = try read("data.ikc", IC_STORE_KIND_DATA)
+        XCTAssertEqual(st, IC_OK)
+        XCTAssertEqual(Array(UnsafeBufferPointer(start: r.data, count: r.data_size)),
+                       (0..<700).map { UInt8(truncatingIfNeeded: $0 * 31) })
+        ic_store_record_free(&r)
+    }
+
     func testAnotherKeyIsAMissNotAnImage() {
         let img = makeCImage(width: 8, height: 8)
         defer { ic_image_free(img) }
