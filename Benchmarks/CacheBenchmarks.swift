@@ -73,6 +73,19 @@ final class CacheBenchmarks: XCTestCase {
         return try? ImageDecoder().decode(data)
     }
 
+    /// The 12 MP photo-like JPEG of the benchmark inputs, decoded: the bitmap a cache holds for it.
+    private static func photo12MP() throws -> Image {
+        try ImageDecoder().decode(BenchInputs.jpeg12MP.bytes)
+    }
+
+    /// Its thumbnail: decoded to fit 256x256 px, as a service would cache it.
+    private static let thumbnailDecoder = ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 256)))
+
+    /// The 8 MP PNG with a soft alpha vignette, decoded.
+    private static func alphaPhoto8MP() throws -> Image {
+        try ImageDecoder().decode(BenchInputs.png8MPRGBA.bytes)
+    }
+
     private static func encoded(_ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<Int>) -> Int32)
         -> Data {
         var out: UnsafeMutablePointer<UInt8>?
@@ -163,37 +176,26 @@ final class CacheBenchmarks: XCTestCase {
         return url
     }
 
-    func testDiskHitOfThumbnailAgainstDecodingTheSource() throws {
-        // The source: a 12 MP photo-like JPEG. The thumbnail: a 256x256 bitmap on disk, page cache warm.
-        let (w, h) = (4000, 3000)
-        let rgba = SyntheticPhoto.rgba(width: w, height: h, seed: 5)
-        let jpeg = Self.encoded { anchors_encode_jpeg(rgba, Int32(w), Int32(h), 90, 0, 420, $0, $1) }
-        let thumb = try Image(width: 256, height: 256, premultipliedRGBA: SyntheticPhoto.rgba(width: 256, height: 256, seed: 5))
+    func testDiskHitOfThumbnailAgainstThumbnailDecode() throws {
+        // The source: the 12 MP photo-like JPEG. In the cache: its 256 px thumbnail, page cache warm.
+        let jpeg = BenchInputs.jpeg12MP.bytes
+        let decoder = Self.thumbnailDecoder
+        let thumb = try decoder.decode(jpeg)
         let cache = try diskCache(temporaryDirectory())
         try Self.blocking { try await cache.store(thumb, forKey: "thumb") }
-        _ = try Self.blocking { try await cache.image(forKey: "thumb") }
-        let decoder = ImageDecoder()
-        // The lead switches the anchor to the thumbnail decode (shrink-on-load to 256 px) once it lands.
-        try BenchRecorder.compare(self, section: "disk cache", name: "disk hit 256x256 vs decoding the 12 MP source JPEG",
-                                  inner: 3, megapixels: 0.0655, anchorName: "ImageDecoder full decode of the source JPEG",
-                                  target: 1.0 / 20, ours: {
-                                      let hit = try Self.blocking { try await cache.image(forKey: "thumb") }
-                                      precondition(hit != nil)
-                                  }, anchor: { _ = try decoder.decode(jpeg) })
+        try BenchRecorder.compare(self, section: "disk cache",
+                                  name: "disk hit of the \(thumb.width)x\(thumb.height) thumbnail vs thumbnail decode of the 12 MP JPEG",
+                                  megapixels: Double(thumb.width * thumb.height) / 1e6,
+                                  anchorName: "ImageDecoder thumbnail decode (256 px) of the source JPEG",
+                                  target: 1.0 / 20, ours: { try Self.hit(cache, "thumb") }, anchor: { _ = try decoder.decode(jpeg) })
     }
 
-    /// The 12 MP photo-like picture, its JPEG (q90 4:2:0) and PNG encodings, and a disk
-    /// cache (default configuration) holding its bitmap, page cache warm.
-    private func twelveMegapixels() throws -> (jpeg: Data, png: Data, cache: DiskCache) {
-        let (w, h) = (4000, 3000)
-        let rgba = SyntheticPhoto.rgba(width: w, height: h, seed: 6)
-        let jpeg = Self.encoded { anchors_encode_jpeg(rgba, Int32(w), Int32(h), 90, 0, 420, $0, $1) }
-        let png = Self.encoded { anchors_encode_png(rgba, Int32(w), Int32(h), 0, $0, $1) }
-        let image = try Image(width: w, height: h, premultipliedRGBA: rgba)
+    /// A disk cache (default configuration) holding `image`, page cache warm.
+    private func cache(holding image: Image) throws -> DiskCache {
         let cache = try diskCache(temporaryDirectory())
         try Self.blocking { try await cache.store(image, forKey: "photo") }
-        _ = try Self.blocking { try await cache.image(forKey: "photo") }
-        return (jpeg, png, cache)
+        try Self.hit(cache, "photo")
+        return cache
     }
 
     private static func hit(_ cache: DiskCache, _ key: String) throws {
@@ -202,16 +204,19 @@ final class CacheBenchmarks: XCTestCase {
     }
 
     func testDiskHitOf12MPAgainstJPEGDecode() throws {
-        let (jpeg, _, cache) = try twelveMegapixels()
+        let jpeg = BenchInputs.jpeg12MP.bytes
         let decoder = ImageDecoder()
+        let cache = try cache(holding: decoder.decode(jpeg))
         try BenchRecorder.compare(self, section: "disk cache", name: "disk hit 12 MP vs JPEG q90 decode of the same picture",
                                   megapixels: 12, anchorName: "ImageDecoder JPEG decode", target: 1.0 / 2,
                                   ours: { try Self.hit(cache, "photo") }, anchor: { _ = try decoder.decode(jpeg) })
     }
 
     func testDiskHitOf12MPAgainstPNGDecode() throws {
-        let (_, png, cache) = try twelveMegapixels()
+        // The picture of BenchInputs.jpeg12MP, lossless.
+        let png = Self.encoded { anchors_encode_png(SyntheticPhoto.rgba(width: 4000, height: 3000), 4000, 3000, 0, $0, $1) }
         let decoder = ImageDecoder()
+        let cache = try cache(holding: decoder.decode(png))
         try BenchRecorder.compare(self, section: "disk cache", name: "disk hit 12 MP vs PNG decode of the same picture",
                                   megapixels: 12, anchorName: "ImageDecoder PNG decode", target: 1.0 / 8,
                                   ours: { try Self.hit(cache, "photo") }, anchor: { _ = try decoder.decode(png) })
@@ -235,10 +240,9 @@ final class CacheBenchmarks: XCTestCase {
     /// 12 MP disk hits through DiskCache for each compression preset with 1 and 2 decode
     /// threads, against the JPEG decode, all interleaved in one run.
     func testDiskHitOf12MPByCompressionAndThreads() throws {
-        let (w, h) = (4000, 3000)
-        let rgba = SyntheticPhoto.rgba(width: w, height: h, seed: 6)
-        let jpeg = Self.encoded { anchors_encode_jpeg(rgba, Int32(w), Int32(h), 90, 0, 420, $0, $1) }
-        let image = try Image(width: w, height: h, premultipliedRGBA: rgba)
+        let jpeg = BenchInputs.jpeg12MP.bytes
+        let decoder = ImageDecoder()
+        let image = try decoder.decode(jpeg)
         var names: [String] = []
         var variants: [(inner: Int, body: () throws -> Void)] = []
         for (name, compression) in Self.presets {
@@ -250,7 +254,6 @@ final class CacheBenchmarks: XCTestCase {
                 variants.append((1, { try Self.hit(cache, "photo") }))
             }
         }
-        let decoder = ImageDecoder()
         variants.append((1, { _ = try decoder.decode(jpeg) }))
         let samples = try timeInterleaved(variants)
         let jpegMs = BenchRecorder.median(samples[samples.count - 1])
@@ -288,13 +291,16 @@ final class CacheBenchmarks: XCTestCase {
     }
 
     func testCompressionPresetsOnPhotoLike12MP() throws {
-        try measurePresets("photo-like 12 MP", Image(width: 4000, height: 3000,
-                                                       premultipliedRGBA: SyntheticPhoto.rgba(width: 4000, height: 3000, seed: 7)))
+        try measurePresets("photo-like 12 MP (decoded JPEG)", Self.photo12MP())
     }
 
     func testCompressionPresetsOnPhotoLikeThumbnail() throws {
-        try measurePresets("photo-like thumbnail 256x256", Image(width: 256, height: 256,
-                                                                   premultipliedRGBA: SyntheticPhoto.rgba(width: 256, height: 256, seed: 7)))
+        let thumb = try Self.thumbnailDecoder.decode(BenchInputs.jpeg12MP.bytes)
+        try measurePresets("photo-like thumbnail \(thumb.width)x\(thumb.height)", thumb)
+    }
+
+    func testCompressionPresetsOnPhotoLikeWithAlpha() throws {
+        try measurePresets("photo-like with alpha 8 MP (decoded PNG)", Self.alphaPhoto8MP())
     }
 
     func testCompressionPresetsOnRealPhoto() throws {
@@ -368,19 +374,16 @@ final class CacheBenchmarks: XCTestCase {
     }
 
     func testFiltersOnPhotoLike12MP() throws {
-        try measureFilters("photo-like 12 MP",
-                       Self.cImage(width: 4000, height: 3000, straightRGBA: SyntheticPhoto.rgba(width: 4000, height: 3000, seed: 7)))
+        try measureFilters("photo-like 12 MP (decoded JPEG)", Self.cImage(Self.photo12MP()))
     }
 
     func testFiltersOnPhotoLikeThumbnail() throws {
-        try measureFilters("photo-like thumbnail 256x256",
-                       Self.cImage(width: 256, height: 256, straightRGBA: SyntheticPhoto.rgba(width: 256, height: 256, seed: 7)))
+        let thumb = try Self.thumbnailDecoder.decode(BenchInputs.jpeg12MP.bytes)
+        try measureFilters("photo-like thumbnail \(thumb.width)x\(thumb.height)", Self.cImage(thumb))
     }
 
     func testFiltersOnPhotoLikeWithAlpha() throws {
-        try measureFilters("photo-like with alpha 3 MP",
-                       Self.cImage(width: 2000, height: 1500,
-                                   straightRGBA: SyntheticPhoto.rgba(width: 2000, height: 1500, seed: 7, alpha: true)))
+        try measureFilters("photo-like with alpha 8 MP (decoded PNG)", Self.cImage(Self.alphaPhoto8MP()))
     }
 
     func testFiltersOnFlatArtwork() throws {
