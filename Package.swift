@@ -63,6 +63,14 @@ let package = Package(
             name: "ImageKitTestSupport",
             path: "Tests/TestSupport"
         ),
+        // A child process for the cache tests (crash-safety writer, allocation probe) and
+        // the malloc counter only it links. Not part of any product.
+        .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
+        .executableTarget(
+            name: "ImageKitTestHelper",
+            dependencies: ["ImageKit", "CImageCore", "CAllocCounter"],
+            path: "Tests/ImageKitTestHelper"
+        ),
         .testTarget(
             name: "ImageKitTests",
             dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitCLI", "ImageKitTestSupport"],

@@ -8,14 +8,16 @@ cd "$(dirname "$0")/.."
 
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 CORPUS=${CORPUS:-../shared/corpus}
-HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp resize"}
+HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp resize store"}
 CC=${FUZZ_CC:-/opt/swift/usr/bin/clang}
 OUT=.build-fuzz
 mkdir -p "$OUT/artifacts"
 
 CORE=$(ls Sources/CImageCore/*.c)
+# FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION: the disk tier's reader accepts any checksum, so
+# the store harness reaches the parsing behind them.
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
-       -ISources/CImageCore/include -ISources/CImageCore"
+       -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -ISources/CImageCore/include -ISources/CImageCore"
 LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -lwebp -lwebpdemux -llz4 -lcurl -lm -lpthread"
 
 seed_dir() { # harness -> directory of seed files
@@ -32,6 +34,9 @@ for i, e in enumerate(m["entries"]):
         if os.path.getsize(src) <= 32768:
             shutil.copy(src, os.path.join(dest, "%04d%s" % (i, os.path.splitext(src)[1])))
 PY
+    fi
+    if [ "$h" = store ]; then
+        cp Tests/Fixtures/store-seeds/* "$dir/"
     fi
     if [ -d Tests/Fixtures/fuzz-regressions ]; then
         cp Tests/Fixtures/fuzz-regressions/* "$dir/" 2>/dev/null || true

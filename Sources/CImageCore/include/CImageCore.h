@@ -8,6 +8,7 @@
 #include "ic_pool.h"
 #include "ic_decode.h"
 #include "ic_hash.h"
+#include "ic_store.h"
 #include "ic_transform.h"
 #include "ic_resize.h"
 #include "ic_encode.h"

@@ -49,11 +49,18 @@ final class WorkerPool: Sendable {
     func run<T: Sendable>(priority: Priority = .normal,
                           _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try Task.checkCancellation()
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+        // The result also travels through a lock: TSan cannot see the ordering a
+        // continuation resumed from one of our threads provides, and would report
+        // races on everything the job wrote (an image's fields, …).
+        let handoff = Locked<Result<T, any Error>?>(nil)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             core.submit(priority: priority) {
-                continuation.resume(with: Result { try body() })
+                let result = Result { try body() }
+                handoff.withLock { $0 = result }
+                continuation.resume()
             }
         }
+        return try handoff.withLock { $0! }.get()
     }
 
     /// The queue and the threads. Threads keep the core alive, not the pool,

@@ -1,0 +1,14 @@
+/// A tier of an ``ImageCache``: where to store or look for an image, and where one was found.
+public enum ImageCacheType: Sendable, Hashable {
+    /// No tier: as a result, the image was not found.
+    case none
+    /// The in-memory tier.
+    case memory
+    /// The on-disk tier.
+    case disk
+    /// Both tiers.
+    case all
+
+    var includesMemory: Bool { self == .memory || self == .all }
+    var includesDisk: Bool { self == .disk || self == .all }
+}

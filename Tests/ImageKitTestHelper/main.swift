@@ -1,0 +1,116 @@
+// ImageKitTestHelper — a child process for the cache tests, not part of any
+// library product.
+//
+//   alloc-probe        prints how many heap allocations 100 000 memory-cache
+//                      hits (and 10 000 misses, and a control that allocates
+//                      10 arrays) made on the calling thread
+//   write-loop DIR N   opens a DiskCache in DIR, prints "ready", then writes
+//                      entries forever (the test SIGKILLs it at random moments)
+//   verify DIR         reads every entry write-loop may have written and prints
+//                      "ok <n> missing <n> corrupt <n> wrong <n>"
+import CAllocCounter
+import CImageCore
+import Foundation
+import ImageKit
+
+/// The keys write-loop cycles through.
+let keyCount = 24
+
+/// The picture write-loop stores for (key, version): its size and pixels follow from both,
+/// sizes span one to two LZ4 chunks.
+func pattern(key: Int, version: Int) -> (width: Int, height: Int, pixels: [UInt8]) {
+    let width = 48 + (key * 37 + version * 13) % 420
+    let height = 40 + (key * 53 + version * 7) % 300
+    var pixels = [UInt8](repeating: 255, count: width * height * 4)
+    for y in 0..<height {
+        for x in 0..<width {
+            let i = (y * width + x) * 4
+            pixels[i] = UInt8(truncatingIfNeeded: x * 3 + y + key * 11 + version)
+            pixels[i + 1] = UInt8(truncatingIfNeeded: (x ^ y) &+ version * 5)
+            pixels[i + 2] = UInt8(truncatingIfNeeded: y * 5 + key + (x * y) >> 6)
+        }
+    }
+    return (width, height, pixels)
+}
+
+func allocProbe() {
+    let cache = MemoryCache(configuration: MemoryCacheConfiguration(costLimit: 1 << 30, ttl: .seconds(3600)))
+    let keys = (0..<64).map { "https://images.example.com/photos/\($0).jpg?w=256" }
+    // The pixels are valid by construction.
+    let image = try! Image(width: 8, height: 8, premultipliedRGBA: [UInt8](repeating: 255, count: 256))
+    for key in keys { cache.set(image, forKey: key) }
+    for key in keys { _ = cache.image(forKey: key) }
+    var hits = 0
+    let start = alloc_counter_thread_count()
+    for i in 0..<100_000 where cache.image(forKey: keys[i & 63]) != nil { hits += 1 }
+    let hitAllocations = alloc_counter_thread_count() - start
+    let missStart = alloc_counter_thread_count()
+    for _ in 0..<10_000 where cache.image(forKey: "https://images.example.com/missing.jpg") != nil { hits += 1 }
+    let missAllocations = alloc_counter_thread_count() - missStart
+    // A control that must allocate, proving the counter counts.
+    let controlStart = alloc_counter_thread_count()
+    var bytes = 0
+    for i in 0..<10 { bytes += [UInt8](repeating: UInt8(i), count: 100 + i).count }
+    let controlAllocations = alloc_counter_thread_count() - controlStart
+    print("available \(alloc_counter_available()) hits \(hits) allocations \(hitAllocations) miss-allocations \(missAllocations) "
+          + "control-allocations \(controlAllocations) control-bytes \(bytes)")
+}
+
+func writeLoop(directory: String, seed: Int) async throws {
+    let cache = try DiskCache(directory: URL(fileURLWithPath: directory),
+                              configuration: DiskCacheConfiguration(sweepInterval: nil))
+    FileHandle.standardOutput.write(Data("ready\n".utf8))
+    var version = seed * 100_000
+    while true {
+        let key = version % keyCount
+        let p = pattern(key: key, version: version)
+        let image = try Image(width: p.width, height: p.height, premultipliedRGBA: p.pixels)
+        try await cache.store(image, forKey: "entry-\(key)", metadata: DiskCacheMetadata(userData: Data("\(version)".utf8)))
+        version += 1
+    }
+}
+
+func verify(directory: String) {
+    var ok = 0, missing = 0, corrupt = 0, wrong = 0
+    for key in 0..<keyCount {
+        var record = ic_store_record()
+        var err = ic_error()
+        let st = "entry-\(key)".withCString { ic_store_read(directory, IC_STORE_KIND_BITMAP, $0, strlen($0), nil, &record, &err) }
+        defer { ic_store_record_free(&record) }
+        switch st {
+        case IC_OK:
+            let text = String(decoding: UnsafeRawBufferPointer(start: record.meta.user_data, count: record.meta.user_data_length),
+                              as: UTF8.self)
+            guard let version = Int(text), let img = record.image else {
+                wrong += 1
+                continue
+            }
+            let p = pattern(key: key, version: version)
+            var same = Int(img.pointee.width) == p.width && Int(img.pointee.height) == p.height
+            for y in 0..<p.height where same {
+                same = p.pixels.withUnsafeBytes { memcmp(img.pointee.pixels + y * img.pointee.stride, $0.baseAddress! + y * p.width * 4, p.width * 4) } == 0
+            }
+            if same { ok += 1 } else { wrong += 1 }
+        case IC_ERR_NOT_FOUND:
+            missing += 1
+        case IC_ERR_CORRUPT:
+            corrupt += 1
+        default:
+            wrong += 1
+        }
+    }
+    print("ok \(ok) missing \(missing) corrupt \(corrupt) wrong \(wrong)")
+}
+
+let arguments = CommandLine.arguments
+switch arguments.count > 1 ? arguments[1] : "" {
+case "alloc-probe":
+    allocProbe()
+case "write-loop" where arguments.count == 4:
+    try await writeLoop(directory: arguments[2], seed: Int(arguments[3]) ?? 0)
+case "verify" where arguments.count == 3:
+    verify(directory: arguments[2])
+default:
+    FileHandle.standardError.write(Data("usage: ImageKitTestHelper alloc-probe | write-loop DIR SEED | verify DIR\n".utf8))
+    exit(2)
+}

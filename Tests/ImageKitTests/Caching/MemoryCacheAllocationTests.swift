@@ -1,0 +1,16 @@
+import XCTest
+
+/// A memory-cache hit must not allocate. Checked in a child process whose
+/// malloc, calloc, realloc and aligned allocations count per thread (see
+/// Tests/CAllocCounter); sanitizer builds replace malloc themselves, so there
+/// the check is skipped.
+final class MemoryCacheAllocationTests: XCTestCase {
+    func testHitsAndMissesDoNotAllocate() throws {
+        let result = ChildProcess.fields(try ChildProcess.run(["alloc-probe"]))
+        guard result["available"] == 1 else { throw XCTSkip("allocation counting is off in sanitizer builds") }
+        XCTAssertEqual(result["hits"], 100_000)
+        XCTAssertEqual(result["control-allocations"], 10, "the counter must see allocations")
+        XCTAssertEqual(result["allocations"], 0, "allocations during 100 000 hits")
+        XCTAssertEqual(result["miss-allocations"], 0, "allocations during 10 000 misses")
+    }
+}
