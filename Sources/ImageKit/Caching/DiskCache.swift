@@ -1,5 +1,9 @@
 import CImageCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Decoded images (and original encoded bytes) on disk, one file per key.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An entry read from a ``DiskCache``: the image (or original bytes) with
 /// what was stored alongside it.

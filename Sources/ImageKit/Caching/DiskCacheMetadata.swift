@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// HTTP validators and caller data stored with a ``DiskCache`` entry.
 public struct DiskCacheMetadata: Sendable, Hashable {

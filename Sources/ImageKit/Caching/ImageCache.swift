@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A namespaced two-tier image cache: decoded images in a ``MemoryCache`` in
 /// front of a ``DiskCache`` of LZ4-compressed bitmaps, plus the original

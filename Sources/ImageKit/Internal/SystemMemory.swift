@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 
 /// How much memory this process may use: the machine's physical memory,
@@ -41,7 +45,7 @@ enum SystemMemory {
 
     private static func readLimit(_ path: String) -> Int? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = String(text.filter { !$0.isWhitespace })
         guard let bytes = Int(value), bytes < Int.max / 2 else { return nil }
         return bytes
     }
