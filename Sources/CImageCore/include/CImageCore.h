@@ -9,5 +9,6 @@
 #include "ic_hash.h"
 #include "ic_transform.h"
 #include "ic_thread.h"
+#include "ic_fetch.h"
 
 #endif /* CIMAGECORE_H */

@@ -1,0 +1,75 @@
+/*
+ * fetch_internal.h — one transfer of the fetch engine (fetch_transfer.c),
+ * shared with the engine loop (fetch.c). Not installed.
+ */
+#ifndef IC_FETCH_INTERNAL_H
+#define IC_FETCH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "ic_fetch.h"
+
+/** One transfer from ic_fetch_start to on_complete. */
+typedef struct ic_xfer ic_xfer;
+struct ic_xfer {
+    /* Owned by the engine: links and flags guarded by the engine lock. */
+    ic_xfer *live_prev, *live_next; /* every transfer not yet completed */
+    ic_xfer *queue_next;            /* submitted, waiting for the engine thread */
+    ic_xfer *cancel_next;           /* picked up for cancellation */
+    uint64_t id;
+    bool cancel_requested;
+    bool cancel_taken;
+
+    /* Engine thread only from here on (set up by ic_xfer_create before submission). */
+    bool in_multi;
+    CURL *easy;
+    struct curl_slist *header_list;
+    ic_fetch_callbacks cb;
+    void *ctx;
+    bool cookies;
+    uint64_t max_body;
+    int status_min, status_end;
+    uint32_t progress_interval_ms;
+
+    /* Header lines of the latest response, "Name: value\r\n" each. */
+    char *raw_headers;
+    size_t raw_len, raw_cap;
+    ic_fetch_header *fields;
+    size_t field_count;
+    ic_fetch_head head;
+    bool head_ready;     /* head built and given to on_head */
+    bool reject_status;  /* status outside [status_min, status_end): discard the body */
+    bool too_large;
+    bool aborted;        /* on_head or on_body said stop */
+    bool out_of_memory;
+    int64_t expected;    /* decoded size we expect, -1 unknown */
+
+    uint8_t *body;
+    size_t body_len, body_cap;
+    uint64_t received;
+    uint64_t progress_at_ms;
+    uint64_t progress_reported;
+    bool progress_sent;
+
+    char errbuf[CURL_ERROR_SIZE];
+    char message[CURL_ERROR_SIZE + 64];
+};
+
+/** Builds a transfer and its configured easy handle (on the caller's thread). */
+ic_status ic_xfer_create(const ic_fetch_request *req, uint32_t progress_interval_ms, ic_xfer **out,
+                         ic_error *err);
+
+/**
+ * Reports the end of the transfer to on_complete: `code` is curl's result,
+ * or ignored when `cancelled`. The easy handle must be out of the multi handle.
+ */
+void ic_xfer_complete(ic_xfer *x, CURLcode code, bool cancelled);
+
+/** Frees the transfer, its easy handle and every buffer it still owns. */
+void ic_xfer_destroy(ic_xfer *x);
+
+#endif /* IC_FETCH_INTERNAL_H */
