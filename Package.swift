@@ -57,15 +57,24 @@ let package = Package(
                 .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("gif"),
             ]
         ),
+        // Real HTTP servers on 127.0.0.1 (nginx, and a Python server for the misbehaving
+        // cases) that the downloader tests and benchmarks start and stop. Not part of any product.
+        .target(
+            name: "TestServers",
+            path: "Tests/TestServers",
+            exclude: ["http_test_server.py"]
+        ),
         .testTarget(
             name: "ImageKitTests",
-            dependencies: ["ImageKit", "CImageCore", "CAnchors"],
+            dependencies: ["ImageKit", "CImageCore", "CAnchors", "TestServers"],
             path: "Tests/ImageKitTests"
         ),
         .testTarget(
             name: "ImageKitBenchmarks",
-            dependencies: ["ImageKit", "CImageCore", "CAnchors"],
-            path: "Benchmarks"
+            dependencies: ["ImageKit", "CImageCore", "CAnchors", "TestServers"],
+            path: "Benchmarks",
+            // A separate package (AsyncHTTPClient comparison), built only by `make bench-peers`.
+            exclude: ["Peers"]
         ),
     ],
     swiftLanguageModes: [.v6]
