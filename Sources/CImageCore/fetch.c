@@ -17,9 +17,13 @@
 #include "fetch_internal.h"
 #include "ic_internal.h"
 
+/* Easy handles kept for reuse (each keeps its receive buffer and allocations). */
+#define IC_FETCH_IDLE_HANDLES 32
+
 struct ic_fetch {
     CURLM *multi;
     CURLSH *share; /* the cookie jar of requests that opt in */
+    ic_body_pool *bodies;
     pthread_t thread;
     pthread_mutex_t lock;
     char thread_name[16];
@@ -32,6 +36,8 @@ struct ic_fetch {
     bool cancel_pending;
     bool stopping;
     bool self_destroy; /* destroyed from a callback: the thread frees the engine */
+    CURL *idle[IC_FETCH_IDLE_HANDLES];
+    size_t idle_count;
 
     uint32_t progress_interval_ms;
 
@@ -40,6 +46,7 @@ struct ic_fetch {
     atomic_uint_fast32_t queued;
     atomic_uint_fast32_t active;
     atomic_uint_fast32_t easy_handles;
+    atomic_uint_fast32_t idle_handles;
 };
 
 /* curl_global_init runs once per process; its result is kept for every later create. */
@@ -71,6 +78,7 @@ const char *ic_fetch_result_name(ic_fetch_result result) {
 void ic_fetch_config_init(ic_fetch_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->progress_interval_ms = 100;
+    cfg->max_pooled_body_bytes = 8u * 1024u * 1024u;
     cfg->thread_name = "imagekit-fetch";
 }
 
@@ -112,6 +120,17 @@ static void finish(ic_fetch *f, ic_xfer *x, CURLcode code, bool cancelled) {
     live_unlink(f, x);
     pthread_mutex_unlock(&f->lock);
     ic_xfer_complete(x, code, cancelled);
+    CURL *reusable = ic_xfer_take_handle(x);
+    if (reusable) {
+        pthread_mutex_lock(&f->lock);
+        if (f->idle_count < IC_FETCH_IDLE_HANDLES) {
+            f->idle[f->idle_count++] = reusable;
+            reusable = NULL;
+            atomic_fetch_add(&f->idle_handles, 1);
+        }
+        pthread_mutex_unlock(&f->lock);
+        if (reusable) curl_easy_cleanup(reusable);
+    }
     ic_xfer_destroy(x);
     atomic_fetch_sub(&f->easy_handles, 1);
     atomic_fetch_add(&f->completed, 1);
@@ -189,8 +208,10 @@ static void cancel_all(ic_fetch *f) {
 }
 
 static void release(ic_fetch *f) {
+    for (size_t i = 0; i < f->idle_count; i++) curl_easy_cleanup(f->idle[i]);
     if (f->multi) curl_multi_cleanup(f->multi);
     if (f->share) curl_share_cleanup(f->share);
+    ic_body_pool_close(f->bodies);
     pthread_mutex_destroy(&f->lock);
     free(f);
 }
@@ -244,7 +265,8 @@ ic_status ic_fetch_create(const ic_fetch_config *cfg, ic_fetch **out, ic_error *
     snprintf(f->thread_name, sizeof f->thread_name, "%s", cfg->thread_name ? cfg->thread_name : "imagekit-fetch");
     f->multi = curl_multi_init();
     f->share = curl_share_init();
-    if (!f->multi || !f->share) {
+    f->bodies = ic_body_pool_create(cfg->max_pooled_body_bytes);
+    if (!f->multi || !f->share || !f->bodies) {
         release(f);
         return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot create the curl multi handle");
     }
@@ -286,8 +308,15 @@ ic_status ic_fetch_start(ic_fetch *f, const ic_fetch_request *req, uint64_t *id,
     if (req->headers == NULL && req->header_count > 0) {
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: header_count is set but headers is NULL");
     }
+    pthread_mutex_lock(&f->lock);
+    CURL *recycled = NULL;
+    if (f->idle_count) {
+        recycled = f->idle[--f->idle_count];
+        atomic_fetch_sub(&f->idle_handles, 1);
+    }
+    pthread_mutex_unlock(&f->lock);
     ic_xfer *x;
-    ic_status st = ic_xfer_create(req, f->progress_interval_ms, &x, err);
+    ic_status st = ic_xfer_create(req, recycled, f->bodies, f->progress_interval_ms, &x, err);
     if (st != IC_OK) return st;
 
     pthread_mutex_lock(&f->lock);
@@ -338,4 +367,6 @@ void ic_fetch_get_stats(ic_fetch *f, ic_fetch_stats *stats) {
     stats->queued = (uint32_t)atomic_load(&f->queued);
     stats->active = (uint32_t)atomic_load(&f->active);
     stats->easy_handles = (uint32_t)atomic_load(&f->easy_handles);
+    stats->idle_handles = (uint32_t)atomic_load(&f->idle_handles);
+    stats->bodies_out = (uint32_t)ic_body_pool_outstanding(f->bodies);
 }

@@ -13,6 +13,26 @@
 
 #include "ic_fetch.h"
 
+/* ---- Body buffers (fetch_body.c). ---- */
+
+/** Recycled body buffers of one engine; outlives it until every body is released. */
+typedef struct ic_body_pool ic_body_pool;
+
+/** A pool keeping at most `max_bytes` of idle buffers; NULL when out of memory. */
+ic_body_pool *ic_body_pool_create(size_t max_bytes);
+/** The engine is done with the pool: idle buffers are freed, later releases free theirs. */
+void ic_body_pool_close(ic_body_pool *p);
+/** A buffer of at least `capacity` bytes (recycled when one fits); NULL when out of memory. */
+uint8_t *ic_body_alloc(ic_body_pool *p, size_t capacity);
+/** Resizes a buffer from ic_body_alloc (like realloc); NULL, leaving it unchanged, on failure. */
+uint8_t *ic_body_resize(uint8_t *body, size_t capacity);
+/** The usable size of a buffer from ic_body_alloc. */
+size_t ic_body_capacity(uint8_t *body);
+/** Buffers handed out and not yet released. */
+size_t ic_body_pool_outstanding(ic_body_pool *p);
+
+/* ---- Transfers (fetch_transfer.c). ---- */
+
 /** One transfer from ic_fetch_start to on_complete. */
 typedef struct ic_xfer ic_xfer;
 struct ic_xfer {
@@ -31,6 +51,7 @@ struct ic_xfer {
     ic_fetch_callbacks cb;
     void *ctx;
     bool cookies;
+    ic_body_pool *pool;
     uint64_t max_body;
     int status_min, status_end;
     uint32_t progress_interval_ms;
@@ -59,9 +80,12 @@ struct ic_xfer {
     char message[CURL_ERROR_SIZE + 64];
 };
 
-/** Builds a transfer and its configured easy handle (on the caller's thread). */
-ic_status ic_xfer_create(const ic_fetch_request *req, uint32_t progress_interval_ms, ic_xfer **out,
-                         ic_error *err);
+/**
+ * Builds a transfer around `easy` (a recycled handle, or NULL for a new one)
+ * and configures it, on the caller's thread. Takes `easy` even on failure.
+ */
+ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *pool,
+                         uint32_t progress_interval_ms, ic_xfer **out, ic_error *err);
 
 /**
  * Reports the end of the transfer to on_complete: `code` is curl's result,
@@ -69,7 +93,13 @@ ic_status ic_xfer_create(const ic_fetch_request *req, uint32_t progress_interval
  */
 void ic_xfer_complete(ic_xfer *x, CURLcode code, bool cancelled);
 
-/** Frees the transfer, its easy handle and every buffer it still owns. */
+/**
+ * Takes the easy handle out of a completed transfer, reset for another request,
+ * or returns NULL when it must not be reused (it carried the cookie jar).
+ */
+CURL *ic_xfer_take_handle(ic_xfer *x);
+
+/** Frees the transfer, its easy handle (unless taken) and every buffer it still owns. */
 void ic_xfer_destroy(ic_xfer *x);
 
 #endif /* IC_FETCH_INTERNAL_H */

@@ -54,9 +54,10 @@ static size_t on_curl_write(char *buf, size_t size, size_t count, void *userdata
 static bool configure(ic_xfer *x, const ic_fetch_request *req) {
     CURL *e = x->easy;
     CURLcode rc = CURLE_OK;
+    const char *failed = "";
 #define SET(opt, val)                                                                           \
     do {                                                                                        \
-        if (rc == CURLE_OK) rc = curl_easy_setopt(e, opt, val);                                 \
+        if (rc == CURLE_OK && (rc = curl_easy_setopt(e, opt, val)) != CURLE_OK) failed = #opt;  \
     } while (0)
     SET(CURLOPT_URL, req->url);
     SET(CURLOPT_PROTOCOLS_STR, k_protocols);
@@ -68,7 +69,9 @@ static bool configure(ic_xfer *x, const ic_fetch_request *req) {
     SET(CURLOPT_HEADERDATA, (void *)x);
     SET(CURLOPT_WRITEFUNCTION, on_curl_write);
     SET(CURLOPT_WRITEDATA, (void *)x);
-    SET(CURLOPT_BUFFERSIZE, 64L * 1024L);
+    /* Fewer, larger reads. A recycled handle that still holds its buffer (after a
+     * failed transfer) refuses a new size and simply keeps the one it has. */
+    (void)curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 64L * 1024L);
     if (req->method == IC_FETCH_HEAD) SET(CURLOPT_NOBODY, 1L);
     if (req->max_redirects > 0) {
         SET(CURLOPT_FOLLOWLOCATION, 1L);
@@ -99,26 +102,30 @@ static bool configure(ic_xfer *x, const ic_fetch_request *req) {
     if (x->header_list) SET(CURLOPT_HTTPHEADER, x->header_list);
 #undef SET
     if (rc != CURLE_OK) {
-        snprintf(x->message, sizeof x->message, "%s", curl_easy_strerror(rc));
+        snprintf(x->message, sizeof x->message, "%s: %s", failed, curl_easy_strerror(rc));
         return false;
     }
     return true;
 }
 
-ic_status ic_xfer_create(const ic_fetch_request *req, uint32_t progress_interval_ms, ic_xfer **out,
-                         ic_error *err) {
+ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *pool,
+                         uint32_t progress_interval_ms, ic_xfer **out, ic_error *err) {
     *out = NULL;
     ic_xfer *x = calloc(1, sizeof *x);
-    if (!x) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate a transfer");
+    if (!x) {
+        if (easy) curl_easy_cleanup(easy);
+        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate a transfer");
+    }
     x->cb = req->callbacks;
     x->ctx = req->ctx;
     x->cookies = req->cookies != 0;
+    x->pool = pool;
     x->max_body = req->max_body_bytes ? req->max_body_bytes : IC_FETCH_DEFAULT_MAX_BODY;
     x->status_min = req->status_min;
     x->status_end = req->status_end;
     x->progress_interval_ms = progress_interval_ms;
     x->expected = -1;
-    x->easy = curl_easy_init();
+    x->easy = easy ? easy : curl_easy_init();
     if (!x->easy) {
         free(x);
         return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot create a curl handle");
@@ -148,13 +155,21 @@ ic_status ic_xfer_create(const ic_fetch_request *req, uint32_t progress_interval
     return IC_OK;
 }
 
+CURL *ic_xfer_take_handle(ic_xfer *x) {
+    CURL *e = x->easy;
+    if (!e || x->cookies) return NULL;
+    x->easy = NULL;
+    curl_easy_reset(e);
+    return e;
+}
+
 void ic_xfer_destroy(ic_xfer *x) {
     if (!x) return;
     if (x->easy) curl_easy_cleanup(x->easy);
     curl_slist_free_all(x->header_list);
     free(x->raw_headers);
     free(x->fields);
-    free(x->body);
+    ic_fetch_body_release(x->body);
     free(x);
 }
 
@@ -233,15 +248,19 @@ static int http_version_number(long v) {
     }
 }
 
-static bool reserve_body(ic_xfer *x, size_t need) {
+/* Room for `need` body bytes: exactly that when `exact` (a known length), else by doubling. */
+static bool reserve_body(ic_xfer *x, size_t need, bool exact) {
     if (need <= x->body_cap) return true;
-    size_t cap = x->body_cap ? x->body_cap : IC_FETCH_INITIAL_BODY;
-    while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-    if (cap > x->max_body && need <= x->max_body) cap = (size_t)x->max_body;
-    uint8_t *grown = realloc(x->body, cap);
+    size_t cap = need;
+    if (!exact) {
+        cap = x->body_cap ? x->body_cap : IC_FETCH_INITIAL_BODY;
+        while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        if (cap > x->max_body && need <= x->max_body) cap = (size_t)x->max_body;
+    }
+    uint8_t *grown = x->body ? ic_body_resize(x->body, cap) : ic_body_alloc(x->pool, cap);
     if (!grown) return false;
     x->body = grown;
-    x->body_cap = cap;
+    x->body_cap = ic_body_capacity(grown);
     return true;
 }
 
@@ -278,7 +297,7 @@ static bool deliver_head(ic_xfer *x) {
         return false;
     }
     if (!x->reject_status && !x->cb.on_body && x->expected > 0 && (uint64_t)x->expected <= x->max_body &&
-        !reserve_body(x, (size_t)x->expected)) {
+        !reserve_body(x, (size_t)x->expected, true)) {
         x->out_of_memory = true;
         return false;
     }
@@ -309,7 +328,7 @@ static size_t on_curl_write(char *buf, size_t size, size_t count, void *userdata
             return 0;
         }
     } else {
-        if (!reserve_body(x, x->body_len + len)) {
+        if (!reserve_body(x, x->body_len + len, false)) {
             x->out_of_memory = true;
             return 0;
         }
@@ -432,7 +451,7 @@ void ic_xfer_complete(ic_xfer *x, CURLcode code, bool cancelled) {
     out.head = x->head_ready ? &x->head : NULL;
     if (out.result == IC_FETCH_OK && !x->cb.on_body) {
         if (x->body_cap > x->body_len + x->body_len / 4 && x->body_len > 0) {
-            uint8_t *fit = realloc(x->body, x->body_len);
+            uint8_t *fit = ic_body_resize(x->body, x->body_len);
             if (fit) x->body = fit;
         }
         out.body = x->body;
@@ -441,5 +460,5 @@ void ic_xfer_complete(ic_xfer *x, CURLcode code, bool cancelled) {
     }
     collect_metrics(x, &out.metrics);
     x->cb.on_complete(x->ctx, &out);
-    free(out.body); /* NULL when the receiver took it */
+    ic_fetch_body_release(out.body); /* NULL when the receiver took it */
 }

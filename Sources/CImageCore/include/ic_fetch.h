@@ -37,6 +37,11 @@ typedef struct ic_fetch_config {
     uint32_t max_host_connections;
     /** Most idle connections kept for reuse (0: libcurl's default). */
     uint32_t max_idle_connections;
+    /**
+     * Most bytes of released body buffers kept for reuse (default 8 MiB; 0 keeps
+     * none). Reused buffers spare the page faults of fresh memory.
+     */
+    size_t max_pooled_body_bytes;
     /** Shortest interval between two on_progress calls of a transfer, in ms. Default 100. */
     uint32_t progress_interval_ms;
     /** Name of the engine thread (Linux keeps 15 bytes). Default "imagekit-fetch". */
@@ -146,9 +151,10 @@ typedef struct ic_fetch_outcome {
     /** The final response head, or NULL when none arrived. */
     const ic_fetch_head *head;
     /**
-     * The body when the request had no on_body callback: malloc'ed, body_len
-     * bytes. To keep it, copy the pointer and set body to NULL; free it later
-     * with free(). Otherwise the engine frees it after the callback.
+     * The body when the request had no on_body callback: body_len bytes. To
+     * keep it, copy the pointer and set body to NULL; release it later (from
+     * any thread, also after ic_fetch_destroy) with ic_fetch_body_release.
+     * Otherwise the engine releases it after the callback.
      */
     uint8_t *body;
     size_t body_len;
@@ -224,6 +230,9 @@ typedef struct ic_fetch_request {
 /** Fills req with the defaults (GET, 5 redirects, 64 MiB cap, statuses [200, 300)). */
 void ic_fetch_request_init(ic_fetch_request *req);
 
+/** Releases a body taken from an ic_fetch_outcome (NULL is ignored). */
+void ic_fetch_body_release(uint8_t *body);
+
 /** Counters for tests and metrics. */
 typedef struct ic_fetch_stats {
     /** Transfers ic_fetch_start accepted. */
@@ -234,8 +243,12 @@ typedef struct ic_fetch_stats {
     uint32_t queued;
     /** Transfers in the curl multi handle. */
     uint32_t active;
-    /** curl easy handles alive. */
+    /** curl easy handles held by transfers (queued or active). */
     uint32_t easy_handles;
+    /** curl easy handles kept for reuse by later transfers (released by ic_fetch_destroy). */
+    uint32_t idle_handles;
+    /** Bodies handed to receivers and not yet released with ic_fetch_body_release. */
+    uint32_t bodies_out;
 } ic_fetch_stats;
 
 /** Starts an engine and its thread. cfg may be NULL for the defaults. */

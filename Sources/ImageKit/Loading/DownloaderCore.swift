@@ -396,8 +396,10 @@ final class DownloaderCore: Sendable {
     func transferDidComplete(_ id: UInt64, _ outcome: UnsafeMutablePointer<ic_fetch_outcome>) {
         var data = Data()
         if let body = outcome.pointee.body, outcome.pointee.body_len > 0 {
-            // The engine allocated the body with malloc and hands it over here.
-            data = Data(bytesNoCopy: body, count: outcome.pointee.body_len, deallocator: .free)
+            // The body is ours now; releasing the Data gives the buffer back to the engine's pool.
+            data = Data(bytesNoCopy: body, count: outcome.pointee.body_len, deallocator: .custom { p, _ in
+                ic_fetch_body_release(p.assumingMemoryBound(to: UInt8.self))
+            })
             outcome.pointee.body = nil
         }
         let o = outcome.pointee

@@ -34,6 +34,8 @@ final class FetchEngineTests: XCTestCase {
         var streamed = 0
         var heads = 0
         var destroyOnComplete: OpaquePointer?
+        var keepBody = false
+        var body: UnsafeMutablePointer<UInt8>?
 
         init(_ reports: Collector<(Int, Report)>, index: Int, rejectHead: Bool = false) {
             self.reports = reports
@@ -65,6 +67,10 @@ final class FetchEngineTests: XCTestCase {
             p.reports.append((p.index, Report(result: o.result, status: Int(o.head?.pointee.status ?? 0),
                                               bodyLength: o.body == nil ? -1 : o.body_len,
                                               message: String(cString: o.message))))
+            if p.keepBody {
+                p.body = outcome!.pointee.body
+                outcome!.pointee.body = nil
+            }
             if let engine = p.destroyOnComplete { ic_fetch_destroy(engine) }
         }
         req.ctx = Unmanaged.passRetained(probe).toOpaque()
@@ -182,6 +188,24 @@ final class FetchEngineTests: XCTestCase {
         XCTAssertEqual(reports[1]?.result, IC_FETCH_ABORTED)
         XCTAssertEqual(String(cString: ic_fetch_result_name(IC_FETCH_ABORTED)), "aborted")
         XCTAssertEqual(rejected.heads, 1)
+    }
+
+    func testAKeptBodyOutlivesTheEngine() async throws {
+        let f = try fixture
+        let engine = try makeEngine("ic-body-test")
+        let log = Collector<(Int, Report)>()
+        let keeper = Probe(log, index: 0)
+        keeper.keepBody = true
+        try start(engine, f.nginx.url("/medium.bin"), keeper)
+        try start(engine, f.nginx.url("/small.png"), Probe(log, index: 1))
+        await DownloadTesting.waitUntil("both complete") { log.all.count == 2 }
+        var stats = ic_fetch_stats()
+        ic_fetch_get_stats(engine, &stats)
+        XCTAssertEqual(stats.bodies_out, 1, "only the kept body is out")
+        ic_fetch_destroy(engine)
+        let body = try XCTUnwrap(keeper.body)
+        XCTAssertEqual(Array(UnsafeBufferPointer(start: body, count: 300_000)), LoopbackFixture.files["medium.bin"])
+        ic_fetch_body_release(body)
     }
 
     func testDestroyFromACallback() async throws {
