@@ -14,6 +14,7 @@ final class DownloaderCore: Sendable {
     typealias Progress = @Sendable (DownloadProgress) -> Void
 
     let configuration: DownloaderConfiguration
+    private let defaults: ResolvedRequest.Defaults
     private let engine: FetchEngine
     private let state = Locked(State())
     /// Whether the engine must report heads (someone looks at them before the body).
@@ -128,6 +129,7 @@ final class DownloaderCore: Sendable {
             throw .invalidArgument("download: maxConcurrentDownloadsPerHost must be at least 1")
         }
         self.configuration = configuration
+        defaults = try ResolvedRequest.Defaults(configuration)
         engine = try FetchEngine(configuration: configuration)
         wantsHead = !configuration.observers.isEmpty || configuration.acceptableContentTypes != nil
             || configuration.responseValidator != nil
@@ -273,7 +275,7 @@ final class DownloaderCore: Sendable {
     private func attach(_ id: UInt64, _ request: DownloadRequest) {
         let resolved: ResolvedRequest
         do {
-            resolved = try ResolvedRequest(request, configuration: configuration)
+            resolved = try ResolvedRequest(request, defaults: defaults)
         } catch {
             fail(id, error)
             return
