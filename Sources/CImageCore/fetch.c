@@ -36,6 +36,8 @@ struct ic_fetch {
     bool cancel_pending;
     bool stopping;
     bool self_destroy; /* destroyed from a callback: the thread frees the engine */
+    bool loop_running;  /* loop_thread is set */
+    pthread_t loop_thread;
     CURL *idle[IC_FETCH_IDLE_HANDLES];
     size_t idle_count;
 
@@ -91,7 +93,13 @@ void ic_fetch_request_init(ic_fetch_request *req) {
     req->status_end = 300;
 }
 
-/* ---- The live list (lock held). ---- */
+/* ---- Lock held. ---- */
+
+/* Whether the caller is the engine thread (so inside a callback). */
+static bool on_engine_thread(const ic_fetch *f) {
+    return f->loop_running && pthread_equal(pthread_self(), f->loop_thread);
+}
+
 
 static void live_link(ic_fetch *f, ic_xfer *x) {
     x->live_prev = NULL;
@@ -183,6 +191,13 @@ static bool take_requests(ic_fetch *f) {
     return !stopping;
 }
 
+static bool requests_pending(ic_fetch *f) {
+    pthread_mutex_lock(&f->lock);
+    bool pending = f->queue_head != NULL || f->cancel_pending;
+    pthread_mutex_unlock(&f->lock);
+    return pending;
+}
+
 static void reap_done(ic_fetch *f) {
     CURLMsg *msg;
     int left;
@@ -223,11 +238,17 @@ static void *engine_main(void *arg) {
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, NULL);
+    pthread_mutex_lock(&f->lock);
+    f->loop_thread = pthread_self();
+    f->loop_running = true;
+    pthread_mutex_unlock(&f->lock);
 
     while (take_requests(f)) {
         int running = 0;
         curl_multi_perform(f->multi, &running);
         reap_done(f);
+        /* Callbacks that started or cancelled transfers sent no wakeup: go round again. */
+        if (requests_pending(f)) continue;
         /* curl shortens the wait to its own next timeout; wakeups end it early. */
         curl_multi_poll(f->multi, NULL, 0, 10000, NULL);
     }
@@ -290,12 +311,12 @@ ic_status ic_fetch_create(const ic_fetch_config *cfg, ic_fetch **out, ic_error *
 
 void ic_fetch_destroy(ic_fetch *f) {
     if (!f) return;
-    bool on_engine_thread = pthread_equal(pthread_self(), f->thread);
     pthread_mutex_lock(&f->lock);
+    bool from_callback = on_engine_thread(f);
     f->stopping = true;
-    f->self_destroy = on_engine_thread;
+    f->self_destroy = from_callback;
     pthread_mutex_unlock(&f->lock);
-    if (on_engine_thread) return; /* engine_main frees f when the callback returns */
+    if (from_callback) return; /* engine_main frees f when the callback returns */
     curl_multi_wakeup(f->multi);
     pthread_join(f->thread, NULL);
     release(f);
@@ -331,8 +352,9 @@ ic_status ic_fetch_start(ic_fetch *f, const ic_fetch_request *req, uint64_t *id,
     if (f->queue_tail) f->queue_tail->queue_next = x;
     else f->queue_head = x;
     f->queue_tail = x;
-    bool wake = !f->wake_pending;
-    f->wake_pending = true;
+    /* The engine thread itself (a callback) looks at the queue before it polls again. */
+    bool wake = !f->wake_pending && !on_engine_thread(f);
+    if (wake) f->wake_pending = true;
     atomic_fetch_add(&f->started, 1);
     atomic_fetch_add(&f->queued, 1);
     atomic_fetch_add(&f->easy_handles, 1);
@@ -350,8 +372,8 @@ void ic_fetch_cancel(ic_fetch *f, uint64_t id) {
         if (!x->cancel_requested) {
             x->cancel_requested = true;
             f->cancel_pending = true;
-            wake = !f->wake_pending;
-            f->wake_pending = true;
+            wake = !f->wake_pending && !on_engine_thread(f);
+            if (wake) f->wake_pending = true;
         }
         break;
     }
