@@ -15,7 +15,7 @@ ASAN_FLAGS := --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-re
 # TSan cannot see inside Synchronization.Mutex's slow path: use pthread locks there.
 TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
 
-.PHONY: deps deps-list build test bench conformance sanitize clean
+.PHONY: deps deps-list build test bench bench-peers conformance sanitize clean
 
 ## deps: install the Debian packages that are missing (instant when none are)
 deps:
@@ -44,6 +44,11 @@ test: deps
 ## bench: release XCTest measure benchmarks on built-in inputs
 bench: deps
 	$(SWIFT) test -c release --filter ImageKitBenchmarks
+
+## bench-peers: the download benchmark against AsyncHTTPClient, from its own package in
+## Benchmarks/Peers (so nothing else depends on AsyncHTTPClient; its first build is long)
+bench-peers: deps
+	cd Benchmarks/Peers && IMAGEKIT_BENCH_OUT=$(CURDIR)/bench-results $(SWIFT) test -c release
 
 ## conformance: decode every file of the corpus manifest and compare pixel hashes
 conformance: deps

@@ -264,8 +264,8 @@ void ic_fetch_destroy(ic_fetch *fetch);
 
 /**
  * Queues a transfer. On success *id names it for ic_fetch_cancel and
- * on_complete will be called exactly once. Fails (and calls nothing) on a
- * bad request or once the engine is stopping.
+ * on_complete will be called exactly once (possibly before this returns).
+ * Fails (and calls nothing) on a bad request or once the engine is stopping.
  */
 ic_status ic_fetch_start(ic_fetch *fetch, const ic_fetch_request *req, uint64_t *id, ic_error *err);
 

@@ -1,0 +1,45 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import ImageKit
+import TestServers
+import XCTest
+
+/// 500 files of 100 KB from nginx on 127.0.0.1, 6 and 32 in flight: files per
+/// second and process CPU per file, ours against URLSession (FoundationNetworking,
+/// itself on libcurl) in the same run. AsyncHTTPClient is measured by the
+/// separate package in Benchmarks/Peers (`make bench-peers`).
+final class DownloaderBenchmarks: XCTestCase {
+    static let servers = SharedServer(start: { try LoopbackFiles.start() }, stop: { $0.stop() })
+
+    override class func tearDown() {
+        servers.stop()
+        super.tearDown()
+    }
+
+    func testDownload500Files6InFlight() throws { try compare(inFlight: 6) }
+
+    func testDownload500Files32InFlight() throws { try compare(inFlight: 32) }
+
+    private func compare(inFlight: Int) throws {
+        let urls = try LoopbackFiles.urls(Self.servers.get())
+        var config = DownloaderConfiguration()
+        config.maxConcurrentDownloads = inFlight
+        let downloader = try Downloader(configuration: config)
+        let session = LoopbackFiles.urlSession(inFlight: inFlight)
+        defer { session.invalidateAndCancel() }
+        // One untimed round each opens the connections.
+        try LoopbackFiles.fetchAll(downloader, urls)
+        try LoopbackFiles.fetchAll(session, urls)
+
+        var oursCPU: [Double] = [], sessionCPU: [Double] = []
+        let (ours, anchor) = try BenchRecorder.time(self, ours: {
+            oursCPU.append(try LoopbackFiles.cpuMs { try LoopbackFiles.fetchAll(downloader, urls) })
+        }, anchor: {
+            sessionCPU.append(try LoopbackFiles.cpuMs { try LoopbackFiles.fetchAll(session, urls) })
+        })
+        LoopbackFiles.record(inFlight: inFlight, peer: "URLSession", filesPerSecondTarget: 4, cpuTarget: nil,
+                             oursMs: ours, oursCPU: oursCPU, peerMs: anchor, peerCPU: sessionCPU)
+    }
+}

@@ -1,0 +1,72 @@
+import AsyncHTTPClient
+import Dispatch
+import Foundation
+import ImageKit
+import NIOCore
+import Synchronization
+import TestServers
+import XCTest
+
+/// The download benchmark (500 × 100 KB from nginx on 127.0.0.1, 6 and 32 in
+/// flight) against AsyncHTTPClient, interleaved in the same process. Targets from
+/// the issue: files/s at least AsyncHTTPClient's, CPU per file at most 0.6 × its.
+final class AsyncHTTPClientBenchmarks: XCTestCase {
+    static let servers = SharedServer(start: { try LoopbackFiles.start() }, stop: { $0.stop() })
+
+    override class func tearDown() {
+        servers.stop()
+        super.tearDown()
+    }
+
+    func testDownload500Files6InFlight() throws { try compare(inFlight: 6) }
+
+    func testDownload500Files32InFlight() throws { try compare(inFlight: 32) }
+
+    private func compare(inFlight: Int) throws {
+        let urls = try LoopbackFiles.urls(Self.servers.get())
+        var config = DownloaderConfiguration()
+        config.maxConcurrentDownloads = inFlight
+        let downloader = try Downloader(configuration: config)
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: .init(connectionPool: .init(idleTimeout: .seconds(60),
+                                                       concurrentHTTP1ConnectionsPerHostSoftLimit: inFlight)))
+        defer { try? client.syncShutdown() }
+        // One untimed round each opens the connections.
+        try LoopbackFiles.fetchAll(downloader, urls)
+        try Self.fetchAll(client, urls)
+
+        var oursCPU: [Double] = [], peerCPU: [Double] = []
+        let (ours, peer) = try BenchRecorder.time(self, ours: {
+            oursCPU.append(try LoopbackFiles.cpuMs { try LoopbackFiles.fetchAll(downloader, urls) })
+        }, anchor: {
+            peerCPU.append(try LoopbackFiles.cpuMs { try Self.fetchAll(client, urls) })
+        })
+        LoopbackFiles.record(inFlight: inFlight, peer: "AsyncHTTPClient", filesPerSecondTarget: 1, cpuTarget: 0.6,
+                             oursMs: ours, oursCPU: oursCPU, peerMs: peer, peerCPU: peerCPU)
+    }
+
+    /// Starts every request at once and waits for all; throws if one failed or came short.
+    private static func fetchAll(_ client: HTTPClient, _ urls: [URL]) throws {
+        let group = DispatchGroup()
+        let failures = Mutex<[String]>([])
+        for url in urls {
+            group.enter()
+            client.get(url: url.absoluteString).whenComplete { result in
+                switch result {
+                case .success(let response):
+                    let count = response.body?.readableBytes ?? 0
+                    if response.status != .ok || count != LoopbackFiles.size {
+                        failures.withLock { $0.append("\(url): \(response.status) \(count) bytes") }
+                    }
+                case .failure(let error):
+                    failures.withLock { $0.append("\(url): \(error)") }
+                }
+                group.leave()
+            }
+        }
+        group.wait()
+        let list = failures.withLock { $0 }
+        if !list.isEmpty { throw ServerError("\(list.count) requests failed, first: \(list[0])") }
+    }
+}

@@ -1,0 +1,119 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import ImageKit
+import Synchronization
+import TestServers
+
+/// The download benchmark's workload (500 files of 100 KB served by nginx on
+/// 127.0.0.1) and its measurements. Shared with the AsyncHTTPClient comparison in
+/// Benchmarks/Peers, so both runs fetch and report alike.
+enum LoopbackFiles {
+    static let count = 500
+    static let size = 100 * 1024
+
+    /// nginx serving `f/0.bin` … `f/499.bin`.
+    static func start() throws -> NginxServer {
+        var rng: UInt64 = 0x5EED
+        let block = (0..<size).map { _ -> UInt8 in
+            rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: rng >> 33)
+        }
+        var files: [String: [UInt8]] = [:]
+        for i in 0..<count { files["f/\(i).bin"] = block }
+        return try NginxServer(files: files)
+    }
+
+    /// The URLs of the 500 files.
+    static func urls(_ nginx: NginxServer) -> [URL] {
+        (0..<count).map { nginx.url("/f/\($0).bin") }
+    }
+
+    /// URLSession with at most `inFlight` connections to the host and no cache.
+    static func urlSession(inFlight: Int) -> URLSession {
+        let config = URLSessionConfiguration.ephemeral
+        config.httpMaximumConnectionsPerHost = inFlight
+        config.urlCache = nil
+        return URLSession(configuration: config)
+    }
+
+    /// Starts every download at once and waits for all; throws if one failed or came short.
+    static func fetchAll(_ downloader: Downloader, _ urls: [URL]) throws {
+        let group = DispatchGroup()
+        let failures = Mutex<[String]>([])
+        for url in urls {
+            group.enter()
+            downloader.startDownload(DownloadRequest(url: url)) { result in
+                if case .failure(let e) = result { failures.withLock { $0.append("\(url): \(e)") } }
+                if case .success(let r) = result, r.data.count != size {
+                    failures.withLock { $0.append("\(url): \(r.data.count) bytes") }
+                }
+                group.leave()
+            }
+        }
+        group.wait()
+        try check(failures)
+    }
+
+    /// The same with URLSession data tasks.
+    static func fetchAll(_ session: URLSession, _ urls: [URL]) throws {
+        let group = DispatchGroup()
+        let failures = Mutex<[String]>([])
+        for url in urls {
+            group.enter()
+            session.dataTask(with: url) { data, _, error in
+                if let error { failures.withLock { $0.append("\(url): \(error)") } }
+                if error == nil, data?.count != size {
+                    failures.withLock { $0.append("\(url): \(data?.count ?? -1) bytes") }
+                }
+                group.leave()
+            }.resume()
+        }
+        group.wait()
+        try check(failures)
+    }
+
+    private static func check(_ failures: borrowing Mutex<[String]>) throws {
+        let list = failures.withLock { $0 }
+        if !list.isEmpty { throw ServerError("\(list.count) downloads failed, first: \(list[0])") }
+    }
+
+    /// Process CPU time (user + system, every thread) that `body` takes, in ms.
+    static func cpuMs(_ body: () throws -> Void) rethrows -> Double {
+        func now() -> Double {
+            var u = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &u)
+            return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000
+                + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1000
+        }
+        let start = now()
+        try body()
+        return now() - start
+    }
+
+    /// Records files/s and CPU per file, ours against `peer`, with the targets
+    /// (ours/peer files/s ≥ `filesPerSecondTarget`; ours/peer CPU per file ≤ `cpuTarget`).
+    static func record(inFlight: Int, peer: String, filesPerSecondTarget: Double?, cpuTarget: Double?,
+                       oursMs: [Double], oursCPU: [Double], peerMs: [Double], peerCPU: [Double]) {
+        let n = Double(count)
+        let om = BenchRecorder.median(oursMs), pm = BenchRecorder.median(peerMs)
+        let oursRate = n * 1000 / om, peerRate = n * 1000 / pm
+        let oc = BenchRecorder.median(oursCPU) / n, pc = BenchRecorder.median(peerCPU) / n
+        let name = "\(count) × 100 KB from nginx, \(inFlight) in flight"
+        BenchRecorder.record(BenchResult(
+            section: "download", name: "\(name): files/s vs \(peer)", medianMs: om, minMs: oursMs.min() ?? 0,
+            files: n, anchor: peer, anchorMedianMs: pm, ratio: oursRate / peerRate, target: filesPerSecondTarget,
+            targetRelation: filesPerSecondTarget == nil ? nil : ">=",
+            notes: ["files/s": oursRate, "\(peer) files/s": peerRate]))
+        BenchRecorder.record(BenchResult(
+            section: "download", name: "\(name): CPU ms per file vs \(peer)", medianMs: oc,
+            minMs: (oursCPU.min() ?? 0) / n, files: 1, anchor: peer, anchorMedianMs: pc, ratio: oc / pc,
+            target: cpuTarget, targetRelation: cpuTarget == nil ? nil : "<=",
+            notes: ["CPU ms/file": oc, "\(peer) CPU ms/file": pc]))
+    }
+}
