@@ -2,7 +2,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import ImageKit
 import TestServers
 import XCTest
 
@@ -23,23 +22,11 @@ final class DownloaderBenchmarks: XCTestCase {
     func testDownload500Files32InFlight() throws { try compare(inFlight: 32) }
 
     private func compare(inFlight: Int) throws {
-        let urls = try LoopbackFiles.urls(Self.servers.get())
-        var config = DownloaderConfiguration()
-        config.maxConcurrentDownloads = inFlight
-        let downloader = try Downloader(configuration: config)
         let session = LoopbackFiles.urlSession(inFlight: inFlight)
         defer { session.invalidateAndCancel() }
-        // One untimed round each opens the connections.
-        try LoopbackFiles.fetchAll(downloader, urls)
-        try LoopbackFiles.fetchAll(session, urls)
-
-        var oursCPU: [Double] = [], sessionCPU: [Double] = []
-        let (ours, anchor) = try BenchRecorder.time(self, ours: {
-            oursCPU.append(try LoopbackFiles.cpuMs { try LoopbackFiles.fetchAll(downloader, urls) })
-        }, anchor: {
-            sessionCPU.append(try LoopbackFiles.cpuMs { try LoopbackFiles.fetchAll(session, urls) })
-        })
-        LoopbackFiles.record(inFlight: inFlight, peer: "URLSession", filesPerSecondTarget: 4, cpuTarget: nil,
-                             oursMs: ours, oursCPU: oursCPU, peerMs: anchor, peerCPU: sessionCPU)
+        try LoopbackFiles.compare(self, urls: LoopbackFiles.urls(Self.servers.get()), inFlight: inFlight,
+                                  peer: "URLSession", filesPerSecondTarget: 4, cpuTarget: nil) {
+            try LoopbackFiles.fetchAll(session, $0)
+        }
     }
 }

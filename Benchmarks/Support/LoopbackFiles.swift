@@ -9,6 +9,7 @@ import Glibc
 import ImageKit
 import Synchronization
 import TestServers
+import XCTest
 
 /// The download benchmark's workload (500 files of 100 KB served by nginx on
 /// 127.0.0.1) and its measurements. Shared with the AsyncHTTPClient comparison in
@@ -96,9 +97,32 @@ enum LoopbackFiles {
         return now() - start
     }
 
+    /// Times a downloader with `inFlight` downloads at once against `peer`'s fetch of
+    /// every URL (`peerFetch`), interleaved inside `measure` after one untimed round
+    /// each (which opens the connections), and records the figures.
+    static func compare(_ test: XCTestCase, urls: [URL], inFlight: Int, peer: String,
+                        filesPerSecondTarget: Double?, cpuTarget: Double?,
+                        peerFetch: ([URL]) throws -> Void) throws {
+        var config = DownloaderConfiguration()
+        config.maxConcurrentDownloads = inFlight
+        let downloader = try Downloader(configuration: config)
+        try fetchAll(downloader, urls)
+        try peerFetch(urls)
+        var oursCPU: [Double] = [], peerCPU: [Double] = []
+        let (ours, theirs) = try withoutActuallyEscaping(peerFetch) { peerFetch in
+            try BenchRecorder.time(test, ours: {
+                oursCPU.append(try cpuMs { try fetchAll(downloader, urls) })
+            }, anchor: {
+                peerCPU.append(try cpuMs { try peerFetch(urls) })
+            })
+        }
+        record(inFlight: inFlight, peer: peer, filesPerSecondTarget: filesPerSecondTarget, cpuTarget: cpuTarget,
+               oursMs: ours, oursCPU: oursCPU, peerMs: theirs, peerCPU: peerCPU)
+    }
+
     /// Records files/s and CPU per file, ours against `peer`, with the targets
     /// (ours/peer files/s ≥ `filesPerSecondTarget`; ours/peer CPU per file ≤ `cpuTarget`).
-    static func record(inFlight: Int, peer: String, filesPerSecondTarget: Double?, cpuTarget: Double?,
+    private static func record(inFlight: Int, peer: String, filesPerSecondTarget: Double?, cpuTarget: Double?,
                        oursMs: [Double], oursCPU: [Double], peerMs: [Double], peerCPU: [Double]) {
         let n = Double(count)
         let om = BenchRecorder.median(oursMs), pm = BenchRecorder.median(peerMs)

@@ -31,7 +31,7 @@ public struct DownloadMetrics: Sendable, Hashable {
     public var sharedBy: Int
 
     /// Metrics with every figure given.
-    public init(nameLookup: Duration, connect: Duration, tlsHandshake: Duration, firstByte: Duration,
+    init(nameLookup: Duration, connect: Duration, tlsHandshake: Duration, firstByte: Duration,
                 total: Duration, redirectTime: Duration, redirectCount: Int, bodyBytes: Int64,
                 wireBodyBytes: Int64, headerBytes: Int64, newConnections: Int, sharedBy: Int) {
         self.nameLookup = nameLookup

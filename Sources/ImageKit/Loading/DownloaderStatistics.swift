@@ -25,7 +25,7 @@ public struct DownloaderStatistics: Sendable, Hashable {
     public var engineEasyHandles: Int
 
     /// A snapshot with every figure given.
-    public init(waiters: Int, transfers: Int, queuedTransfers: Int, runningTransfers: Int,
+    init(waiters: Int, transfers: Int, queuedTransfers: Int, runningTransfers: Int,
                 pendingRequestModifiers: Int, transferContexts: Int, engineStarted: Int,
                 engineCompleted: Int, engineQueued: Int, engineActive: Int, engineEasyHandles: Int) {
         self.waiters = waiters

@@ -5,16 +5,7 @@ import XCTest
 
 /// The downloader against real servers on 127.0.0.1: what each kind of answer,
 /// good or bad, becomes.
-final class DownloaderHTTPTests: XCTestCase {
-    static let servers = SharedServer(start: { try LoopbackFixture() }, stop: { $0.stop() })
-
-    override class func tearDown() {
-        servers.stop()
-        super.tearDown()
-    }
-
-    private var fixture: LoopbackFixture { get throws { try Self.servers.get() } }
-
+final class DownloaderHTTPTests: LoopbackTestCase {
     // MARK: - Successful answers
 
     func testGetWithContentLength() async throws {
@@ -30,6 +21,10 @@ final class DownloaderHTTPTests: XCTestCase {
         XCTAssertEqual(r.metrics.bodyBytes, 2_000)
         XCTAssertEqual(r.metrics.sharedBy, 1)
         XCTAssertGreaterThan(r.metrics.total, .zero)
+        XCTAssertEqual(r.metrics.newConnections, 1)
+        let again = try await d.download(DownloadRequest(url: f.nginx.url("/medium.bin")))
+        XCTAssertEqual(again.metrics.newConnections, 0, "the connection is reused")
+        XCTAssertEqual(again.data.count, 300_000)
         await DownloadTesting.assertIdle(d)
     }
 
@@ -174,6 +169,10 @@ final class DownloaderHTTPTests: XCTestCase {
         XCTAssertEqual(again.status, .notModified)
         XCTAssertEqual(again.response.statusCode, 304)
         XCTAssertTrue(again.data.isEmpty)
+
+        let dated = DownloadRequest.Validators(lastModified: try XCTUnwrap(first.response.lastModified))
+        let byDate = try await d.download(DownloadRequest(url: f.nginx.url("/small.png"), validators: dated))
+        XCTAssertEqual(byDate.status, .notModified, "If-Modified-Since alone")
 
         let stale = DownloadRequest.Validators(entityTag: "\"not-the-tag\"")
         let changed = try await d.download(DownloadRequest(url: f.nginx.url("/small.png"), validators: stale))

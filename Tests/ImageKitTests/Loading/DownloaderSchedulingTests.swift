@@ -5,16 +5,7 @@ import XCTest
 
 /// Coalescing, cancellation, priorities, limits, the request modifier, observers
 /// and bookkeeping, against real servers on 127.0.0.1.
-final class DownloaderSchedulingTests: XCTestCase {
-    static let servers = SharedServer(start: { try LoopbackFixture() }, stop: { $0.stop() })
-
-    override class func tearDown() {
-        servers.stop()
-        super.tearDown()
-    }
-
-    private var fixture: LoopbackFixture { get throws { try Self.servers.get() } }
-
+final class DownloaderSchedulingTests: LoopbackTestCase {
     /// A key no other test (or earlier run of this one) has used on the Python server.
     private func key(_ name: String) -> String { "\(name)-\(UUID().uuidString.prefix(8))" }
 
@@ -42,6 +33,27 @@ final class DownloaderSchedulingTests: XCTestCase {
         }
         XCTAssertEqual(try f.script.stats(k).count, 1)
         await DownloadTesting.assertIdle(d)
+    }
+
+    func testEachCallerGetsItsOwnProgressAndCompletion() async throws {
+        let f = try fixture
+        let d = try DownloadTesting.downloader()
+        let k = key("progress")
+        let url = f.script.url("/gate?key=\(k)&n=40000")
+        let progress = [Collector<Int64>(), Collector<Int64>()]
+        let done = Collector<(Int, Int)>()
+        for i in 0..<2 {
+            d.startDownload(DownloadRequest(url: url), progress: { progress[i].append($0.receivedBytes) }) {
+                done.append((i, (try? $0.get())?.data.count ?? -1))
+            }
+        }
+        await DownloadTesting.waitUntil("both callers share the transfer") { d.statistics.waiters == 2 }
+        XCTAssertEqual(d.statistics.transfers, 1)
+        try f.script.open(k)
+        await DownloadTesting.waitUntil("both complete with their last progress") {
+            done.all.count == 2 && progress.allSatisfy { $0.all.last == 40_000 }
+        }
+        XCTAssertEqual(done.all.sorted { $0.0 < $1.0 }.map(\.1), [40_000, 40_000])
     }
 
     func testDifferentHeadersDoNotShareATransfer() async throws {
@@ -276,7 +288,7 @@ final class DownloaderSchedulingTests: XCTestCase {
     func testThousandRequestsWithRandomCancellations() async throws {
         let f = try fixture
         let d = try DownloadTesting.downloader { $0.maxConcurrentDownloads = 6 }
-        var rng = SplitMix64(seed: 0x1000)
+        var rng = Scrambler(seed: 0x1000)
         let outcomes = Collector<(Int, Result<DownloadResult, ImageKitError>)>()
         var tokens: [DownloadToken] = []
         var names: [String] = []
@@ -321,7 +333,7 @@ final class DownloaderSchedulingTests: XCTestCase {
                 return request
             }
         }
-        var rng = SplitMix64(seed: 0x2000)
+        var rng = Scrambler(seed: 0x2000)
         var tasks: [Task<Bool, Never>] = []
         for _ in 0..<300 {
             let url = f.nginx.url("/files/\(rng.next() % 40).bin")
@@ -348,20 +360,5 @@ final class DownloaderSchedulingTests: XCTestCase {
         XCTAssertEqual(results.all.map(\.failure), [.cancelled, .cancelled])
         try await DownloadTesting.waitUntil("the server sees the client go away") { try f.script.stats(k).aborted }
         queued.cancel() // after shutdown: nothing happens
-    }
-}
-
-/// A small deterministic random number generator (SplitMix64).
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -5,16 +5,7 @@ import XCTest
 
 /// The C engine (`ic_fetch`) through its C API: lifecycle, cancellation by id,
 /// streaming, and that destroying it leaves no thread, handle or socket behind.
-final class FetchEngineTests: XCTestCase {
-    static let servers = SharedServer(start: { try LoopbackFixture() }, stop: { $0.stop() })
-
-    override class func tearDown() {
-        servers.stop()
-        super.tearDown()
-    }
-
-    private var fixture: LoopbackFixture { get throws { try Self.servers.get() } }
-
+final class FetchEngineTests: LoopbackTestCase {
     /// What the engine reported for one transfer.
     struct Report: Sendable {
         var result: ic_fetch_result
@@ -90,9 +81,10 @@ final class FetchEngineTests: XCTestCase {
         return id
     }
 
-    private func makeEngine(_ name: String) throws -> OpaquePointer {
+    private func makeEngine(_ name: String, maxHostConnections: UInt32 = 0) throws -> OpaquePointer {
         var cfg = ic_fetch_config()
         ic_fetch_config_init(&cfg)
+        cfg.max_host_connections = maxHostConnections
         var err = ic_error()
         var engine: OpaquePointer?
         let st = name.withCString { n in
@@ -226,6 +218,24 @@ final class FetchEngineTests: XCTestCase {
         let reports = Dictionary(uniqueKeysWithValues: log.all)
         XCTAssertEqual(reports[0]?.result, IC_FETCH_OK)
         XCTAssertEqual(reports[1]?.result, IC_FETCH_CANCELLED)
+    }
+
+    func testConnectionsPerHostLimit() async throws {
+        let f = try fixture
+        let engine = try makeEngine("ic-limit-test", maxHostConnections: 1)
+        defer { ic_fetch_destroy(engine) }
+        let log = Collector<(Int, Report)>()
+        let k = "limit-\(UUID().uuidString.prefix(8))"
+        for i in 0..<3 { try start(engine, f.script.url("/gate?key=\(k)&n=100"), Probe(log, index: i)) }
+        try await DownloadTesting.waitUntil("one request reaches the server") { try f.script.stats(k).count == 1 }
+        var stats = ic_fetch_stats()
+        ic_fetch_get_stats(engine, &stats)
+        XCTAssertEqual(stats.active, 3, "all three are in curl, two wait for the connection")
+        XCTAssertEqual(try f.script.stats(k).count, 1)
+        try f.script.open(k)
+        await DownloadTesting.waitUntil("all complete") { log.all.count == 3 }
+        XCTAssertEqual(log.all.map(\.1.result), [IC_FETCH_OK, IC_FETCH_OK, IC_FETCH_OK])
+        XCTAssertEqual(try f.script.stats(k).count, 3, "one after another on the one connection")
     }
 
     func testInvalidRequestsAreRefused() throws {

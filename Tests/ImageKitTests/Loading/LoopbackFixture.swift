@@ -44,13 +44,8 @@ final class LoopbackFixture: Sendable {
 
     /// `count` deterministic bytes, different for each seed.
     static func pattern(_ count: Int, seed: UInt64) -> [UInt8] {
-        var x = seed &* 0x9E37_79B9_7F4A_7C15 | 1
-        return (0..<count).map { _ in
-            x ^= x << 13
-            x ^= x >> 7
-            x ^= x << 17
-            return UInt8(truncatingIfNeeded: x)
-        }
+        var rng = Scrambler(seed: seed &* 0x9E37_79B9_7F4A_7C15)
+        return (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
     }
 
     /// The Python server's `pattern(n)`: byte i is i % 251.
@@ -61,6 +56,19 @@ final class LoopbackFixture: Sendable {
 
 private func + (a: [String: [UInt8]], b: [(String, [UInt8])]) -> [String: [UInt8]] {
     a.merging(b) { x, _ in x }
+}
+
+/// Base of the downloader test classes: the loopback servers, started on first use
+/// and stopped after each class.
+class LoopbackTestCase: XCTestCase {
+    static let servers = SharedServer(start: { try LoopbackFixture() }, stop: { $0.stop() })
+
+    override class func tearDown() {
+        servers.stop()
+        super.tearDown()
+    }
+
+    var fixture: LoopbackFixture { get throws { try Self.servers.get() } }
 }
 
 /// Helpers shared by the downloader tests.
@@ -137,5 +145,19 @@ final class Collector<Value: Sendable>: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return values
+    }
+}
+
+/// Deterministic pseudo-random numbers for test data and load tests (an xorshift sequence).
+struct Scrambler {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed | 1 }
+
+    mutating func next() -> UInt64 {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return state
     }
 }

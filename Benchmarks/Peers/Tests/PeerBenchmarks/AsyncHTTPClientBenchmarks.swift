@@ -1,7 +1,6 @@
 import AsyncHTTPClient
 import Dispatch
 import Foundation
-import ImageKit
 import NIOCore
 import Synchronization
 import TestServers
@@ -23,27 +22,15 @@ final class AsyncHTTPClientBenchmarks: XCTestCase {
     func testDownload500Files32InFlight() throws { try compare(inFlight: 32) }
 
     private func compare(inFlight: Int) throws {
-        let urls = try LoopbackFiles.urls(Self.servers.get())
-        var config = DownloaderConfiguration()
-        config.maxConcurrentDownloads = inFlight
-        let downloader = try Downloader(configuration: config)
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
             configuration: .init(connectionPool: .init(idleTimeout: .seconds(60),
                                                        concurrentHTTP1ConnectionsPerHostSoftLimit: inFlight)))
         defer { try? client.syncShutdown() }
-        // One untimed round each opens the connections.
-        try LoopbackFiles.fetchAll(downloader, urls)
-        try Self.fetchAll(client, urls)
-
-        var oursCPU: [Double] = [], peerCPU: [Double] = []
-        let (ours, peer) = try BenchRecorder.time(self, ours: {
-            oursCPU.append(try LoopbackFiles.cpuMs { try LoopbackFiles.fetchAll(downloader, urls) })
-        }, anchor: {
-            peerCPU.append(try LoopbackFiles.cpuMs { try Self.fetchAll(client, urls) })
-        })
-        LoopbackFiles.record(inFlight: inFlight, peer: "AsyncHTTPClient", filesPerSecondTarget: 1, cpuTarget: 0.6,
-                             oursMs: ours, oursCPU: oursCPU, peerMs: peer, peerCPU: peerCPU)
+        try LoopbackFiles.compare(self, urls: LoopbackFiles.urls(Self.servers.get()), inFlight: inFlight,
+                                  peer: "AsyncHTTPClient", filesPerSecondTarget: 1, cpuTarget: 0.6) {
+            try Self.fetchAll(client, $0)
+        }
     }
 
     /// Starts every request at once and waits for all; throws if one failed or came short.
