@@ -279,6 +279,8 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         }
         let fits = try await d.download(DownloadRequest(url: f.script.url("/no-length?n=100000")))
         XCTAssertEqual(fits.data.count, 100_000)
+        let head = try await d.download(DownloadRequest(url: f.nginx.url("/medium.bin"), method: .head))
+        XCTAssertEqual(head.response.headers["Content-Length"], "300000", "HEAD has no body to refuse")
         await DownloadTesting.assertIdle(d)
     }
 
