@@ -44,8 +44,11 @@ extension DownloadResponse {
     /// The response head the C engine reported; `requestURL` stands in for the
     /// answering URL when it is the request's own (no redirect).
     init(_ head: ic_fetch_head, requestURL: URL, requestURLString: String) {
-        let answered = head.url.map { String(cString: $0) } ?? requestURLString
-        url = answered == requestURLString ? requestURL : (URL(string: answered) ?? requestURL)
+        if let answered = head.url, requestURLString.withCString({ strcmp($0, answered) }) != 0 {
+            url = URL(string: String(cString: answered)) ?? requestURL
+        } else {
+            url = requestURL
+        }
         statusCode = Int(head.status)
         var fields: [HTTPHeaders.Field] = []
         fields.reserveCapacity(head.header_count)

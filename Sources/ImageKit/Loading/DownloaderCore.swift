@@ -38,6 +38,18 @@ final class DownloaderCore: Sendable {
         var completion: Completion?
     }
 
+    /// What a transfer asks for: fixed for its life and shared by reference, so the
+    /// many copies of `Transfer` and `Start` the bookkeeping makes stay cheap.
+    private final class Target: Sendable {
+        let request: DownloadRequest
+        let resolved: ResolvedRequest
+
+        init(request: DownloadRequest, resolved: ResolvedRequest) {
+            self.request = request
+            self.resolved = resolved
+        }
+    }
+
     private struct Transfer: Sendable {
         enum Phase: Sendable {
             /// In the queue under sequence number `seq`.
@@ -46,8 +58,7 @@ final class DownloaderCore: Sendable {
             case running(engineID: UInt64?, cancelRequested: Bool)
         }
 
-        let request: DownloadRequest
-        let resolved: ResolvedRequest
+        let target: Target
         var waiters: [UInt64]
         var priority: DownloadPriority
         var phase: Phase
@@ -57,8 +68,7 @@ final class DownloaderCore: Sendable {
 
     private struct Start: Sendable {
         let id: UInt64
-        let request: DownloadRequest
-        let resolved: ResolvedRequest
+        let target: Target
     }
 
     private struct State: Sendable {
@@ -107,7 +117,7 @@ final class DownloaderCore: Sendable {
                 updatePriority(id)
                 return nil
             }
-            if byKey[t.resolved] == id { byKey[t.resolved] = nil }
+            if byKey[t.target.resolved] == id { byKey[t.target.resolved] = nil }
             switch t.phase {
             case .queued:
                 transfers[id] = nil
@@ -292,7 +302,7 @@ final class DownloaderCore: Sendable {
                 s.transfers[transfer]!.waiters.append(id)
             } else {
                 transfer = s.makeID()
-                s.transfers[transfer] = Transfer(request: request, resolved: resolved, waiters: [id],
+                s.transfers[transfer] = Transfer(target: Target(request: request, resolved: resolved), waiters: [id],
                                                  priority: w.priority, phase: .queued(seq: 0))
                 s.byKey[resolved] = transfer
                 s.enqueue(transfer)
@@ -320,15 +330,15 @@ final class DownloaderCore: Sendable {
                 if case .queued(let seq)? = s.transfers[entry.id]?.phase { return seq == entry.seq }
                 return false
             }, canStart: { id in
-                guard let perHost, let host = s.transfers[id]?.resolved.authority else { return true }
+                guard let perHost, let host = s.transfers[id]?.target.resolved.authority else { return true }
                 return s.runningPerHost[host, default: 0] < perHost
             })
             guard let id = next, let t = s.transfers[id] else { break }
             s.transfers[id]!.phase = .running(engineID: nil, cancelRequested: false)
             s.queued -= 1
             s.running += 1
-            s.runningPerHost[t.resolved.authority, default: 0] += 1
-            starts.append(Start(id: id, request: t.request, resolved: t.resolved))
+            s.runningPerHost[t.target.resolved.authority, default: 0] += 1
+            starts.append(Start(id: id, target: t.target))
         }
         return starts
     }
@@ -336,10 +346,10 @@ final class DownloaderCore: Sendable {
     /// Hands scheduled transfers to the engine.
     private func launch(_ starts: [Start]) {
         for start in starts {
-            notify(.started(start.request))
+            notify(.started(start.target.request))
             let ctx = Unmanaged.passRetained(TransferContext(id: start.id, core: self)).toOpaque()
             let callbacks = TransferContext.callbacks(wantsHead: wantsHead)
-            let result = start.resolved.withCRequest { req in
+            let result = start.target.resolved.withCRequest { req in
                 req.callbacks = callbacks
                 req.ctx = ctx
                 return engine.start(&req)
@@ -374,8 +384,8 @@ final class DownloaderCore: Sendable {
     /// Checks a response head; false stops the transfer.
     func transferDidReceiveHead(_ id: UInt64, _ head: ic_fetch_head) -> Bool {
         guard let t = state.withLock({ $0.transfers[id] }) else { return false }
-        let response = DownloadResponse(head, requestURL: t.request.url, requestURLString: t.resolved.url)
-        notify(.response(t.request, response))
+        let response = DownloadResponse(head, requestURL: t.target.request.url, requestURLString: t.target.resolved.url)
+        notify(.response(t.target.request, response))
         guard configuration.acceptableStatusCodes.contains(response.statusCode),
               let rejection = validate(response) else { return true }
         state.withLock { $0.transfers[id]?.rejection = rejection }
@@ -386,7 +396,7 @@ final class DownloaderCore: Sendable {
     func transferDidProgress(_ id: UInt64, received: UInt64, expected: Int64) {
         let (handlers, request) = state.withLock { s -> ([Progress], DownloadRequest?) in
             guard let t = s.transfers[id] else { return ([], nil) }
-            return (t.waiters.compactMap { s.waiters[$0]?.progress }, t.request)
+            return (t.waiters.compactMap { s.waiters[$0]?.progress }, t.target.request)
         }
         let progress = DownloadProgress(receivedBytes: Int64(clamping: received),
                                         expectedBytes: expected >= 0 ? expected : nil)
@@ -408,14 +418,14 @@ final class DownloaderCore: Sendable {
         finish(id) { t in
             let metrics = DownloadMetrics(o.metrics, sharedBy: t.waiters.count)
             let response = o.head.map {
-                DownloadResponse($0.pointee, requestURL: t.request.url, requestURLString: t.resolved.url)
+                DownloadResponse($0.pointee, requestURL: t.target.request.url, requestURLString: t.target.resolved.url)
             }
             if let response {
                 if o.result == IC_FETCH_OK {
                     return (.success(DownloadResult(status: .downloaded, data: data, response: response,
                                                     metrics: metrics)), metrics)
                 }
-                if o.result == IC_FETCH_HTTP_STATUS, response.statusCode == 304, t.resolved.isConditional {
+                if o.result == IC_FETCH_HTTP_STATUS, response.statusCode == 304, t.target.resolved.isConditional {
                     return (.success(DownloadResult(status: .notModified, data: Data(), response: response,
                                                     metrics: metrics)), metrics)
                 }
@@ -433,9 +443,9 @@ final class DownloaderCore: Sendable {
                         outcome: (Transfer) -> (Result<DownloadResult, ImageKitError>, DownloadMetrics?)) {
         let ended = state.withLock { s -> (Transfer, [Completion], [Start])? in
             guard let t = s.transfers.removeValue(forKey: id) else { return nil }
-            if s.byKey[t.resolved] == id { s.byKey[t.resolved] = nil }
+            if s.byKey[t.target.resolved] == id { s.byKey[t.target.resolved] = nil }
             s.running -= 1
-            let host = t.resolved.authority
+            let host = t.target.resolved.authority
             if let n = s.runningPerHost[host] { s.runningPerHost[host] = n > 1 ? n - 1 : nil }
             let completions = t.waiters.compactMap { s.waiters.removeValue(forKey: $0)?.completion }
             return (t, completions, schedule(&s))
@@ -443,8 +453,8 @@ final class DownloaderCore: Sendable {
         guard let (transfer, completions, starts) = ended else { return }
         let (result, metrics) = outcome(transfer)
         switch result {
-        case .success(let r): notify(.finished(transfer.request, r.response, r.metrics))
-        case .failure(let e): notify(.failed(transfer.request, e, metrics))
+        case .success(let r): notify(.finished(transfer.target.request, r.response, r.metrics))
+        case .failure(let e): notify(.failed(transfer.target.request, e, metrics))
         }
         for completion in completions { completion(result) }
         launch(starts)

@@ -16,24 +16,31 @@ struct PendingQueue: Sendable {
         var head = 0
     }
 
-    private var lanes = [Lane](repeating: Lane(), count: DownloadPriority.allCases.count)
+    // One stored lane per priority (not an array), so an empty queue allocates nothing.
+    private var high = Lane()
+    private var normal = Lane()
+    private var low = Lane()
 
     /// Adds a transfer at `priority`.
     mutating func push(_ entry: Entry, priority: DownloadPriority) {
-        lanes[priority.rawValue].entries.append(entry)
+        switch priority {
+        case .high: high.entries.append(entry)
+        case .normal: normal.entries.append(entry)
+        case .low: low.entries.append(entry)
+        }
     }
 
     /// The highest-priority live entry that `canStart` accepts, oldest first (FIFO) or
     /// newest first (LIFO) within a lane, removed from the queue.
     mutating func pop(order: DownloaderConfiguration.ExecutionOrder, isLive: (Entry) -> Bool,
                       canStart: (UInt64) -> Bool) -> UInt64? {
-        for p in DownloadPriority.allCases.reversed() {
-            let found = order == .fifo
-                ? Self.popFirst(&lanes[p.rawValue], isLive: isLive, canStart: canStart)
-                : Self.popLast(&lanes[p.rawValue], isLive: isLive, canStart: canStart)
-            if let found { return found }
+        func pick(_ lane: inout Lane) -> UInt64? {
+            order == .fifo ? Self.popFirst(&lane, isLive: isLive, canStart: canStart)
+                : Self.popLast(&lane, isLive: isLive, canStart: canStart)
         }
-        return nil
+        if let id = pick(&high) { return id }
+        if let id = pick(&normal) { return id }
+        return pick(&low)
     }
 
     private static func popFirst(_ lane: inout Lane, isLive: (Entry) -> Bool,
