@@ -57,7 +57,7 @@ conformance: deps
 
 ## sanitize: the unit tests under ASan + UBSan (C target), then under TSan
 sanitize: deps
-	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	ASAN_OPTIONS=malloc_context_size=10 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
 	  $(SWIFT) test --scratch-path .build-asan $(ASAN_FLAGS) $(SKIP_BENCH)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
