@@ -174,20 +174,24 @@ final class DownloaderSchedulingTests: LoopbackTestCase {
         }
         let block = key("block")
         let run = key("run")
-        let done = Collector<String>()
-        d.startDownload(DownloadRequest(url: f.script.url("/gate?key=\(block)&n=10"))) { _ in done.append("block") }
+        let done = Collector<(name: String, ok: Bool)>()
+        d.startDownload(DownloadRequest(url: f.script.url("/gate?key=\(block)&n=10"))) {
+            done.append(("block", (try? $0.get()) != nil))
+        }
         try await DownloadTesting.waitUntil("the slot is taken") { try f.script.stats(block).count == 1 }
         var tokens: [String: DownloadToken] = [:]
         for (name, priority) in items {
             let url = f.script.url("/bytes?n=10&key=\(run)-\(name.prefix { $0 != "+" })")
             tokens[name] = d.startDownload(DownloadRequest(url: url), priority: priority) { r in
-                if (try? r.get()) != nil { done.append(name) }
+                done.append((name, (try? r.get()) != nil))
             }
         }
         beforeOpening(tokens)
         try f.script.open(block)
+        // Completion handlers run on the callback queue, after the downloader lets go.
+        await DownloadTesting.waitUntil("every caller completes") { done.all.count == items.count + 1 }
         await DownloadTesting.assertIdle(d)
-        return done.all
+        return done.all.filter(\.ok).map(\.name)
     }
 
     func testPriorityOrderWithOneSlot() async throws {
