@@ -9,5 +9,6 @@ public enum DownloadPriority: Int, Sendable, Hashable, Comparable, CaseIterable 
     /// Start before every normal and low download.
     case high = 2
 
+    /// Lower priority sorts first.
     public static func < (a: DownloadPriority, b: DownloadPriority) -> Bool { a.rawValue < b.rawValue }
 }

@@ -5,7 +5,16 @@ import Foundation
 public struct DownloadResponse: Sendable, Hashable {
     /// The HTTP protocol version a response came over.
     public enum HTTPVersion: Sendable, Hashable {
-        case http1_0, http1_1, http2, http3, unknown
+        /// HTTP/1.0.
+        case http1_0
+        /// HTTP/1.1.
+        case http1_1
+        /// HTTP/2 (multiplexed streams over TLS).
+        case http2
+        /// HTTP/3 (QUIC).
+        case http3
+        /// A version libcurl did not name.
+        case unknown
     }
 
     /// The URL that answered: the request's, or the last redirect's target.

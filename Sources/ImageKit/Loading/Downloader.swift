@@ -10,15 +10,15 @@ import Dispatch
 /// Releasing the downloader aborts what is still in flight (callers get
 /// ``ImageKitError/cancelled``).
 public final class Downloader: Sendable {
-    /// The settings the downloader was created with.
-    public let configuration: DownloaderConfiguration
     private let core: DownloaderCore
+
+    /// The settings the downloader was created with.
+    public var configuration: DownloaderConfiguration { core.configuration }
 
     /// Starts a downloader (and its network thread).
     /// - Throws: ``ImageKitError/invalidArgument(_:)`` for impossible limits, or the
     ///   engine's error when its thread cannot start.
     public init(configuration: DownloaderConfiguration = DownloaderConfiguration()) throws {
-        self.configuration = configuration
         core = try DownloaderCore(configuration: configuration)
     }
 

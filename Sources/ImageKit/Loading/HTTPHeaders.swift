@@ -61,6 +61,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// The number of fields.
     public var count: Int { fields.count }
 
+    /// The fields in order.
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
     /// These headers with `other`'s fields replacing the fields of the same names.
