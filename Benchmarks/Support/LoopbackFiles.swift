@@ -11,6 +11,20 @@ import Synchronization
 import TestServers
 import XCTest
 
+/// Base of the download benchmarks: nginx serving ``LoopbackFiles``, started on first
+/// use and stopped after the class.
+class LoopbackFilesBenchmark: XCTestCase {
+    static let servers = SharedServer(start: { try LoopbackFiles.start() }, stop: { $0.stop() })
+
+    override class func tearDown() {
+        servers.stop()
+        super.tearDown()
+    }
+
+    /// The URLs of the 500 files.
+    var urls: [URL] { get throws { LoopbackFiles.urls(try Self.servers.get()) } }
+}
+
 /// The download benchmark's workload (500 files of 100 KB served by nginx on
 /// 127.0.0.1) and its measurements. Shared with the AsyncHTTPClient comparison in
 /// Benchmarks/Peers, so both runs fetch and report alike.

@@ -9,14 +9,7 @@ import XCTest
 /// The download benchmark (500 × 100 KB from nginx on 127.0.0.1, 6 and 32 in
 /// flight) against AsyncHTTPClient, interleaved in the same process. Targets from
 /// the issue: files/s at least AsyncHTTPClient's, CPU per file at most 0.6 × its.
-final class AsyncHTTPClientBenchmarks: XCTestCase {
-    static let servers = SharedServer(start: { try LoopbackFiles.start() }, stop: { $0.stop() })
-
-    override class func tearDown() {
-        servers.stop()
-        super.tearDown()
-    }
-
+final class AsyncHTTPClientBenchmarks: LoopbackFilesBenchmark {
     func testDownload500Files6InFlight() throws { try compare(inFlight: 6) }
 
     func testDownload500Files32InFlight() throws { try compare(inFlight: 32) }
@@ -27,7 +20,7 @@ final class AsyncHTTPClientBenchmarks: XCTestCase {
             configuration: .init(connectionPool: .init(idleTimeout: .seconds(60),
                                                        concurrentHTTP1ConnectionsPerHostSoftLimit: inFlight)))
         defer { try? client.syncShutdown() }
-        try LoopbackFiles.compare(self, urls: LoopbackFiles.urls(Self.servers.get()), inFlight: inFlight,
+        try LoopbackFiles.compare(self, urls: urls, inFlight: inFlight,
                                   peer: "AsyncHTTPClient", filesPerSecondTarget: 1, cpuTarget: 0.6) {
             try Self.fetchAll(client, $0)
         }
