@@ -5,7 +5,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 CORPUS ?= ../shared/corpus
 DEB_PACKAGES := libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
-                libwebp-dev libgif-dev liblz4-dev pkg-config
+                libwebp-dev libgif-dev liblz4-dev pkg-config \
+                nginx openssl python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SKIP_BENCH := --skip ImageKitBenchmarks
 
@@ -15,7 +16,7 @@ ASAN_FLAGS := --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-re
 # TSan cannot see inside Synchronization.Mutex's slow path: use pthread locks there.
 TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
 
-.PHONY: deps deps-list build test bench conformance sanitize fuzz clean
+.PHONY: deps deps-list build test bench bench-peers conformance sanitize fuzz clean
 
 ## deps: install the Debian packages that are missing (instant when none are)
 deps:
@@ -50,6 +51,11 @@ bench: deps
 	  grep --line-buffered -E '^\[bench\]|error|failed|Test Case .* (passed|failed|skipped)' ; \
 	  test $${PIPESTATUS[0]} -eq 0
 	python3 scripts/bench_report.py bench-results/results.jsonl
+
+## bench-peers: the download benchmark against AsyncHTTPClient, from its own package in
+## Benchmarks/Peers (so nothing else depends on AsyncHTTPClient; its first build is long)
+bench-peers: deps
+	cd Benchmarks/Peers && IMAGEKIT_BENCH_OUT=$(CURDIR)/bench-results $(SWIFT) test -c release
 
 ## conformance: decode every file of the corpus manifest and compare pixel hashes
 conformance: deps

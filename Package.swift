@@ -71,15 +71,24 @@ let package = Package(
             dependencies: ["ImageKit", "CImageCore", "CAllocCounter"],
             path: "Tests/ImageKitTestHelper"
         ),
+        // Real HTTP servers on 127.0.0.1 (nginx, and a Python server for the misbehaving
+        // cases) that the downloader tests and benchmarks start and stop. Not part of any product.
+        .target(
+            name: "TestServers",
+            path: "Tests/TestServers",
+            exclude: ["http_test_server.py"]
+        ),
         .testTarget(
             name: "ImageKitTests",
-            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitCLI", "ImageKitTestSupport"],
+            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitCLI", "ImageKitTestSupport", "TestServers"],
             path: "Tests/ImageKitTests"
         ),
         .testTarget(
             name: "ImageKitBenchmarks",
-            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitTestSupport"],
-            path: "Benchmarks"
+            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitTestSupport", "TestServers"],
+            path: "Benchmarks",
+            // A separate package (AsyncHTTPClient comparison), built only by `make bench-peers`.
+            exclude: ["Peers"]
         ),
     ],
     swiftLanguageModes: [.v6]

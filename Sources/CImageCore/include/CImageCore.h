@@ -13,5 +13,6 @@
 #include "ic_resize.h"
 #include "ic_encode.h"
 #include "ic_thread.h"
+#include "ic_fetch.h"
 
 #endif /* CIMAGECORE_H */

@@ -33,6 +33,35 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An internal invariant failed.
     case `internal`(String)
 
+    // Downloads (codes 20–39).
+
+    /// The server answered with a status outside the acceptable range (the status, and a sentence).
+    case httpStatus(Int, String)
+    /// The connection broke mid-transfer: reset, closed early, body shorter than its Content-Length.
+    case network(String)
+    /// A timeout fired: connect, whole transfer, or the low-speed limit.
+    case timedOut(String)
+    /// The host name could not be resolved.
+    case dnsFailed(String)
+    /// No connection could be made to the server.
+    case connectFailed(String)
+    /// The TLS handshake or certificate verification failed.
+    case tlsFailed(String)
+    /// The response body is larger than the configured limit.
+    case responseTooLarge(String)
+    /// The server redirected more times than allowed.
+    case tooManyRedirects(String)
+    /// The URL or a redirect uses a scheme other than http or https.
+    case disallowedProtocol(String)
+    /// The URL cannot be used for a download.
+    case invalidURL(String)
+    /// The response's Content-Type is not one of the acceptable types.
+    case unacceptableContentType(String)
+    /// The response validator rejected the response.
+    case invalidResponse(String)
+    /// Any other transfer failure, with libcurl's error code.
+    case transferFailed(curlCode: Int, String)
+
     /// A stable number for the kind of error (the C core's status code for those that share it).
     public var code: Int {
         switch self {
@@ -49,6 +78,19 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
         case .encodeFailed: 11
         case .noSpace: 12
         case .internal: 14
+        case .httpStatus: 20
+        case .network: 21
+        case .timedOut: 22
+        case .dnsFailed: 23
+        case .connectFailed: 24
+        case .tlsFailed: 25
+        case .responseTooLarge: 26
+        case .tooManyRedirects: 27
+        case .disallowedProtocol: 28
+        case .invalidURL: 29
+        case .unacceptableContentType: 30
+        case .invalidResponse: 31
+        case .transferFailed: 32
         }
     }
 
@@ -60,6 +102,11 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
              .io(let m), .encodeFailed(let m), .noSpace(let m), .internal(let m):
             m
         case .unsupportedFormat(_, let m):
+            m
+        case .network(let m), .timedOut(let m), .dnsFailed(let m), .connectFailed(let m),
+             .tlsFailed(let m), .responseTooLarge(let m), .tooManyRedirects(let m),
+             .disallowedProtocol(let m), .invalidURL(let m), .unacceptableContentType(let m),
+             .invalidResponse(let m), .httpStatus(_, let m), .transferFailed(_, let m):
             m
         case .cancelled:
             "cancelled"

@@ -1,0 +1,84 @@
+import Dispatch
+
+/// Downloads over HTTP(S) with one libcurl thread: identical requests in flight
+/// share one transfer, queued downloads start by priority (FIFO or LIFO within a
+/// priority) under a concurrency limit, and every caller can cancel its own
+/// download without disturbing the others.
+///
+/// Two call styles share one implementation: `async` (cancelling the task
+/// cancels the download) and completion handlers returning a ``DownloadToken``.
+/// Releasing the downloader aborts what is still in flight (callers get
+/// ``ImageKitError/cancelled``).
+public final class Downloader: Sendable {
+    private let core: DownloaderCore
+
+    /// The settings the downloader was created with.
+    public var configuration: DownloaderConfiguration { core.configuration }
+
+    /// Starts a downloader (and its network thread).
+    /// - Throws: ``ImageKitError/invalidArgument(_:)`` for impossible limits, or the
+    ///   engine's error when its thread cannot start.
+    public init(configuration: DownloaderConfiguration = DownloaderConfiguration()) throws {
+        core = try DownloaderCore(configuration: configuration)
+    }
+
+    deinit {
+        core.shutdown()
+    }
+
+    /// Downloads `request`.
+    ///
+    /// - Parameters:
+    ///   - priority: Where the download goes in the queue when the limit is reached.
+    ///   - progress: Called on the configuration's callback queue as the body arrives.
+    /// - Returns: The body, response head and metrics; ``DownloadResult/Status/notModified``
+    ///   for a 304 answering a request with validators.
+    /// - Throws: ``ImageKitError`` (``ImageKitError/cancelled`` when the task is cancelled).
+    public func download(_ request: DownloadRequest, priority: DownloadPriority = .normal,
+                         progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws -> DownloadResult {
+        let token = DownloadToken(request: request, id: core.makeWaiter(), core: core)
+        let progress = onCallbackQueue(progress)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DownloadResult, any Error>) in
+                core.submit(token.id, request, priority: priority, progress: progress) { result in
+                    continuation.resume(with: result)
+                }
+            }
+        } onCancel: {
+            token.cancel()
+        }
+    }
+
+    /// Downloads `request` and calls `completion` once, on the configuration's
+    /// callback queue, with the result or the error.
+    ///
+    /// - Parameters:
+    ///   - priority: Where the download goes in the queue when the limit is reached.
+    ///   - progress: Called on the callback queue as the body arrives.
+    /// - Returns: A token that cancels this caller's download.
+    ///
+    /// (A separate name from the async ``download(_:priority:progress:)``, which an
+    /// async context would otherwise pick for a trailing closure.)
+    @discardableResult
+    public func startDownload(_ request: DownloadRequest, priority: DownloadPriority = .normal,
+                              progress: (@Sendable (DownloadProgress) -> Void)? = nil,
+                              completion: @escaping @Sendable (Result<DownloadResult, ImageKitError>) -> Void)
+        -> DownloadToken {
+        let token = DownloadToken(request: request, id: core.makeWaiter(), core: core)
+        let queue = configuration.callbackQueue
+        core.submit(token.id, request, priority: priority, progress: onCallbackQueue(progress)) { result in
+            queue.async { completion(result) }
+        }
+        return token
+    }
+
+    /// `handler` moved onto the callback queue, so the network thread never runs it.
+    private func onCallbackQueue(_ handler: (@Sendable (DownloadProgress) -> Void)?) -> DownloaderCore.Progress? {
+        guard let handler else { return nil }
+        let queue = configuration.callbackQueue
+        return { progress in queue.async { handler(progress) } }
+    }
+
+    /// A snapshot of what is queued and in flight.
+    public var statistics: DownloaderStatistics { core.statistics }
+}

@@ -1,0 +1,144 @@
+import Dispatch
+
+/// Settings of a ``Downloader``, fixed when it is created.
+public struct DownloaderConfiguration: Sendable {
+    /// Which queued download starts first among those of the same priority.
+    public enum ExecutionOrder: Sendable, Hashable {
+        /// Oldest first (the default).
+        case fifo
+        /// Newest first: what was asked for last is usually what is on screen now.
+        case lifo
+    }
+
+    /// How TLS certificates are checked.
+    public struct TLSOptions: Sendable, Hashable {
+        /// Verify the server's certificate chain and host name (the default). Turn off
+        /// only for a host you trust by other means.
+        public var verifiesPeer: Bool
+        /// A PEM file of CA certificates to trust instead of the system's, or nil.
+        public var caFile: String?
+
+        /// TLS options; by default verify against the system's CAs.
+        public init(verifiesPeer: Bool = true, caFile: String? = nil) {
+            self.verifiesPeer = verifiesPeer
+            self.caFile = caFile
+        }
+    }
+
+    /// HTTP basic-auth credentials, sent only to the host of the request (not after a
+    /// redirect to another host).
+    public struct Credentials: Sendable, Hashable {
+        /// The user name.
+        public var username: String
+        /// The password.
+        public var password: String
+
+        /// Credentials for basic auth.
+        public init(username: String, password: String) {
+            self.username = username
+            self.password = password
+        }
+    }
+
+    /// Abort a transfer that moves fewer than `bytesPerSecond` for `seconds` in a row.
+    public struct LowSpeedLimit: Sendable, Hashable {
+        /// The slowest acceptable speed.
+        public var bytesPerSecond: Int
+        /// How long the transfer may stay below it, in whole seconds.
+        public var seconds: Int
+
+        /// A low-speed limit.
+        public init(bytesPerSecond: Int, seconds: Int) {
+            self.bytesPerSecond = bytesPerSecond
+            self.seconds = seconds
+        }
+    }
+
+    /// Turns a request into the one to send, or nil to cancel it. Runs once per caller,
+    /// before coalescing, so requests it makes equal share one transfer.
+    public typealias RequestModifier = @Sendable (DownloadRequest) async -> DownloadRequest?
+
+    /// Checks a response head before its body is read; throwing rejects the download
+    /// (with the thrown ``ImageKitError``, or ``ImageKitError/invalidResponse(_:)``).
+    /// Runs on the download thread: it must be quick and must not block.
+    public typealias ResponseValidator = @Sendable (DownloadResponse) throws -> Void
+
+    /// Most downloads in flight at once (default 6); more wait in a queue.
+    public var maxConcurrentDownloads: Int
+    /// Most downloads in flight at once to one host (host and port), or nil for no limit
+    /// beyond the total.
+    public var maxConcurrentDownloadsPerHost: Int?
+    /// Order of queued downloads of the same priority (default FIFO).
+    public var executionOrder: ExecutionOrder
+    /// Longest a whole transfer may take, redirects included (default 15 s).
+    public var timeout: Duration
+    /// Longest connecting may take (default 10 s).
+    public var connectTimeout: Duration
+    /// Abort transfers that stall below a speed, or nil (the default) to rely on `timeout`.
+    public var lowSpeedLimit: LowSpeedLimit?
+    /// Most redirects to follow (default 5).
+    public var maxRedirects: Int
+    /// Headers sent with every request; a request's own headers replace them by name.
+    /// By default an `Accept` naming the formats ImageKit decodes and a `User-Agent`.
+    public var defaultHeaders: HTTPHeaders
+    /// Advertise and decode content encodings (gzip, deflate, br, zstd). Default on.
+    public var acceptsCompressedResponses: Bool
+    /// Statuses that count as success (default 200..<300). A 304 answering a
+    /// conditional request is reported as ``DownloadResult/Status/notModified``.
+    public var acceptableStatusCodes: Range<Int>
+    /// Media types accepted (`"image/png"`, or `"image/*"` for a family), or nil (the
+    /// default) for any: the decoder checks the bytes themselves.
+    public var acceptableContentTypes: Set<String>?
+    /// Largest body accepted (default 64 MiB): refused from Content-Length before the
+    /// body is read, and aborted as soon as the running count passes it.
+    public var maxBodyBytes: Int
+    /// TLS verification options.
+    public var tls: TLSOptions
+    /// Basic-auth credentials, or nil.
+    public var credentials: Credentials?
+    /// Send and store cookies in a jar private to the downloader (default off).
+    public var usesCookies: Bool
+    /// Rewrites or cancels requests before they are sent, or nil.
+    public var requestModifier: RequestModifier?
+    /// Accepts or rejects response heads, or nil.
+    public var responseValidator: ResponseValidator?
+    /// Receivers of download events (start, response, progress, finish, failure).
+    public var observers: [any DownloaderObserver]
+    /// Where completion handlers, progress handlers and observers are called. The
+    /// async API resumes its caller directly and uses this queue only for progress.
+    public var callbackQueue: DispatchQueue
+    /// Shortest interval between two progress reports of one download (default 100 ms).
+    public var progressInterval: Duration
+    /// Most connections to keep open for reuse, or nil for libcurl's default.
+    public var maxIdleConnections: Int?
+
+    /// The `Accept` header listing the formats ImageKit decodes.
+    public static let defaultAccept = "image/webp,image/png,image/jpeg,image/gif,image/*;q=0.8,*/*;q=0.5"
+    /// The default `User-Agent`.
+    public static let defaultUserAgent = "ImageKit (Linux; libcurl)"
+
+    /// The defaults described on each property.
+    public init() {
+        maxConcurrentDownloads = 6
+        maxConcurrentDownloadsPerHost = nil
+        executionOrder = .fifo
+        timeout = .seconds(15)
+        connectTimeout = .seconds(10)
+        lowSpeedLimit = nil
+        maxRedirects = 5
+        defaultHeaders = ["Accept": Self.defaultAccept, "User-Agent": Self.defaultUserAgent]
+        acceptsCompressedResponses = true
+        acceptableStatusCodes = 200..<300
+        acceptableContentTypes = nil
+        maxBodyBytes = 64 * 1024 * 1024
+        tls = TLSOptions()
+        credentials = nil
+        usesCookies = false
+        requestModifier = nil
+        responseValidator = nil
+        observers = []
+        callbackQueue = DispatchQueue(label: "ImageKit.Downloader.callbacks")
+        progressInterval = .milliseconds(100)
+        maxIdleConnections = nil
+    }
+}

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Loopback helpers for ImageKit's downloader tests and benchmarks.
+
+  http_test_server.py serve
+      An HTTP/1.1 server on 127.0.0.1 (port printed on the first line of stdout)
+      for what nginx will not do on purpose: slow first byte, slow body, a
+      connection reset mid-body, a body shorter than its Content-Length, no
+      Content-Length, hand-made chunking, redirects to file:// and ftp://, and
+      gated or held responses whose request counts and client aborts the tests
+      read back from /stats.
+
+  http_test_server.py supervise -- COMMAND...
+      Runs COMMAND (nginx) and stops it when stdin closes, so a crashed test run
+      leaves no server behind.
+
+Both exit when stdin closes.
+"""
+import base64
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+LOCK = threading.Lock()
+COUNTS = {}   # key -> requests seen
+ABORTED = {}  # key -> True once the client went away before the body was complete
+GATES = {}    # key -> threading.Event released by /open
+
+
+def gate(key):
+    with LOCK:
+        return GATES.setdefault(key, threading.Event())
+
+
+def pattern(n):
+    """n deterministic bytes: byte i is i % 251."""
+    block = bytes(i % 251 for i in range(251))
+    return (block * (n // 251 + 1))[:n]
+
+
+def client_gone(sock, seconds):
+    """Waits up to `seconds`; True as soon as the peer closes or resets the connection."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        readable, _, _ = select.select([sock], [], [], min(left, 0.05))
+        if readable:
+            try:
+                if sock.recv(1, socket.MSG_PEEK) == b"":
+                    return True
+            except OSError:
+                return True
+            time.sleep(0.01)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_HEAD(self):
+        self.do_GET()
+
+    def do_GET(self):
+        url = urlparse(self.path)
+        self.q = {k: v[0] for k, v in parse_qs(url.query).items()}
+        name = url.path.strip("/").replace("-", "_")
+        self.key = self.q.get("key", name)
+        if name not in ("stats", "open"):
+            with LOCK:
+                COUNTS[self.key] = COUNTS.get(self.key, 0) + 1
+        route = getattr(self, "route_" + name, None)
+        if route is None:
+            self.send_body(404, b"no such route\n", "text/plain")
+        else:
+            route()
+
+    def num(self, name, default):
+        return int(self.q.get(name, default))
+
+    def head(self, status, length=None, ctype="application/octet-stream", extra=()):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        if length is not None:
+            self.send_header("Content-Length", str(length))
+        for k, v in extra:
+            self.send_header(k, v)
+        self.end_headers()
+
+    def send_body(self, status, body, ctype="application/octet-stream", extra=()):
+        self.head(status, len(body), ctype, extra)
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    # ---- Well-behaved answers ----
+
+    def route_bytes(self):
+        self.send_body(200, pattern(self.num("n", 1000)))
+
+    def route_echo(self):
+        headers = {}
+        for k, v in self.headers.items():
+            headers.setdefault(k.lower(), []).append(v)
+        self.send_body(200, json.dumps(headers).encode(), "application/json")
+
+    def route_html(self):
+        self.send_body(200, b"<html><body>not an image</body></html>\n", "text/html; charset=utf-8")
+
+    def route_cookie_set(self):
+        self.send_body(200, b"ok\n", "text/plain", [("Set-Cookie", "session=s3cret; Path=/")])
+
+    def route_auth(self):
+        want = "Basic " + base64.b64encode(b"ann:pa55").decode()
+        if self.headers.get("Authorization") == want:
+            self.send_body(200, b"welcome\n", "text/plain")
+        else:
+            self.send_body(401, b"who are you\n", "text/plain", [("WWW-Authenticate", 'Basic realm="t"')])
+
+    def route_no_length(self):
+        self.close_connection = True
+        self.head(200, None, extra=[("Connection", "close")])
+        self.wfile.write(pattern(self.num("n", 5000)))
+
+    def route_chunked(self):
+        body = pattern(self.num("n", 5000))
+        parts = max(1, self.num("chunks", 4))
+        size = len(body) // parts + 1
+        self.head(200, None, extra=[("Transfer-Encoding", "chunked")])
+        for i in range(0, len(body), size):
+            piece = body[i:i + size]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+
+    # ---- Redirects nginx could make too, kept here beside the rest ----
+
+    def route_redirect_file(self):
+        self.send_body(302, b"", extra=[("Location", "file:///etc/passwd")])
+
+    def route_redirect_ftp(self):
+        self.send_body(302, b"", extra=[("Location", "ftp://127.0.0.1:21/image.png")])
+
+    # ---- Misbehaving answers ----
+
+    def route_slow_first_byte(self):
+        if not client_gone(self.connection, self.num("ms", 5000) / 1000):
+            self.send_body(200, pattern(1000))
+
+    def route_slow_body(self):
+        n, ms = self.num("n", 1000), self.num("ms", 200)
+        self.head(200, n)
+        self.wfile.flush()
+        for b in pattern(n):
+            if client_gone(self.connection, ms / 1000):
+                return
+            try:
+                self.wfile.write(bytes([b]))
+                self.wfile.flush()
+            except OSError:
+                return
+
+    def route_reset(self):
+        n, sent = self.num("n", 100000), self.num("sent", 10000)
+        self.head(200, n)
+        self.wfile.write(pattern(sent))
+        self.wfile.flush()
+        time.sleep(0.05)
+        # SO_LINGER with a zero timeout turns close() into a TCP reset.
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+        self.connection.close()
+
+    def route_short(self):
+        n, sent = self.num("n", 10000), self.num("sent", 5000)
+        self.head(200, n)
+        self.wfile.write(pattern(sent))
+        self.wfile.flush()
+        self.close_connection = True
+
+    # ---- Gated and held answers, for coalescing and cancellation ----
+
+    def route_gate(self):
+        gate(self.key).wait(30)
+        self.send_body(200, pattern(self.num("n", 20000)))
+
+    def route_hold(self):
+        n = self.num("n", 1000000)
+        self.head(200, n)
+        self.wfile.write(pattern(1000))
+        self.wfile.flush()
+        gone = client_gone(self.connection, 30)
+        with LOCK:
+            ABORTED[self.key] = gone
+        self.close_connection = True
+
+    def route_open(self):
+        gate(self.q["of"]).set()
+        self.send_body(200, b"open\n", "text/plain")
+
+    def route_stats(self):
+        key = self.q["of"]
+        with LOCK:
+            body = json.dumps({"count": COUNTS.get(key, 0), "aborted": ABORTED.get(key, False)})
+        self.send_body(200, body.encode(), "application/json")
+
+
+def exit_when_stdin_closes(on_exit):
+    def watch():
+        while os.read(0, 4096):
+            pass
+        on_exit()
+        os._exit(0)
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def serve():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    exit_when_stdin_closes(lambda: None)
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+def supervise(command):
+    child = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+
+    def stop():
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+            try:
+                child.wait(10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+    exit_when_stdin_closes(stop)
+    print(child.pid, flush=True)
+    sys.exit(child.wait())
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "serve":
+        serve()
+    elif len(sys.argv) >= 4 and sys.argv[1] == "supervise" and sys.argv[2] == "--":
+        supervise(sys.argv[3:])
+    else:
+        sys.exit(__doc__)
