@@ -124,6 +124,15 @@ public final class DiskCache: Sendable {
         return state.withLock { $0.index.entries[name] != nil }
     }
 
+    /// False when a read of the bitmap (or, with `data`, the bytes) for `key` would surely miss:
+    /// the index is loaded and knows no such entry. Answers on the calling thread from the
+    /// index alone, so a cold load can skip a read on the cache's threads; entries written by
+    /// other processes since the last sweep are not known yet.
+    func mayHold(_ key: String, data: Bool = false) -> Bool {
+        let name = Self.entryName(data ? IC_STORE_KIND_DATA : IC_STORE_KIND_BITMAP, key)
+        return state.withLock { !$0.loaded || $0.index.entries[name] != nil }
+    }
+
     // MARK: - Original bytes
 
     /// Writes `data` (typically the original encoded file) for `key`,

@@ -205,7 +205,8 @@ final class ImageLoadJob: Sendable {
     private func diskBitmap() async -> Found? {
         let r = request
         let start = MonotonicClock.now()
-        let entry = try? await r.cache.diskCache.entry(forKey: r.key)
+        let disk = r.cache.diskCache
+        let entry = disk.mayHold(r.key) ? try? await disk.entry(forKey: r.key) : nil
         let hit = entry.flatMap { $0.isExpired ? nil : $0 }
         manager.emit(.cacheQuery(url: r.url, key: r.key, tier: .disk, hit: hit != nil,
                                  duration: MonotonicClock.duration(since: start)))
@@ -217,7 +218,8 @@ final class ImageLoadJob: Sendable {
     private func originalData() async -> Found? {
         let r = request
         let start = MonotonicClock.now()
-        let entry = try? await r.cache.diskCache.dataEntry(forKey: r.baseKey)
+        let disk = r.cache.diskCache
+        let entry = disk.mayHold(r.baseKey, data: true) ? try? await disk.dataEntry(forKey: r.baseKey) : nil
         let hit = entry.flatMap { $0.isExpired ? nil : $0 }
         manager.emit(.originalDataQuery(url: r.url, key: r.baseKey, hit: hit != nil,
                                         duration: MonotonicClock.duration(since: start)))
