@@ -7,6 +7,9 @@ import Foundation
 
 /// Per-load values that are not flags (SDWebImage's `SDWebImageContext`, typed). Every field
 /// is optional; `nil` takes the manager's default.
+///
+/// The cache-type fields are optionals of ``ImageCacheType``, which has a case `none`: write
+/// `ImageCacheType.none` in full, since a bare `.none` is the optional's `nil` (the default).
 public struct ImageContext: Sendable {
     /// Turns a URL into the cache key the image is stored under (by default the URL's string).
     public typealias CacheKeyFilter = @Sendable (URL) -> String

@@ -232,8 +232,10 @@ final class ImageLoadJob: Sendable {
     /// revalidating an image found in memory.
     private func storedMetadata() async -> DiskCacheMetadata? {
         let disk = request.cache.diskCache
-        if let entry = try? await disk.dataEntry(forKey: request.baseKey) { return entry.metadata }
-        return try? await disk.entry(forKey: request.key)?.metadata
+        if disk.mayHold(request.baseKey, data: true), let entry = try? await disk.dataEntry(forKey: request.baseKey) {
+            return entry.metadata
+        }
+        return disk.mayHold(request.key) ? try? await disk.entry(forKey: request.key)?.metadata : nil
     }
 
     private static func validators(_ metadata: DiskCacheMetadata) -> DownloadRequest.Validators? {

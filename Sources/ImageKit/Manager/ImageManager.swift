@@ -247,7 +247,7 @@ public final class ImageManager: Sendable {
     }
 
     /// The image in the memory tier for the request's key, reported to the observers.
-    func memoryImage(_ r: ImageLoadRequest) -> Image? {
+    private func memoryImage(_ r: ImageLoadRequest) -> Image? {
         guard hasObservers else { return r.cache.memoryCache.image(forKey: r.key) }
         let start = MonotonicClock.now()
         let image = r.cache.memoryCache.image(forKey: r.key)

@@ -14,7 +14,7 @@ public enum ImageManagerEvent: Sendable {
     case cacheQuery(url: URL, key: String, tier: ImageCacheType, hit: Bool, duration: Duration)
     /// The disk tier's original-data store was asked for the encoded bytes stored under `key`.
     case originalDataQuery(url: URL, key: String, hit: Bool, duration: Duration)
-    /// A download (or a `file:` read) began.
+    /// A download began (a `file:` URL is read without download events).
     case downloadStarted(url: URL)
     /// A download ended with a response: its head (status, headers) and libcurl's figures
     /// (time to first byte, total, bytes); a `304 Not Modified` is reported here too.

@@ -8,8 +8,10 @@ import XCTest
 final class ImageManagerCancellationTests: ManagerTestCase {
     /// Hands an observer hook the task to cancel once the test has it (the hook may run first).
     final class TaskBox: @unchecked Sendable {
-        // @unchecked Sendable: `task` is written once before `ready` is signalled and read after waiting.
-        private var task: ImageTask?
+        // @unchecked Sendable: `task` is written once, before `ready` is signalled, and read only
+        // after waiting for that signal. Weak: the manager's observer holds this box, and the
+        // task holds the manager.
+        private weak var task: ImageTask?
         private let ready = DispatchSemaphore(value: 0)
 
         func set(_ task: ImageTask) {
@@ -17,9 +19,10 @@ final class ImageManagerCancellationTests: ManagerTestCase {
             ready.signal()
         }
 
-        /// Cancels the task (waiting for it to be set); only the first call does anything.
+        /// Cancels the task, waiting for it to be set (later calls find it at once).
         func cancel() {
             ready.wait()
+            ready.signal()
             task?.cancel()
         }
     }

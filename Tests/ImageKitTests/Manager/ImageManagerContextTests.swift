@@ -206,4 +206,30 @@ final class ImageManagerContextTests: ManagerTestCase {
         XCTAssertEqual(m.downloader.statistics.engineStarted, 0)
         await ManagerTesting.assertIdle(m)
     }
+
+    func testCallbackQueue() async throws {
+        let f = try fixture
+        let m = try makeManager()
+        let queue = DispatchQueue(label: "test.context-callbacks")
+        let key = DispatchSpecificKey<Int>()
+        queue.setSpecific(key: key, value: 7)
+        let onQueue = Collector<Bool>()
+        let url = f.nginx.url("/tiles/42.png")
+        for context in [ImageContext(callbackQueue: queue), ImageContext()] {
+            m.loadImage(with: url, context: context, progress: { _ in }) { _ in
+                onQueue.append(DispatchQueue.getSpecific(key: key) == 7)
+            }
+            await DownloadTesting.waitUntil("the completion") { onQueue.all.count == (context.callbackQueue == nil ? 2 : 1) }
+        }
+        XCTAssertEqual(onQueue.all, [true, false])
+        await ManagerTesting.assertIdle(m)
+    }
+
+    func testDecodeLimitsOfTheConfiguration() async throws {
+        let f = try fixture
+        let m = try makeManager { $0.decodeLimits = DecodeLimits(maxPixels: 100_000) }
+        let e = await ManagerTesting.error(m, f.nginx.url("/photo.jpg"))
+        guard case .limitExceeded? = e else { return XCTFail("\(String(describing: e))") }
+        await ManagerTesting.assertIdle(m)
+    }
 }

@@ -7,8 +7,10 @@ import XCTest
 /// nginx (HTTP, and HTTPS under a CA of its own) serving the manager tests' images, and the
 /// Python server for gated and held answers.
 final class ManagerFixture: Sendable {
-    let nginx: NginxServer
-    let script: ScriptServer
+    private let servers: LoopbackFixture
+
+    var nginx: NginxServer { servers.nginx }
+    var script: ScriptServer { servers.script }
 
     /// A 640x480 photo-like JPEG.
     static let photo: [UInt8] = makeJPEG(SyntheticPhoto.rgba(width: 640, height: 480), width: 640, height: 480)
@@ -39,18 +41,11 @@ final class ManagerFixture: Sendable {
             "note.txt": Array("not an image\n".utf8),
         ]
         for i in 0..<50 { files["tiles/\(i).png"] = Self.tile(i) }
-        nginx = try NginxServer(files: files, tls: true)
-        do {
-            script = try ScriptServer()
-        } catch {
-            nginx.stop()
-            throw error
-        }
+        servers = try LoopbackFixture(files: files, locations: "")
     }
 
     func stop() {
-        nginx.stop()
-        script.stop()
+        servers.stop()
     }
 
     /// The nginx access-log lines of GET requests for `path` so far.
