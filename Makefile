@@ -16,7 +16,7 @@ ASAN_FLAGS := --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-re
 # TSan cannot see inside Synchronization.Mutex's slow path: use pthread locks there.
 TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
 
-.PHONY: deps deps-list build test bench bench-peers conformance sanitize fuzz clean
+.PHONY: deps deps-list build test bench bench-peers conformance sanitize fuzz coverage clean
 
 ## deps: install the Debian packages that are missing (instant when none are)
 deps:
@@ -73,6 +73,10 @@ sanitize: deps
 ## fuzz: every libFuzzer harness in Fuzz/ for FUZZ_SECONDS each (default 60)
 fuzz: deps
 	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) CORPUS=$(CORPUS) scripts/fuzz.sh
+
+## coverage: line coverage of the C core and the Swift library by the unit tests
+coverage: deps
+	SWIFT=$(SWIFT) scripts/coverage.sh
 
 clean:
 	rm -rf .build .build-* bench-results
