@@ -87,19 +87,7 @@ struct DecodeCommand: ParsableCommand {
     }
 
     private func runBench(decoder: ImageDecoder, path: String, iterations: Int) throws {
-        let data = try readFile(path)
-        var times: [Double] = []
-        times.reserveCapacity(iterations)
-        try data.withUnsafeBytes { bytes in
-            for _ in 0..<iterations {
-                let start = ContinuousClock.now
-                let image = try decoder.decode(bytes)
-                let elapsed = ContinuousClock.now - start
-                withExtendedLifetime(image) {}
-                times.append(Output.milliseconds(elapsed))
-            }
-        }
-        let stats = Output.Stats(times)
+        let stats = try Output.timeDecodes(decoder, try readFile(path), count: iterations)
         print("\(path)\tmedian \(Output.fixed(stats.median)) ms\tmin \(Output.fixed(stats.min)) ms\t(\(iterations) decodes)")
     }
 }
