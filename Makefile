@@ -16,7 +16,7 @@ ASAN_FLAGS := --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-re
 # TSan cannot see inside Synchronization.Mutex's slow path: use pthread locks there.
 TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
 
-.PHONY: deps deps-list build test bench bench-peers conformance sanitize fuzz clean
+.PHONY: deps deps-list build test bench bench-peers conformance sanitize fuzz coverage clean
 
 ## deps: install the Debian packages that are missing (instant when none are)
 deps:
@@ -52,10 +52,15 @@ bench: deps
 	  test $${PIPESTATUS[0]} -eq 0
 	python3 scripts/bench_report.py bench-results/results.jsonl
 
-## bench-peers: the download benchmark against AsyncHTTPClient, from its own package in
-## Benchmarks/Peers (so nothing else depends on AsyncHTTPClient; its first build is long)
+## bench-peers: downloads against AsyncHTTPClient and thumbnails against libvips, from their
+## own package in Benchmarks/Peers (nothing else depends on them; the first build is long),
+## added to the report of the last `make bench` (run first when its inputs are missing)
 bench-peers: deps
+	@dpkg-query -W -f='$${Status}' libvips-dev 2>/dev/null | grep -q 'ok installed' || \
+	  { $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y libvips-dev; }
+	@[ -f .build/bench-inputs/jpeg-24mp-baseline.jpg ] || $(MAKE) bench
 	cd Benchmarks/Peers && IMAGEKIT_BENCH_OUT=$(CURDIR)/bench-results $(SWIFT) test -c release
+	python3 scripts/bench_report.py bench-results/results.jsonl
 
 ## conformance: decode every file of the corpus manifest and compare pixel hashes
 conformance: deps
@@ -73,6 +78,10 @@ sanitize: deps
 ## fuzz: every libFuzzer harness in Fuzz/ for FUZZ_SECONDS each (default 60)
 fuzz: deps
 	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) CORPUS=$(CORPUS) scripts/fuzz.sh
+
+## coverage: line coverage of the C core and the Swift library by the unit tests
+coverage: deps
+	SWIFT=$(SWIFT) scripts/coverage.sh
 
 clean:
 	rm -rf .build .build-* bench-results

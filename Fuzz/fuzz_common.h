@@ -16,9 +16,9 @@
  * second), large enough for the bugs of real files. */
 static inline void fuzz_limits(ic_decode_options *o) {
     ic_decode_options_init(o);
-    o->limits.max_pixels = 1u << 18;
+    o->limits.max_pixels = 1u << 16;
     o->limits.max_frames = 32;
-    o->limits.max_memory_bytes = 32u << 20;
+    o->limits.max_memory_bytes = 16u << 20;
 }
 
 /* Decodes `data` one of the ways a caller might, chosen by `knobs`: first

@@ -31,7 +31,7 @@ m = json.load(open(os.path.join(corpus, "manifest.json")))
 for i, e in enumerate(m["entries"]):
     if harness in ("probe", "resize") or e["format"] == harness:
         src = os.path.join(corpus, e["path"])
-        if os.path.getsize(src) <= 32768:
+        if os.path.getsize(src) <= 65536:
             shutil.copy(src, os.path.join(dest, "%04d%s" % (i, os.path.splitext(src)[1])))
 PY
     fi
@@ -52,7 +52,7 @@ for h in $HARNESSES; do
     seeds=$(seed_dir "$h")
     log="$OUT/fuzz_$h.log"
     set +e
-    "$OUT/fuzz_$h" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=32768 \
+    "$OUT/fuzz_$h" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=${FUZZ_MAX_LEN:-8192} \
         -print_final_stats=1 -artifact_prefix="$OUT/artifacts/${h}-" "$OUT/corpus/$h" "$seeds" > "$log" 2>&1
     rc=$?
     set -e

@@ -1,9 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// The download benchmark against AsyncHTTPClient, kept out of the main package so
-/// that neither the ImageKit product nor its tests depend on AsyncHTTPClient (a long
-/// clean build). Run with `make bench-peers` from the repository root; figures go to
+/// The comparisons with the peers users would pick instead — downloads against
+/// AsyncHTTPClient, thumbnails against libvips — kept out of the main package so
+/// that neither the ImageKit product nor its tests depend on them (AsyncHTTPClient
+/// is a long clean build; libvips a large Debian package). Run with `make bench-peers` from the repository root; figures go to
 /// the same bench-results/results.jsonl as `make bench`.
 ///
 /// The test servers and the benchmark's workload are the main package's own files,
@@ -16,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
+        .systemLibrary(name: "CVips", path: "Sources/CVips", pkgConfig: "vips"),
         .target(
             name: "TestServers",
             path: "Sources/TestServers",
@@ -27,6 +29,7 @@ let package = Package(
                 .product(name: "ImageKit", package: "ImageKit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "TestServers",
+                "CVips",
             ],
             path: "Tests/PeerBenchmarks"
         ),

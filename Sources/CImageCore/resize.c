@@ -56,6 +56,17 @@ void ic_plan_geometry(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t b
     g->out_h = h;
 }
 
+/* Metadata of a picture derived from `src`; opacity is kept, or recounted when
+ * the source had transparency somewhere (the part kept may have none). */
+static void finish_derived(ic_image *dst, const ic_image *src) {
+    ic_image_copy_metadata(dst, src);
+    if (src->is_opaque) {
+        dst->is_opaque = 1;
+    } else {
+        ic_image_update_opacity(dst);
+    }
+}
+
 ic_status ic_crop(const ic_image *src, uint32_t x, uint32_t y, uint32_t width, uint32_t height,
                   ic_image **out, ic_error *err) {
     if (!src || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "crop: NULL argument");
@@ -76,12 +87,7 @@ ic_status ic_crop(const ic_image *src, uint32_t x, uint32_t y, uint32_t width, u
             memcpy(to + (size_t)r * dst->stride, from + (size_t)r * src->stride, 4 * (size_t)width);
         }
     }
-    ic_image_copy_metadata(dst, src);
-    if (src->is_opaque) {
-        dst->is_opaque = 1;
-    } else {
-        ic_image_update_opacity(dst);
-    }
+    finish_derived(dst, src);
     *out = dst;
     return IC_OK;
 }
@@ -123,12 +129,7 @@ ic_status ic_resize(const ic_image *src, uint32_t width, uint32_t height, ic_res
         }
     }
     ic_scaler_free(scaler);
-    ic_image_copy_metadata(dst, src);
-    if (src->is_opaque) {
-        dst->is_opaque = 1;
-    } else {
-        ic_image_update_opacity(dst);
-    }
+    finish_derived(dst, src);
     *out = dst;
     return IC_OK;
 }

@@ -33,6 +33,9 @@ struct DecodeCommand: ParsableCommand {
     @Option(help: "Largest image in pixels (default 67108864).")
     var maxPixels: Int?
 
+    @Option(help: "Most memory one decode may hold, in bytes (default 805306368).")
+    var maxMemory: Int?
+
     @Flag(help: "Keep the stored orientation instead of applying EXIF orientation.")
     var keepOrientation = false
 
@@ -45,11 +48,13 @@ struct DecodeCommand: ParsableCommand {
             guard files.count == 1 else { throw ValidationError("--bench takes exactly one file") }
         }
         if let maxPixels, maxPixels <= 0 { throw ValidationError("--max-pixels must be positive") }
+        if let maxMemory, maxMemory <= 0 { throw ValidationError("--max-memory must be positive") }
     }
 
     func run() throws {
         var options = DecodeOptions(firstFrameOnly: !allFrames, applyOrientation: !keepOrientation)
         if let maxPixels { options.limits.maxPixels = maxPixels }
+        if let maxMemory { options.limits.maxMemoryBytes = maxMemory }
         let decoder = ImageDecoder(options: options)
         if let bench {
             try runBench(decoder: decoder, path: files[0], iterations: bench)
@@ -82,19 +87,7 @@ struct DecodeCommand: ParsableCommand {
     }
 
     private func runBench(decoder: ImageDecoder, path: String, iterations: Int) throws {
-        let data = try readFile(path)
-        var times: [Double] = []
-        times.reserveCapacity(iterations)
-        try data.withUnsafeBytes { bytes in
-            for _ in 0..<iterations {
-                let start = ContinuousClock.now
-                let image = try decoder.decode(bytes)
-                let elapsed = ContinuousClock.now - start
-                withExtendedLifetime(image) {}
-                times.append(Output.milliseconds(elapsed))
-            }
-        }
-        let stats = Output.Stats(times)
+        let stats = try Output.timeDecodes(decoder, try readFile(path), count: iterations)
         print("\(path)\tmedian \(Output.fixed(stats.median)) ms\tmin \(Output.fixed(stats.min)) ms\t(\(iterations) decodes)")
     }
 }

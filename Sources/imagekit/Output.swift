@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import ImageKit
 
 /// Formatting helpers shared by the subcommands (no full Foundation: the tool
 /// stays small in memory, which its own peak-RSS figures depend on).
@@ -75,6 +76,22 @@ enum Output {
             let n = sorted.count
             median = n == 0 ? 0 : (n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2)
         }
+    }
+
+    /// Decodes `data` `count` times from memory and returns the median and minimum ms.
+    static func timeDecodes(_ decoder: ImageDecoder, _ data: Data, count: Int) throws -> Stats {
+        var times: [Double] = []
+        times.reserveCapacity(count)
+        try data.withUnsafeBytes { bytes in
+            for _ in 0..<count {
+                let start = ContinuousClock.now
+                let image = try decoder.decode(bytes)
+                let elapsed = ContinuousClock.now - start
+                withExtendedLifetime(image) {}
+                times.append(milliseconds(elapsed))
+            }
+        }
+        return Stats(times)
     }
 
     /// Milliseconds in a Duration.

@@ -76,17 +76,7 @@ struct ThumbnailCommand: ParsableCommand {
         let decoder = ImageDecoder(options: options)
         let data = try readFile(input)
         if let bench {
-            var times: [Double] = []
-            try data.withUnsafeBytes { bytes in
-                for _ in 0..<bench {
-                    let start = ContinuousClock.now
-                    let image = try decoder.decode(bytes)
-                    let elapsed = ContinuousClock.now - start
-                    withExtendedLifetime(image) {}
-                    times.append(Output.milliseconds(elapsed))
-                }
-            }
-            let stats = Output.Stats(times)
+            let stats = try Output.timeDecodes(decoder, data, count: bench)
             let rss = Output.fixed(Double(Self.peakResidentKB()) / 1024, 1)
             print("\(input)\tmedian \(Output.fixed(stats.median)) ms\tmin \(Output.fixed(stats.min)) ms\tpeak RSS \(rss) MB\t(\(bench) thumbnails)")
             return

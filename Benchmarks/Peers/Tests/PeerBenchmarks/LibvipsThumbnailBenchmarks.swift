@@ -1,0 +1,43 @@
+import CVips
+import Foundation
+import ImageKit
+import XCTest
+
+/// Thumbnails to 256 px: ImageKit against libvips' `vips_thumbnail_buffer` (the
+/// peer users pick; operation cache off, concurrency 1) on the same bytes in the
+/// same process. Inputs are `make bench`'s built-in files.
+final class LibvipsThumbnailBenchmarks: XCTestCase {
+    private static let started: Bool = ik_vips_start() == 0
+
+    private var inputs: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/bench-inputs")
+    }
+
+    private func compare(_ file: String, megapixels: Double, target: Double?) throws {
+        XCTAssertTrue(Self.started, "libvips did not start")
+        let url = inputs.appendingPathComponent(file)
+        guard let data = try? Data(contentsOf: url) else {
+            return XCTFail("\(url.path) is missing: run `make bench` first (it makes the inputs)")
+        }
+        let bytes = [UInt8](data)
+        let decoder = ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 256)))
+        try bytes.withUnsafeBytes { raw in
+            try BenchRecorder.compare(self, section: "thumbnail 256 px (peers)", name: file, megapixels: megapixels,
+                                      anchorName: "libvips vips_thumbnail_buffer", target: target,
+                                      ours: { _ = try decoder.decode(raw) },
+                                      anchor: { XCTAssertEqual(ik_vips_thumbnail(raw.baseAddress, raw.count, 256), 0) })
+        }
+    }
+
+    func testJPEG12MP() throws { try compare("jpeg-12mp-baseline.jpg", megapixels: 12, target: 0.9) }
+
+    func testJPEG24MP() throws { try compare("jpeg-24mp-baseline.jpg", megapixels: 24, target: 0.9) }
+
+    func testJPEG12MPProgressive() throws { try compare("jpeg-12mp-progressive.jpg", megapixels: 12, target: nil) }
+
+    func testPNG8MP() throws { try compare("png-8mp-rgb.png", megapixels: 8, target: nil) }
+
+    func testWebP12MP() throws { try compare("webp-12mp-lossy.webp", megapixels: 12, target: nil) }
+}
