@@ -20,7 +20,7 @@ import Foundation
 /// removes entries older than ``DiskCacheConfiguration/maxAge`` and picks up
 /// changes other processes sharing the directory made.
 ///
-/// All disk I/O, compression and hashing run on the cache's own threads,
+/// All disk I/O, compression and checksumming run on the cache's own threads,
 /// never on the Swift cooperative pool.
 public final class DiskCache: Sendable {
     /// The directory holding the entries.
