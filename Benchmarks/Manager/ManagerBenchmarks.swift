@@ -73,6 +73,53 @@ final class ManagerBenchmarks: XCTestCase {
             notes: ["µs per load": median * 1000]))
     }
 
+    /// `try await manager.image(for:)` of a 256 px thumbnail that only the disk tier holds (the
+    /// memory tier emptied before each load), against the disk tier's `image(forKey:)` alone
+    /// on the same entry. Loads alternate with reads alone, so drift hits both alike.
+    /// Target: ≤ 1.2 × the read alone.
+    func testWarmDiskCacheLoad() throws {
+        let cache = try temporaryCache()
+        let manager = ImageManager(cache: cache, downloader: try Downloader())
+        let url = URL(string: "http://127.0.0.1:9/warm/photo.jpg")!
+        let context = ImageContext(thumbnailPixelSize: PixelSize(square: 256))
+        let thumbnail = try ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 256)))
+            .decode(BenchInputs.jpeg100KB.bytes)
+        guard let key = manager.cacheKey(for: url, context: context) else { throw ImageKitError.invalidURL("no key") }
+        try Self.blocking { try await cache.store(thumbnail, forKey: key, to: .disk) }
+        let tally = Tally()
+        let pairs = 200
+        let batch: @Sendable () async throws -> Void = {
+            var ours: [Double] = [], alone: [Double] = []
+            for i in 0..<pairs {
+                for step in i % 2 == 0 ? [0, 1] : [1, 0] {
+                    _ = cache.memoryCache.remove(forKey: key)
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    if step == 0 {
+                        let result = try await manager.image(for: url, context: context)
+                        precondition(result.cacheType == .disk && result.image.width == 256)
+                    } else {
+                        let image = try await cache.diskCache.image(forKey: key)
+                        precondition(image?.width == 256)
+                    }
+                    let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+                    if step == 0 { ours.append(ms) } else { alone.append(ms) }
+                }
+            }
+            tally.samples.withLock { $0.append((ours, [alone])) }
+        }
+        try Self.blocking(batch)  // warm-up: page cache, buffer pool, disk index
+        tally.samples.withLock { $0 = [] }
+        _ = try BenchRecorder.time(self, ours: { try Self.blocking(batch) })
+        let samples = tally.samples.withLock { $0 }
+        let ours = samples.flatMap(\.ours)
+        let median = BenchRecorder.median(ours)
+        let anchor = BenchRecorder.median(samples.flatMap { $0.parts[0] })
+        BenchRecorder.record(BenchResult(
+            section: "manager", name: "warm disk-tier load, 256 px thumbnail, image(for:) async",
+            medianMs: median, minMs: ours.min() ?? 0, anchor: "disk tier image(forKey:) alone",
+            anchorMedianMs: anchor, ratio: median / anchor, target: 1.2, targetRelation: "<="))
+    }
+
     /// A cold `image(for:)` of a 100 KB JPEG from nginx with a 256 px thumbnail, waiting for the
     /// memory and disk store (bitmap and original bytes), against the download, the thumbnail
     /// decode and the store each measured alone on the same file. Target: ≤ 1.2 × their sum.
