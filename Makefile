@@ -16,7 +16,7 @@ ASAN_FLAGS := --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-re
 # TSan cannot see inside Synchronization.Mutex's slow path: use pthread locks there.
 TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
 
-.PHONY: deps deps-list build test bench bench-peers conformance sanitize fuzz coverage clean
+.PHONY: deps deps-list build test bench bench-peers conformance sanitize soak fuzz coverage clean
 
 ## deps: install the Debian packages that are missing (instant when none are)
 deps:
@@ -74,6 +74,19 @@ sanitize: deps
 	  $(SWIFT) test --scratch-path .build-asan $(ASAN_FLAGS) $(SKIP_BENCH)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(SWIFT) test --scratch-path .build-tsan $(TSAN_FLAGS) $(SKIP_BENCH)
+
+## soak: SOAK_LOADS (20,000) loads through the manager, with random sizes, options,
+## cancellations and bad responses from local servers: in a release build (RSS must stay
+## flat), then under ASan (LeakSanitizer at exit)
+SOAK_FILTER := grep --line-buffered -vE "^Test (Suite|Case) .*(started|passed)|^\[[0-9]+/[0-9]+\]|ld.gold: warning"
+soak: deps
+	IMAGEKIT_SOAK_LOADS=$(or $(SOAK_LOADS),20000) \
+	  $(SWIFT) test -c release --filter ManagerSoakTests 2>&1 | $(SOAK_FILTER); test $${PIPESTATUS[0]} -eq 0
+	ASAN_OPTIONS=malloc_context_size=10:quarantine_size_mb=32 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
+	IMAGEKIT_SOAK_LOADS=$(or $(SOAK_LOADS),20000) IMAGEKIT_SOAK_CHECK_RSS=0 \
+	  $(SWIFT) test --scratch-path .build-asan $(ASAN_FLAGS) --filter ManagerSoakTests 2>&1 | \
+	  $(SOAK_FILTER); test $${PIPESTATUS[0]} -eq 0
 
 ## fuzz: every libFuzzer harness in Fuzz/ for FUZZ_SECONDS each (default 60)
 fuzz: deps

@@ -37,6 +37,9 @@ enum BenchInputs {
         var megapixels: Double { Double(width * height) / 1e6 }
     }
 
+    /// A photo of about 100 KB as a service downloads it: 960×720 baseline 4:2:0 JPEG, quality 90.
+    static var jpeg100KB: Input { jpeg("jpeg-100kb-960x720-baseline", 960, 720, progressive: false) }
+
     /// 24 MP (6000×4000) baseline 4:2:0 JPEG, quality 90.
     static var jpeg24MP: Input { jpeg("jpeg-24mp-baseline", 6000, 4000, progressive: false) }
     /// The same picture as a progressive JPEG.

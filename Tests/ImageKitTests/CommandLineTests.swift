@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import TestServers
 import XCTest
 
 /// Runs the built `imagekit` binary as a user would.
@@ -69,5 +70,47 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(bench.status, 0)
         XCTAssertTrue(bench.output.contains("median") && bench.output.contains("peak RSS"), bench.output)
         XCTAssertNotEqual(try run(["thumbnail", input, "--size", "abc"]).status, 0)
+    }
+
+    func testFetchLoadsThroughTheCacheTiers() throws {
+        let pngs = [[40, 30], [20, 40]].map { size in
+            PNGWriter(width: size[0], height: size[1], colorType: .rgba, bitDepth: 8,
+                      samples: Pixels.pattern(width: size[0], height: size[1]).map(UInt16.init)).encode()
+        }
+        let nginx = try NginxServer(files: ["a.png": pngs[0], "b.png": pngs[1]])
+        defer { nginx.stop() }
+        let cache = (try temporaryFile("placeholder", []) as NSString).deletingLastPathComponent + "/cache"
+        let a = nginx.url("/a.png").absoluteString, b = nginx.url("/b.png").absoluteString
+        let missing = nginx.url("/missing.png").absoluteString
+
+        let cold = try run(["fetch", "--cache", cache, "--size", "16", "--concurrency", "2", a, b, missing])
+        XCTAssertEqual(cold.status, 1, cold.output)
+        let lines = cold.output.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("\(a)\tnetwork\t16x12\t") }, cold.output)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("\(b)\tnetwork\t8x16\t") }, cold.output)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("\(missing)\terror\t") && $0.contains("404") }, cold.output)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("2 of 3 loaded, 1 failed in ") && $0.hasSuffix(" s") }, cold.output)
+        XCTAssertTrue(lines.contains("hits: memory 0, disk 0, network 2"), cold.output)
+        XCTAssertTrue(lines.contains("downloaded \(pngs[0].count + pngs[1].count) bytes"), cold.output)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("latency p50 ") && $0.contains(" ms, p99 ") }, cold.output)
+
+        let warm = try run(["fetch", "--cache", cache, "--size", "16", a, b])
+        XCTAssertEqual(warm.status, 0, warm.output)
+        XCTAssertTrue(warm.output.contains("\(a)\tdisk\t16x12\t"), warm.output)
+        XCTAssertTrue(warm.output.contains("hits: memory 0, disk 2, network 0\ndownloaded 0 bytes\n"), warm.output)
+
+        let refreshed = try run(["fetch", "--cache", cache, "--size", "16", "--refresh", a, b])
+        XCTAssertEqual(refreshed.status, 0, refreshed.output)
+        XCTAssertTrue(refreshed.output.contains("hits: memory 0, disk 2, network 0\ndownloaded 0 bytes\n"),
+                      refreshed.output)
+        // nginx logs a request just after answering it.
+        var notModified = 0
+        for _ in 0..<500 where notModified < 2 {
+            notModified = nginx.accessLog().filter { $0.contains("\" 304 ") }.count
+            usleep(10_000)
+        }
+        XCTAssertEqual(notModified, 2, "revalidated, not downloaded")
+
+        XCTAssertNotEqual(try run(["fetch", "--concurrency", "0", a]).status, 0)
     }
 }

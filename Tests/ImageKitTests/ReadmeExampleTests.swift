@@ -1,26 +1,35 @@
 import Foundation
 import ImageKit
+import TestServers
 import XCTest
 
 // README-BEGIN
-func describe(_ path: String) throws -> String {
-    let data = try Data(contentsOf: URL(fileURLWithPath: path))
-    let decoder = ImageDecoder(options: DecodeOptions(limits: DecodeLimits(maxPixels: 50_000_000)))
-    let image = try decoder.decode(data)  // premultiplied RGBA8, EXIF orientation applied
-    let alpha = image.isOpaque ? "opaque" : "with alpha"
-    return "\(image.sourceFormat) \(image.width)x\(image.height), \(image.frameCount) frame(s), \(alpha)"
+func thumbnail(_ url: URL, cacheDirectory: URL) async throws -> String {
+    let cache = try ImageCache(namespace: "avatars", directory: cacheDirectory)
+    let manager = ImageManager(cache: cache, downloader: try Downloader())
+    let context = ImageContext(thumbnailPixelSize: PixelSize(square: 128))  // shrink on load
+    let first = try await manager.image(for: url, context: context)  // downloaded, decoded, cached
+    let again = try await manager.image(for: url, context: context)  // from memory this time
+    let image = again.image  // premultiplied RGBA8
+    return "\(image.width)x\(image.height) from \(first.cacheType), then \(again.cacheType)"
 }
 // README-END
 
-/// Runs the README's usage example and checks the README shows exactly this code.
+/// Runs the README's usage example against nginx on 127.0.0.1 and checks the README shows exactly this code.
 final class ReadmeExampleTests: XCTestCase {
-    func testExampleRuns() throws {
-        let png = PNGWriter(width: 3, height: 2, colorType: .grayAlpha, bitDepth: 8,
-                            samples: [1, 255, 2, 255, 3, 255, 4, 128, 5, 255, 6, 255]).encode()
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString).png")
-        try Data(png).write(to: url)
-        defer { try? FileManager.default.removeItem(at: url) }
-        XCTAssertEqual(try describe(url.path), "PNG 3x2, 1 frame(s), with alpha")
+    func testExampleRuns() async throws {
+        let jpeg = makeJPEG(Pixels.pattern(width: 640, height: 480), width: 640, height: 480)
+        let nginx = try NginxServer(files: ["avatar.jpg": jpeg])
+        defer { nginx.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let summary = try await thumbnail(nginx.url("/avatar.jpg"), cacheDirectory: directory)
+        XCTAssertEqual(summary, "128x96 from none, then memory")
+        // The disk writes (thumbnail and original bytes) finish after the example returns.
+        let folder = directory.appendingPathComponent("avatars").path
+        await DownloadTesting.waitUntil("both disk entries are written") {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".ikc") }.count >= 2
+        }
     }
 
     func testReadmeShowsThisCode() throws {

@@ -5,9 +5,9 @@
       An HTTP/1.1 server on 127.0.0.1 (port printed on the first line of stdout)
       for what nginx will not do on purpose: slow first byte, slow body, a
       connection reset mid-body, a body shorter than its Content-Length, no
-      Content-Length, hand-made chunking, redirects to file:// and ftp://, and
+      Content-Length, hand-made chunking, redirects to file:// and ftp://,
       gated or held responses whose request counts and client aborts the tests
-      read back from /stats.
+      read back from /stats, and small PNG images behind a gate or a cookie.
 
   http_test_server.py supervise -- COMMAND...
       Runs COMMAND (nginx) and stops it when stdin closes, so a crashed test run
@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
@@ -44,6 +45,22 @@ def pattern(n):
     """n deterministic bytes: byte i is i % 251."""
     block = bytes(i % 251 for i in range(251))
     return (block * (n // 251 + 1))[:n]
+
+
+def png(width, height, seed=0):
+    """A width x height opaque RGBA PNG with a deterministic pattern."""
+    rows = bytearray()
+    for y in range(height):
+        rows.append(0)
+        for x in range(width):
+            rows += bytes(((x * 7 + seed) % 256, (y * 5 + seed) % 256, (x + y) % 256, 255))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    head = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", head) + chunk(b"IDAT", zlib.compress(bytes(rows)))
+            + chunk(b"IEND", b""))
 
 
 def client_gone(sock, seconds):
@@ -203,6 +220,16 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             ABORTED[self.key] = gone
         self.close_connection = True
+
+    def route_gate_png(self):
+        gate(self.key).wait(30)
+        self.send_body(200, png(self.num("w", 16), self.num("h", 12), self.num("seed", 0)), "image/png")
+
+    def route_cookie_png(self):
+        if "session=s3cret" in (self.headers.get("Cookie") or ""):
+            self.send_body(200, png(8, 8), "image/png")
+        else:
+            self.send_body(403, b"no session\n", "text/plain")
 
     def route_open(self):
         gate(self.q["of"]).set()

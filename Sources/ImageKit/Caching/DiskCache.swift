@@ -20,7 +20,7 @@ import Foundation
 /// removes entries older than ``DiskCacheConfiguration/maxAge`` and picks up
 /// changes other processes sharing the directory made.
 ///
-/// All disk I/O, compression and hashing run on the cache's own threads,
+/// All disk I/O, compression and checksumming run on the cache's own threads,
 /// never on the Swift cooperative pool.
 public final class DiskCache: Sendable {
     /// The directory holding the entries.
@@ -122,6 +122,15 @@ public final class DiskCache: Sendable {
         await waitUntilLoaded()
         let name = (try? await pool.run(priority: .high) { Self.entryName(IC_STORE_KIND_BITMAP, key) }) ?? ""
         return state.withLock { $0.index.entries[name] != nil }
+    }
+
+    /// False when a read of the bitmap (or, with `data`, the bytes) for `key` would surely miss:
+    /// the index is loaded and knows no such entry. Answers on the calling thread from the
+    /// index alone, so a cold load can skip a read on the cache's threads; entries written by
+    /// other processes since the last sweep are not known yet.
+    func mayHold(_ key: String, data: Bool = false) -> Bool {
+        let name = Self.entryName(data ? IC_STORE_KIND_DATA : IC_STORE_KIND_BITMAP, key)
+        return state.withLock { !$0.loaded || $0.index.entries[name] != nil }
     }
 
     // MARK: - Original bytes

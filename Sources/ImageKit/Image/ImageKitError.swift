@@ -62,6 +62,19 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Any other transfer failure, with libcurl's error code.
     case transferFailed(curlCode: Int, String)
 
+    // Image manager (codes 50–69). A URL the manager cannot load fails with ``invalidURL(_:)``.
+
+    /// The URL failed earlier for a lasting reason and is refused until its blocklist entry expires.
+    case blocklisted(String)
+    /// `fromCacheOnly` was asked for and no cache tier has the image.
+    case notInCache(String)
+    /// The load's deadline passed before it finished.
+    case deadlineExceeded(String)
+    /// The manager's delegate refused the download.
+    case vetoed(String)
+    /// An image transformer failed.
+    case transformFailed(String)
+
     /// A stable number for the kind of error (the C core's status code for those that share it).
     public var code: Int {
         switch self {
@@ -91,6 +104,11 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unacceptableContentType: 30
         case .invalidResponse: 31
         case .transferFailed: 32
+        case .blocklisted: 50
+        case .notInCache: 51
+        case .deadlineExceeded: 52
+        case .vetoed: 53
+        case .transformFailed: 54
         }
     }
 
@@ -107,6 +125,9 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
              .tlsFailed(let m), .responseTooLarge(let m), .tooManyRedirects(let m),
              .disallowedProtocol(let m), .invalidURL(let m), .unacceptableContentType(let m),
              .invalidResponse(let m), .httpStatus(_, let m), .transferFailed(_, let m):
+            m
+        case .blocklisted(let m), .notInCache(let m), .deadlineExceeded(let m), .vetoed(let m),
+             .transformFailed(let m):
             m
         case .cancelled:
             "cancelled"

@@ -10,6 +10,11 @@ enum MonotonicClock {
         return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 
+    /// Time from `start` (a value of ``now()``) to now.
+    static func duration(since start: UInt64) -> Duration {
+        .nanoseconds(Int64(clamping: now() &- start))
+    }
+
     /// `duration` in nanoseconds, clamped to 0...UInt64.max.
     static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components

@@ -44,11 +44,14 @@ public struct DownloadRequest: Sendable, Hashable {
     public var timeout: Duration?
     /// Overrides the configuration's TLS options (for example to trust one more CA).
     public var tls: DownloaderConfiguration.TLSOptions?
+    /// Overrides the configuration's ``DownloaderConfiguration/usesCookies``: whether this
+    /// request sends and stores cookies in the downloader's jar.
+    public var usesCookies: Bool?
 
     /// A GET request for `url` with the downloader's defaults.
     public init(url: URL, method: Method = .get, headers: HTTPHeaders = [:], validators: Validators? = nil,
                 byteRange: ClosedRange<Int64>? = nil, timeout: Duration? = nil,
-                tls: DownloaderConfiguration.TLSOptions? = nil) {
+                tls: DownloaderConfiguration.TLSOptions? = nil, usesCookies: Bool? = nil) {
         self.url = url
         self.method = method
         self.headers = headers
@@ -56,5 +59,6 @@ public struct DownloadRequest: Sendable, Hashable {
         self.byteRange = byteRange
         self.timeout = timeout
         self.tls = tls
+        self.usesCookies = usesCookies
     }
 }

@@ -30,6 +30,8 @@ final class DownloaderCore: Sendable {
             case created
             /// Cancelled before it was submitted.
             case cancelledEarly
+            /// Submitted (its completion is set), not yet on a transfer.
+            case submitted
             /// The request modifier is running (its task, once known).
             case preparing(Task<Void, Never>?)
             /// Waiting on a transfer.
@@ -176,6 +178,8 @@ final class DownloaderCore: Sendable {
             if modifier != nil {
                 w.phase = .preparing(nil)
                 s.modifierTasks += 1
+            } else {
+                w.phase = .submitted
             }
             s.waiters[id] = w
             return true
@@ -212,6 +216,9 @@ final class DownloaderCore: Sendable {
                 return (nil, nil, nil)
             case .cancelledEarly:
                 return (nil, nil, nil)
+            case .submitted:
+                s.waiters[id] = nil
+                return (w.completion, nil, nil)
             case .preparing(let task):
                 s.waiters[id] = nil
                 return (w.completion, task, nil)
@@ -276,8 +283,8 @@ final class DownloaderCore: Sendable {
         let completion = state.withLock { s -> Completion? in
             guard let w = s.waiters[id] else { return nil }
             switch w.phase {
-            case .created, .preparing: break
-            case .cancelledEarly, .attached: return nil
+            case .submitted, .preparing: break
+            case .created, .cancelledEarly, .attached: return nil
             }
             s.waiters[id] = nil
             return w.completion
@@ -297,8 +304,8 @@ final class DownloaderCore: Sendable {
         let starts = state.withLock { s -> [Start] in
             guard var w = s.waiters[id] else { return [] }
             switch w.phase {
-            case .created, .preparing: break
-            case .cancelledEarly, .attached: return []
+            case .submitted, .preparing: break
+            case .created, .cancelledEarly, .attached: return []
             }
             let transfer: UInt64
             if let existing = s.byKey[resolved] {

@@ -88,6 +88,7 @@ struct ResolvedRequest: Hashable, Sendable {
             w.verifiesPeer = tls.verifiesPeer
             w.caFile = tls.caFile
         }
+        if let cookies = request.usesCookies { w.cookies = cookies }
         if let r = request.byteRange {
             guard r.lowerBound >= 0 else { throw .invalidArgument("download: byte range \(r) starts below 0") }
             w.range = "\(r.lowerBound)-\(r.upperBound)"

@@ -4,7 +4,7 @@ import XCTest
 
 final class WebPDecodeTests: XCTestCase {
     private func webp(_ rgba: [UInt8], _ w: Int, _ h: Int, quality: Float) -> [UInt8] {
-        anchorBytes { out, size in anchors_encode_webp(rgba, Int32(w), Int32(h), quality, out, size) }!
+        makeWebP(rgba, width: w, height: h, quality: quality)
     }
 
     private func bareDecode(_ data: [UInt8]) -> [UInt8] {

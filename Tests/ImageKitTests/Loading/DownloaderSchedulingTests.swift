@@ -328,6 +328,30 @@ final class DownloaderSchedulingTests: LoopbackTestCase {
         XCTAssertGreaterThan(cancelled, 0)
     }
 
+    /// A cancel racing the submission itself (between the caller's request being accepted and
+    /// its joining a transfer) still completes the caller, once. Found by the manager's soak.
+    func testCancelRacingTheSubmissionStillCompletes() async throws {
+        let f = try fixture
+        let d = try DownloadTesting.downloader { $0.maxConcurrentDownloads = 2 }
+        let outcomes = Collector<Int>()
+        let n = 10_000
+        let url = f.nginx.url("/files/1.bin")
+        var rng = Scrambler(seed: 0x5EED)
+        for i in 0..<n {
+            let task = Task.detached {
+                _ = try? await d.download(DownloadRequest(url: url))
+                outcomes.append(i)
+            }
+            // Cancel a few microseconds later, while the task may be inside `download`.
+            let until = DispatchTime.now().uptimeNanoseconds + rng.next() % 40_000
+            while DispatchTime.now().uptimeNanoseconds < until {}
+            task.cancel()
+        }
+        await DownloadTesting.waitUntil("every caller completes") { outcomes.all.count >= n }
+        await DownloadTesting.assertIdle(d)
+        XCTAssertEqual(outcomes.all.count, n, "each caller completes exactly once")
+    }
+
     func testManyAsyncDownloadsWithRandomTaskCancellation() async throws {
         let f = try fixture
         let d = try DownloadTesting.downloader {

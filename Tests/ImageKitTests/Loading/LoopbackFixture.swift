@@ -27,8 +27,9 @@ final class LoopbackFixture: Sendable {
         location /gz/ { gzip on; gzip_types text/plain; gzip_min_length 1; }
     """
 
-    init() throws {
-        nginx = try NginxServer(files: Self.files, locations: Self.locations, tls: true)
+    /// Starts nginx (HTTP and HTTPS) serving `files` with `locations`, and the Python server.
+    init(files: [String: [UInt8]] = LoopbackFixture.files, locations: String = LoopbackFixture.locations) throws {
+        nginx = try NginxServer(files: files, locations: locations, tls: true)
         do {
             script = try ScriptServer()
         } catch {

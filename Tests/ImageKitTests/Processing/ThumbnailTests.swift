@@ -22,7 +22,7 @@ final class ThumbnailTests: XCTestCase {
     }
 
     private func webp(_ rgba: [UInt8], _ w: Int, _ h: Int, quality: Float) -> [UInt8] {
-        anchorBytes { out, size in anchors_encode_webp(rgba, Int32(w), Int32(h), quality, out, size) }!
+        makeWebP(rgba, width: w, height: h, quality: quality)
     }
 
     private func gif(_ w: Int, _ h: Int, transparent: Bool) -> [UInt8] {

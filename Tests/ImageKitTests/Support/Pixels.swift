@@ -72,6 +72,11 @@ func makeJPEG(_ rgba: [UInt8], width: Int, height: Int, quality: Int32 = 90, pro
     }!
 }
 
+/// Encodes straight RGBA as WebP through libwebp: lossless when `quality` < 0, else lossy.
+func makeWebP(_ rgba: [UInt8], width: Int, height: Int, quality: Float) -> [UInt8] {
+    anchorBytes { out, size in anchors_encode_webp(rgba, Int32(width), Int32(height), quality, out, size) }!
+}
+
 /// Decodes with bare TurboJPEG (the reference for our JPEG path): straight RGBA and size.
 func turboDecode(_ jpeg: [UInt8], denominator: Int32 = 1) -> (pixels: [UInt8], width: Int, height: Int)? {
     var out: UnsafeMutablePointer<UInt8>?

@@ -1,0 +1,82 @@
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Per-load values that are not flags (SDWebImage's `SDWebImageContext`, typed). Every field
+/// is optional; `nil` takes the manager's default.
+///
+/// The cache-type fields are optionals of ``ImageCacheType``, which has a case `none`: write
+/// `ImageCacheType.none` in full, since a bare `.none` is the optional's `nil` (the default).
+public struct ImageContext: Sendable {
+    /// Turns a URL into the cache key the image is stored under (by default the URL's string).
+    public typealias CacheKeyFilter = @Sendable (URL) -> String
+    /// Chooses the bytes kept in the original-data store: given the decoded image, the bytes
+    /// as downloaded and the URL, returns what to store, or nil to store nothing.
+    public typealias CacheSerializer = @Sendable (Image, Data, URL) -> Data?
+
+    /// Shrink on load to this box (a side of 0 is unconstrained). Part of the cache key.
+    public var thumbnailPixelSize: PixelSize?
+    /// With a thumbnail size: fit inside the box (`true`, the default) or fill it, cropping the centre.
+    public var preserveAspectRatio: Bool?
+    /// Scale any decoded frame down until it fits in this many bytes (even without
+    /// ``ImageOptions/scaleDownLargeImages``). Part of the cache key.
+    public var scaleDownLimitBytes: Int?
+    /// Applied after decoding, before storing; its ``ImageTransformer/key`` is part of the cache key.
+    public var imageTransformer: (any ImageTransformer)?
+    /// Computes the cache key from the URL.
+    public var cacheKeyFilter: CacheKeyFilter?
+    /// Chooses what goes to the original-data store.
+    public var cacheSerializer: CacheSerializer?
+    /// Rewrites the download request of this load, or returns nil to cancel the load.
+    public var requestModifier: DownloaderConfiguration.RequestModifier?
+    /// Checks the response of this load's download before decoding; throwing fails the load.
+    public var responseValidator: DownloaderConfiguration.ResponseValidator?
+    /// Tiers to look in before downloading (default `.all`: memory, then disk).
+    public var queryCacheType: ImageCacheType?
+    /// Tiers the decoded (and transformed) image is stored in (default `.all`).
+    public var storeCacheType: ImageCacheType?
+    /// Where the original encoded bytes are kept: `.disk` (the default) or `.all` keep them in the
+    /// disk tier's original-data store, so a later load at another size need not download again;
+    /// `.none` keeps nothing. The memory tier holds decoded images only, so `.memory` keeps nothing.
+    public var originalStoreCacheType: ImageCacheType?
+    /// The cache for this load instead of the manager's.
+    public var cache: ImageCache?
+    /// The downloader for this load instead of the manager's.
+    public var downloader: Downloader?
+    /// When this load must be done by: once it passes, the load fails with
+    /// ``ImageKitError/deadlineExceeded(_:)`` and its download and decode are stopped (unless
+    /// other loads share them).
+    public var deadline: ContinuousClock.Instant?
+    /// The queue completion and progress handlers run on (by default the manager's callback queue).
+    public var callbackQueue: DispatchQueue?
+
+    /// A context with the given fields; every one is optional.
+    public init(thumbnailPixelSize: PixelSize? = nil, preserveAspectRatio: Bool? = nil,
+                scaleDownLimitBytes: Int? = nil, imageTransformer: (any ImageTransformer)? = nil,
+                cacheKeyFilter: CacheKeyFilter? = nil, cacheSerializer: CacheSerializer? = nil,
+                requestModifier: DownloaderConfiguration.RequestModifier? = nil,
+                responseValidator: DownloaderConfiguration.ResponseValidator? = nil,
+                queryCacheType: ImageCacheType? = nil, storeCacheType: ImageCacheType? = nil,
+                originalStoreCacheType: ImageCacheType? = nil, cache: ImageCache? = nil,
+                downloader: Downloader? = nil, deadline: ContinuousClock.Instant? = nil,
+                callbackQueue: DispatchQueue? = nil) {
+        self.thumbnailPixelSize = thumbnailPixelSize
+        self.preserveAspectRatio = preserveAspectRatio
+        self.scaleDownLimitBytes = scaleDownLimitBytes
+        self.imageTransformer = imageTransformer
+        self.cacheKeyFilter = cacheKeyFilter
+        self.cacheSerializer = cacheSerializer
+        self.requestModifier = requestModifier
+        self.responseValidator = responseValidator
+        self.queryCacheType = queryCacheType
+        self.storeCacheType = storeCacheType
+        self.originalStoreCacheType = originalStoreCacheType
+        self.cache = cache
+        self.downloader = downloader
+        self.deadline = deadline
+        self.callbackQueue = callbackQueue
+    }
+}

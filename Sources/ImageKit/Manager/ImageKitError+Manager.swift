@@ -1,0 +1,29 @@
+extension ImageKitError {
+    /// Whether a failed load says something lasting about its URL, so that loading it again
+    /// soon is pointless: it answers 4xx (other than 408 and 429), its data does not decode,
+    /// its certificate is refused, and the like. Timeouts, connection and DNS failures, broken
+    /// connections, 408/429/5xx answers, cancellation, deadlines, vetoes, cache-only misses and
+    /// transformer failures (the transformer's fault, not the URL's) are not.
+    public var isLastingLoadFailure: Bool {
+        switch self {
+        case .cancelled, .timedOut, .dnsFailed, .connectFailed, .network, .outOfMemory, .noSpace,
+             .deadlineExceeded, .vetoed, .notInCache, .blocklisted, .transformFailed:
+            false
+        case .httpStatus(let status, _):
+            (400..<500).contains(status) && status != 408 && status != 429
+        default:
+            true
+        }
+    }
+
+    /// `error` as an ImageKitError: itself, ``cancelled`` for a `CancellationError`, else ``internal(_:)``.
+    init(wrapping error: any Error) {
+        if let e = error as? ImageKitError {
+            self = e
+        } else if error is CancellationError {
+            self = .cancelled
+        } else {
+            self = .internal("\(error)")
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// Where the time of one load went. A stage that did not run is nil.
+public struct ImageLoadMetrics: Sendable, Hashable {
+    /// From the call to this completion.
+    public var total: Duration
+    /// Looking in the disk tier (the memory lookup is part of ``total`` only).
+    public var diskQuery: Duration?
+    /// The transfer's figures from libcurl, when the image was downloaded.
+    public var download: DownloadMetrics?
+    /// Decoding (thumbnailing included).
+    public var decode: Duration?
+    /// Running the transformer.
+    public var transform: Duration?
+    /// Writing to the disk tier, when the completion waited for it (``ImageOptions/waitStoreCache``).
+    public var store: Duration?
+    /// How many loads shared this download and decode (1 when none was coalesced).
+    public var sharedBy: Int
+
+    /// Metrics with every figure given (all stages absent by default).
+    public init(total: Duration = .zero, diskQuery: Duration? = nil, download: DownloadMetrics? = nil,
+                decode: Duration? = nil, transform: Duration? = nil, store: Duration? = nil, sharedBy: Int = 1) {
+        self.total = total
+        self.diskQuery = diskQuery
+        self.download = download
+        self.decode = decode
+        self.transform = transform
+        self.store = store
+        self.sharedBy = sharedBy
+    }
+}

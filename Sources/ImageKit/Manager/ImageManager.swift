@@ -1,0 +1,365 @@
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Loads images by URL: from the memory tier, else the disk tier, else the network — then
+/// decodes (shrinking on load), transforms, stores and hands the image back. SDWebImage's
+/// `SDWebImageManager` for services.
+///
+/// Two call styles share one implementation: `async` (cancelling the awaiting task cancels the
+/// load) and completion handlers returning an ``ImageTask``. Loads asking for the same cache
+/// key with the same processing share one download and one decode. Decoding and transforming
+/// run on the manager's own worker threads, never on the Swift cooperative pool.
+///
+/// ```swift
+/// let manager = ImageManager(cache: try ImageCache(namespace: "avatars"), downloader: try Downloader())
+/// let avatar = try await manager.image(for: url, context: ImageContext(thumbnailPixelSize: PixelSize(square: 128)))
+/// ```
+public final class ImageManager: Sendable {
+    /// A manager over the default cache (`ImageCache()`, falling back to a folder in the
+    /// temporary directory) and a default downloader, for convenience; services should create
+    /// and inject their own.
+    public static let shared: ImageManager = {
+        guard let downloader = try? Downloader() else {
+            fatalError("ImageKit: ImageManager.shared cannot start its downloader's network thread")
+        }
+        let temporary = FileManager.default.temporaryDirectory
+        guard let cache = (try? ImageCache()) ?? (try? ImageCache(directory: temporary)) else {
+            fatalError("ImageKit: ImageManager.shared can create no cache folder")
+        }
+        return ImageManager(cache: cache, downloader: downloader)
+    }()
+
+    /// The cache loads use unless their context names another.
+    public let cache: ImageCache
+    /// The downloader loads use unless their context names another.
+    public let downloader: Downloader
+    /// The settings the manager was created with.
+    public let configuration: ImageManagerConfiguration
+
+    /// Decoding and transforming threads.
+    let workers: WorkerPool
+    private let failedURLs: FailedURLList
+    private let hasObservers: Bool
+    private let nextID = Atomic<UInt64>(0)
+    /// Loads that have not ended, by id.
+    private let tasks = Locked<[UInt64: ImageTask]>([:])
+    /// Pipelines loads may join, by key.
+    private let jobs = Locked<[ImageLoadJob.Key: ImageLoadJob]>([:])
+    private let counters = Locked(Counters())
+
+    private struct Counters: Sendable {
+        var jobs = 0
+        var backgroundTasks = 0
+    }
+
+    /// What the synchronous part of a load found.
+    fileprivate enum Prelude: Sendable {
+        case failed(URL?, ImageKitError)
+        case memoryHit(ImageLoadRequest, Image)
+        case load(ImageLoadRequest)
+    }
+
+    /// A manager loading through `cache` and `downloader`.
+    public init(cache: ImageCache, downloader: Downloader,
+                configuration: ImageManagerConfiguration = ImageManagerConfiguration()) {
+        self.cache = cache
+        self.downloader = downloader
+        self.configuration = configuration
+        workers = WorkerPool(name: "imagekit-decode", maxThreads: max(1, configuration.decodeThreads))
+        failedURLs = FailedURLList(timeToLive: configuration.failedURLTimeToLive)
+        hasObservers = !configuration.observers.isEmpty
+    }
+
+    // MARK: - Loading
+
+    /// Loads the image at `url`.
+    ///
+    /// A memory hit returns without suspending. With ``ImageOptions/refreshCached`` the result
+    /// is the revalidated image: the cached one when the server says it is current, else the
+    /// new one.
+    ///
+    /// - Throws: ``ImageKitError`` — ``ImageKitError/invalidURL(_:)``,
+    ///   ``ImageKitError/blocklisted(_:)``, ``ImageKitError/notInCache(_:)``,
+    ///   ``ImageKitError/deadlineExceeded(_:)``, the download's or the decoder's error, and
+    ///   ``ImageKitError/cancelled`` when the calling task is cancelled.
+    public func image(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil) async throws
+        -> ImageResult {
+        let started = MonotonicClock.now()
+        if Task.isCancelled { throw ImageKitError.cancelled }
+        let prelude = prepare(url, options, context)
+        switch prelude {
+        case .memoryHit(let r, let image) where !r.options.contains(.refreshCached)
+            && !r.options.contains(.queryMemoryData):
+            let total = MonotonicClock.duration(since: started)
+            emit(.completed(task: makeID(), url: r.url, cacheType: .memory, duration: total))
+            return ImageResult(image: image, cacheType: .memory, url: r.url, metrics: ImageLoadMetrics(total: total))
+        case .failed(let url, let error):
+            emit(.failed(task: makeID(), url: url, error: error, duration: MonotonicClock.duration(since: started)))
+            throw error
+        default:
+            let adapter = ImageTaskContinuation()
+            let task = ImageTask(id: makeID(), url: url, options: prelude.options, started: started, manager: self,
+                                 sink: adapter.receive, progress: nil)
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    adapter.install(continuation)
+                    launch(task, prelude)
+                }
+            } onCancel: {
+                task.cancel()
+            }
+        }
+    }
+
+    /// Loads the image at `url` and calls `completed` on the callback queue (the context's, else
+    /// the configuration's) — once, or twice for a ``ImageOptions/refreshCached`` load whose
+    /// cached image changed, and never after the returned task was cancelled.
+    ///
+    /// - Parameters:
+    ///   - progress: Called on the callback queue as the download's body arrives.
+    /// - Returns: A task that cancels the load.
+    @discardableResult
+    public func loadImage(with url: URL?, options: ImageOptions = [], context: ImageContext? = nil,
+                          progress: (@Sendable (DownloadProgress) -> Void)? = nil,
+                          completed: @escaping @Sendable (Result<ImageResult, ImageKitError>) -> Void) -> ImageTask {
+        let started = MonotonicClock.now()
+        let prelude = prepare(url, options, context)
+        let queue = prelude.request?.callbackQueue ?? context?.callbackQueue ?? configuration.callbackQueue
+        let sink: ImageTask.Sink = { task, delivery in
+            switch delivery {
+            case .image(let result, _):
+                queue.async { if task.claim(delivery) { completed(.success(result)) } }
+            case .failure(let error):
+                queue.async { if task.claim(delivery) { completed(.failure(error)) } }
+            case .notModified:
+                _ = task.claim(delivery)
+            case .cancelled:
+                break
+            }
+        }
+        var progressSink: ImageTask.ProgressSink?
+        if let progress {
+            progressSink = { task, value in queue.async { if task.isRunning { progress(value) } } }
+        }
+        let task = ImageTask(id: makeID(), url: url, options: prelude.options, started: started, manager: self,
+                             sink: sink, progress: progressSink)
+        launch(task, prelude)
+        return task
+    }
+
+    /// Cancels every load in flight (their completions are not called; `async` callers get
+    /// ``ImageKitError/cancelled``).
+    public func cancelAll() {
+        let all = tasks.withLock { Array($0.values) }
+        for task in all { task.cancel() }
+    }
+
+    /// Whether any load, pipeline or store is still in flight.
+    public var isRunning: Bool { !statistics.isIdle }
+
+    /// What is in flight now.
+    public var statistics: ImageManagerStatistics {
+        let running = tasks.withLock { $0.count }
+        let c = counters.withLock { $0 }
+        return ImageManagerStatistics(runningTasks: running, jobs: c.jobs, backgroundTasks: c.backgroundTasks,
+                                      blocklistedURLs: failedURLs.count)
+    }
+
+    /// The key the decoded image for `url` is cached under with these options and context: the
+    /// URL's string (or the context's ``ImageContext/cacheKeyFilter``'s result) followed by the
+    /// processing (thumbnail size, scale-down limit, frames, transformer), if any. Nil for a URL
+    /// the manager does not load.
+    public func cacheKey(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil) -> String? {
+        guard let url, let string = loadableString(url) else { return nil }
+        let context = context ?? ImageContext()
+        let base = context.cacheKeyFilter?(url) ?? string
+        return ImageLoadRequest.key(base: base, ImageLoadRequest.decodeOptions(options, context, configuration),
+                                    context.imageTransformer,
+                                    transformsAnimations: options.contains(.transformAnimatedImage))
+    }
+
+    // MARK: - Failed URLs
+
+    /// Whether `url` is on the failed-URL blocklist now.
+    public func isBlocklisted(_ url: URL) -> Bool {
+        failedURLs.contains(url.absoluteString)
+    }
+
+    /// Takes `url` off the failed-URL blocklist.
+    public func removeFailedURL(_ url: URL) {
+        failedURLs.remove(url.absoluteString)
+    }
+
+    /// Empties the failed-URL blocklist.
+    public func removeAllFailedURLs() {
+        failedURLs.removeAll()
+    }
+
+    /// Puts `url` on the blocklist when `error` is a lasting failure (or the delegate says so).
+    func recordFailure(_ url: URL, _ error: ImageKitError) {
+        let block = configuration.delegate?.shouldBlockFailedURL(url, error: error) ?? error.isLastingLoadFailure
+        if block { failedURLs.insert(url.absoluteString) }
+    }
+
+    // MARK: - The load
+
+    /// Steps 1–5 of a load, synchronously: validate the URL, check the blocklist, run the
+    /// options processor, compute the keys, look in the memory tier.
+    private func prepare(_ url: URL?, _ options: ImageOptions, _ context: ImageContext?) -> Prelude {
+        guard let url, let string = loadableString(url) else {
+            return .failed(url, .invalidURL("\(url.map { "\"\($0.absoluteString)\"" } ?? "no URL") is not an "
+                + (configuration.allowsLocalFiles ? "http, https or file" : "http or https") + " URL"))
+        }
+        if !options.contains(.retryFailed), failedURLs.contains(string) {
+            return .failed(url, .blocklisted("\(string) failed earlier; retry with .retryFailed or after the blocklist entry expires"))
+        }
+        var options = options
+        var context = context ?? ImageContext()
+        if let processor = configuration.optionsProcessor {
+            (options, context) = processor(url, options, context)
+        }
+        if let deadline = context.deadline, deadline <= .now {
+            return .failed(url, .deadlineExceeded("the load's deadline had passed when it started"))
+        }
+        let request = ImageLoadRequest(url: url, urlString: string, options: options, context: context,
+                                       configuration: configuration, cache: cache, downloader: downloader)
+        if request.query.includesMemory, let image = memoryImage(request) {
+            return .memoryHit(request, image)
+        }
+        return .load(request)
+    }
+
+    /// The URL's string when the manager loads it: http(s) with a host, or (when allowed) `file:`.
+    private func loadableString(_ url: URL) -> String? {
+        let string = url.absoluteString
+        switch url.scheme?.lowercased() {
+        case "http", "https":
+            return (url.host ?? "").isEmpty ? nil : string
+        case "file":
+            return configuration.allowsLocalFiles && !url.path.isEmpty ? string : nil
+        default:
+            return nil
+        }
+    }
+
+    /// The image in the memory tier for the request's key, reported to the observers.
+    private func memoryImage(_ r: ImageLoadRequest) -> Image? {
+        guard hasObservers else { return r.cache.memoryCache.image(forKey: r.key) }
+        let start = MonotonicClock.now()
+        let image = r.cache.memoryCache.image(forKey: r.key)
+        emit(.cacheQuery(url: r.url, key: r.key, tier: .memory, hit: image != nil,
+                         duration: MonotonicClock.duration(since: start)))
+        return image
+    }
+
+    /// Steps 6–11: hands `task` its result or starts (or joins) the pipeline that will.
+    private func launch(_ task: ImageTask, _ prelude: Prelude) {
+        switch prelude {
+        case .failed(_, let error):
+            task.finish(.failure(error), detach: false)
+        case .memoryHit(let r, let image):
+            let result = ImageResult(image: image, cacheType: .memory, url: r.url)
+            if r.isRefresh {
+                guard register(task, r) else { return }
+                task.deliverCached(result)
+                join(task, r)
+            } else if r.options.contains(.queryMemoryData) {
+                guard register(task, r) else { return }
+                let read = spawn {
+                    var withData = result
+                    withData.originalData = try? await r.cache.originalData(forKey: r.baseKey)
+                    task.finish(.image(withData, isFinal: true), detach: false)
+                }
+                if !task.setWork(.task(read)) { read.cancel() }
+            } else {
+                task.finish(.image(result, isFinal: true), detach: false)
+            }
+        case .load(let r):
+            guard register(task, r) else { return }
+            join(task, r)
+        }
+    }
+
+    /// Records `task` as running and arms its deadline; false when it was cancelled already.
+    private func register(_ task: ImageTask, _ r: ImageLoadRequest) -> Bool {
+        let running = tasks.withLock { t -> Bool in
+            guard task.isRunning else { return false }
+            t[task.id] = task
+            return true
+        }
+        if running, let deadline = r.context.deadline { task.arm(deadline: deadline) }
+        return running
+    }
+
+    /// Puts `task` on the pipeline for its request: one in flight with the same key, or a new one.
+    private func join(_ task: ImageTask, _ r: ImageLoadRequest) {
+        let key = r.pipelineKey(exclusive: r.isShareable ? 0 : makeID())
+        let (job, cached, isNew) = jobs.withLock { j -> (ImageLoadJob, ImageResult?, Bool) in
+            if let existing = j[key], case .joined(let cached) = existing.attach(task) {
+                return (existing, cached, false)
+            }
+            let job = ImageLoadJob(request: r, key: key, manager: self)
+            _ = job.attach(task)
+            j[key] = job
+            return (job, nil, true)
+        }
+        if isNew { counters.withLock { $0.jobs += 1 } }
+        if !task.setWork(.job(job)) { job.detach(task) }
+        if let cached { task.deliverCached(cached) }
+        if isNew { job.start() }
+    }
+
+    // MARK: - Bookkeeping
+
+    /// A task that ended (completed, failed or cancelled) leaves the registry.
+    func taskEnded(_ task: ImageTask) {
+        tasks.withLock { $0[task.id] = nil }
+    }
+
+    /// A pipeline's task ended.
+    func jobEnded(_ job: ImageLoadJob) {
+        jobs.withLock { j in
+            if j[job.key] === job { j[job.key] = nil }
+        }
+        counters.withLock { $0.jobs -= 1 }
+    }
+
+    /// Starts a Swift task counted in ``statistics`` until it ends.
+    func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        counters.withLock { $0.backgroundTasks += 1 }
+        return Task {
+            await body()
+            self.counters.withLock { $0.backgroundTasks -= 1 }
+        }
+    }
+
+    /// Sends `event` to the observers; builds nothing when there are none.
+    func emit(_ event: @autoclosure () -> ImageManagerEvent) {
+        guard hasObservers else { return }
+        let e = event()
+        for observer in configuration.observers { observer.receive(e) }
+    }
+
+    private func makeID() -> UInt64 {
+        nextID.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+}
+
+extension ImageManager.Prelude {
+    /// The resolved request, when the load got that far.
+    fileprivate var request: ImageLoadRequest? {
+        switch self {
+        case .failed: nil
+        case .memoryHit(let r, _), .load(let r): r
+        }
+    }
+
+    /// The options after the options processor (the caller's when it failed before).
+    fileprivate var options: ImageOptions {
+        request?.options ?? []
+    }
+}

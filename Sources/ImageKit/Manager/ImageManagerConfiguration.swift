@@ -1,0 +1,54 @@
+import Dispatch
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Settings of an ``ImageManager``, fixed when it is created.
+public struct ImageManagerConfiguration: Sendable {
+    /// Rewrites the options and context of every load before it starts (SDWebImage's
+    /// `optionsProcessor`): for example to add ``ImageOptions/scaleDownLargeImages`` everywhere
+    /// or a thumbnail size for one host.
+    public typealias OptionsProcessor = @Sendable (URL, ImageOptions, ImageContext)
+        -> (options: ImageOptions, context: ImageContext)
+
+    /// Load `file:` URLs (read from disk, then decoded and cached like downloads). Default off:
+    /// only http and https URLs load, so a URL from a client cannot read local files.
+    public var allowsLocalFiles: Bool
+    /// How long a URL that failed for a lasting reason stays on the blocklist (default 10 minutes).
+    public var failedURLTimeToLive: Duration
+    /// Decides downloads and blocklisting, or nil for the defaults.
+    public var delegate: (any ImageManagerDelegate)?
+    /// Rewrites each load's options and context, or nil.
+    public var optionsProcessor: OptionsProcessor?
+    /// Receivers of load events (cache queries, download, decode, transform, store, completion).
+    public var observers: [any ImageManagerObserver]
+    /// The serial queue completion and progress handlers run on unless a load's context names
+    /// another. The `async` API resumes its caller directly and never uses it.
+    public var callbackQueue: DispatchQueue
+    /// Worker threads for decoding and transforming (default: the number of online CPUs).
+    public var decodeThreads: Int
+    /// Limits every decode is held to.
+    public var decodeLimits: DecodeLimits
+    /// The frame size in bytes that ``ImageOptions/scaleDownLargeImages`` scales down to
+    /// (default 64 MiB, 16 Mi pixels).
+    public var scaleDownLimitBytes: Int
+    /// Where decodes take large pixel buffers from, or nil for fresh memory every time.
+    public var bufferPool: BufferPool?
+
+    /// The defaults described on each property.
+    public init() {
+        allowsLocalFiles = false
+        failedURLTimeToLive = .seconds(600)
+        delegate = nil
+        optionsProcessor = nil
+        observers = []
+        callbackQueue = DispatchQueue(label: "ImageKit.ImageManager.callbacks")
+        decodeThreads = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        decodeLimits = DecodeLimits()
+        scaleDownLimitBytes = 64 << 20
+        bufferPool = .shared
+    }
+}

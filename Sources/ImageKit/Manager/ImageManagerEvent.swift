@@ -1,0 +1,41 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Something that happened during an ``ImageManager`` load, for an ``ImageManagerObserver``.
+///
+/// Work shared by coalesced loads (disk query, download, decode, transform, store) is
+/// reported once; `completed`, `failed` and `cancelled` are reported for every load
+/// (identified by ``ImageTask/id``).
+public enum ImageManagerEvent: Sendable {
+    /// A cache tier (`.memory` or `.disk`) was asked for the decoded image stored under `key`.
+    case cacheQuery(url: URL, key: String, tier: ImageCacheType, hit: Bool, duration: Duration)
+    /// The disk tier's original-data store was asked for the encoded bytes stored under `key`.
+    case originalDataQuery(url: URL, key: String, hit: Bool, duration: Duration)
+    /// A download began (a `file:` URL is read without download events).
+    case downloadStarted(url: URL)
+    /// A download ended with a response: its head (status, headers) and libcurl's figures
+    /// (time to first byte, total, bytes); a `304 Not Modified` is reported here too.
+    case downloadFinished(url: URL, response: DownloadResponse, metrics: DownloadMetrics)
+    /// A download failed.
+    case downloadFailed(url: URL, error: ImageKitError, duration: Duration)
+    /// Decoding began on a worker thread.
+    case decodeStarted(url: URL, key: String)
+    /// Decoding produced an image of `size`.
+    case decoded(url: URL, key: String, size: PixelSize, duration: Duration)
+    /// Decoding failed (``ImageKitError/cancelled`` when it was stopped).
+    case decodeFailed(url: URL, key: String, error: ImageKitError, duration: Duration)
+    /// The transformer ran (`error` is set when it failed).
+    case transformed(url: URL, key: String, transformer: String, duration: Duration, error: ImageKitError?)
+    /// The image (and the original bytes, for the disk tier) was written to `tiers`.
+    case stored(url: URL, key: String, tiers: ImageCacheType, duration: Duration, error: ImageKitError?)
+    /// A load completed with an image from `cacheType` (called twice for a refreshed load whose
+    /// image changed).
+    case completed(task: UInt64, url: URL, cacheType: ImageCacheType, duration: Duration)
+    /// A load failed (`url` is nil when it was not a URL at all).
+    case failed(task: UInt64, url: URL?, error: ImageKitError, duration: Duration)
+    /// A load was cancelled by its caller.
+    case cancelled(task: UInt64, url: URL?, duration: Duration)
+}
