@@ -82,6 +82,9 @@ def budget(r):
 
 
 def fmt_ms(v):
+    """Milliseconds with three significant digits or more (sub-microsecond figures too)."""
+    if v < 0.01:
+        return f"{v:.6f}"
     return f"{v:.3f}" if v < 10 else f"{v:.1f}"
 
 
