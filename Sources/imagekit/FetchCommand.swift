@@ -52,13 +52,16 @@ struct FetchCommand: ParsableCommand {
             downloader: try Downloader(configuration: downloads), configuration: settings)
         let context = ImageContext(thumbnailPixelSize: size.map { PixelSize(square: $0) })
         let options: ImageOptions = refresh ? [.refreshCached] : []
-        let report = Reporter(Report(total: urls.count, showsBar: isatty(STDOUT_FILENO) != 0))
+        let showsBar = isatty(STDOUT_FILENO) != 0
         let urls = self.urls
         let limit = min(concurrency, urls.count)
         let start = ContinuousClock.now
+        let failed = Atomic<Bool>(false)
         let done = DispatchSemaphore(value: 0)
         Task {
-            await withTaskGroup(of: Void.self) { group in
+            // The loads run as child tasks; only this task touches the report.
+            var report = Report(total: urls.count, showsBar: showsBar)
+            await withTaskGroup(of: (String, Result<ImageResult, any Error>, Double).self) { group in
                 var next = 0
                 func add() {
                     guard next < urls.count else { return }
@@ -66,26 +69,31 @@ struct FetchCommand: ParsableCommand {
                     next += 1
                     group.addTask {
                         let began = ContinuousClock.now
+                        let result: Result<ImageResult, any Error>
                         do {
-                            let result = try await manager.image(for: URL(string: text), options: options,
-                                                                 context: context)
-                            let ms = Output.milliseconds(ContinuousClock.now - began)
-                            report.withLock { $0.loaded(text, result, ms: ms) }
+                            result = .success(try await manager.image(for: URL(string: text), options: options,
+                                                                      context: context))
                         } catch {
-                            let ms = Output.milliseconds(ContinuousClock.now - began)
-                            report.withLock { $0.failed(text, error, ms: ms) }
+                            result = .failure(error)
                         }
+                        return (text, result, Output.milliseconds(ContinuousClock.now - began))
                     }
                 }
                 for _ in 0..<limit { add() }
-                while await group.next() != nil { add() }
+                while let (text, result, ms) = await group.next() {
+                    switch result {
+                    case .success(let image): report.loaded(text, image, ms: ms)
+                    case .failure(let error): report.failed(text, error, ms: ms)
+                    }
+                    add()
+                }
             }
+            let seconds = Output.milliseconds(ContinuousClock.now - start) / 1000
+            failed.store(report.summarize(seconds: seconds, downloadedBytes: bytes.total), ordering: .relaxed)
             done.signal()
         }
         done.wait()
-        let seconds = Output.milliseconds(ContinuousClock.now - start) / 1000
-        let failed = report.withLock { $0.summarize(seconds: seconds, downloadedBytes: bytes.total) }
-        if failed { throw ExitCode(1) }
+        if failed.load(ordering: .relaxed) { throw ExitCode(1) }
     }
 }
 
@@ -99,19 +107,6 @@ private final class DownloadedBytes: ImageManagerObserver {
         if case .downloadFinished(_, _, let metrics) = event {
             bytes.wrappingAdd(metrics.bodyBytes, ordering: .relaxed)
         }
-    }
-}
-
-/// The report, updated by the loads as they end.
-private final class Reporter: Sendable {
-    private let report: Mutex<Report>
-
-    init(_ report: Report) {
-        self.report = Mutex(report)
-    }
-
-    func withLock<R: Sendable>(_ body: (inout Report) -> R) -> R {
-        report.withLock { body(&$0) }
     }
 }
 

@@ -15,11 +15,17 @@ final class CommandLineTests: XCTestCase {
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = Pipe()
+        // Standard error goes to a file: a pipe nobody reads would stall a chatty child.
+        let errors = try temporaryFile("stderr-\(UUID().uuidString)", [])
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let status = process.terminationStatus
+        let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        // A sanitizer's report (exit 66 under TSan) is the failure to show, not the output.
+        if stderr.contains("Sanitizer") { XCTFail("imagekit \(arguments.joined(separator: " ")): \(stderr)") }
+        return (status, String(decoding: data, as: UTF8.self))
     }
 
     private func temporaryFile(_ name: String, _ bytes: [UInt8]) throws -> String {
