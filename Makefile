@@ -84,7 +84,7 @@ soak: deps
 	  $(SWIFT) test -c release --filter ManagerSoakTests 2>&1 | $(SOAK_FILTER); test $${PIPESTATUS[0]} -eq 0
 	ASAN_OPTIONS=malloc_context_size=10:quarantine_size_mb=32 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
-	IMAGEKIT_SOAK_LOADS=$(or $(SOAK_LOADS),20000) IMAGEKIT_SOAK_CHECK_RSS=0 \
+	IMAGEKIT_SOAK_LOADS=$(or $(SOAK_LOADS),20000) \
 	  $(SWIFT) test --scratch-path .build-asan $(ASAN_FLAGS) --filter ManagerSoakTests 2>&1 | \
 	  $(SOAK_FILTER); test $${PIPESTATUS[0]} -eq 0
 
