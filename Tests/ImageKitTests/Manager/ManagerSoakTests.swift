@@ -40,10 +40,12 @@ final class ManagerSoakTests: ManagerTestCase {
     func testSoak() async throws {
         let total = Int(ProcessInfo.processInfo.environment["IMAGEKIT_SOAK_LOADS"] ?? "") ?? 2_000
         let sources = try makeSources()
-        let cache = try ImageCache(
-            namespace: "soak", directory: FileManager.default.temporaryDirectory.appendingPathComponent("imagekit-soak-\(UUID().uuidString)"),
-            memory: MemoryCacheConfiguration(costLimit: 12 << 20), disk: DiskCacheConfiguration(maxSize: 6 << 20))
-        addTeardownBlock { try? FileManager.default.removeItem(at: cache.diskCache.directory) }
+        // Small tiers, so both evict all along.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imagekit-soak-\(UUID().uuidString)")
+        addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
+        let cache = try ImageCache(namespace: "soak", directory: folder,
+                                   memory: MemoryCacheConfiguration(costLimit: 12 << 20),
+                                   disk: DiskCacheConfiguration(maxSize: 6 << 20))
         let m = try makeManager(cache: cache, downloader: { $0.maxConcurrentDownloads = 6 })
         let choices: [ImageOptions] = [[], [], [], .refreshCached, .fromCacheOnly, .fromLoaderOnly, .waitStoreCache,
                                        .cacheMemoryOnly, .retryFailed, .highPriority, .lowPriority,
