@@ -6,6 +6,9 @@ import FoundationEssentials
 import Foundation
 #endif
 import ImageKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `imagekit decode`: decodes files and prints one line per file, or times decodes.
 struct DecodeCommand: ParsableCommand {
@@ -97,6 +100,9 @@ func readFile(_ path: String) throws -> Data {
     do {
         return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
     } catch {
-        throw ImageKitError.io("cannot read \(path): \(error)")
+        // Foundation's error prints as a dictionary dump; the system's reason is what a user needs.
+        let reason = ((error as? CocoaError)?.userInfo["NSUnderlyingError"] as? POSIXError)
+            .map { String(cString: strerror($0.code.rawValue)) } ?? "\(error)"
+        throw ImageKitError.io("cannot read \(path): \(reason)")
     }
 }

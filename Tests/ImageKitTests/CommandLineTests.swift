@@ -50,6 +50,9 @@ final class CommandLineTests: XCTestCase {
         let mixed = try run(["decode", good, bad])
         XCTAssertEqual(mixed.status, 1)
         XCTAssertEqual(mixed.output, "\(good)\tPNG\t2x1\t1\n\(bad)\terror\tunsupported format: TIFF\n")
+        let missing = good + ".missing"
+        let unreadable = try run(["decode", missing])
+        XCTAssertEqual(unreadable.output, "\(missing)\terror\tcannot read \(missing): No such file or directory\n")
         let json = try run(["decode", "--json", bad])
         XCTAssertEqual(json.status, 1)
         XCTAssertTrue(json.output.contains("\"message\":\"unsupported format: TIFF\""), json.output)
