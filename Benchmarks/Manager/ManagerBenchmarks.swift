@@ -105,7 +105,7 @@ final class ManagerBenchmarks: XCTestCase {
                     if step == 0 { ours.append(ms) } else { alone.append(ms) }
                 }
             }
-            tally.samples.withLock { $0.append((ours, [alone])) }
+            tally.samples.withLock { $0.append((ours, [alone])) }  // one "part": the read alone
         }
         try Self.blocking(batch)  // warm-up: page cache, buffer pool, disk index
         tally.samples.withLock { $0 = [] }
