@@ -88,9 +88,11 @@ soak: deps
 	  $(SWIFT) test --scratch-path .build-asan $(ASAN_FLAGS) --filter ManagerSoakTests 2>&1 | \
 	  $(SOAK_FILTER); test $${PIPESTATUS[0]} -eq 0
 
-## fuzz: every libFuzzer harness in Fuzz/ for FUZZ_SECONDS each (default 60)
+## fuzz: every libFuzzer harness in Fuzz/ for FUZZ_SECONDS each (default 60; 0 = no limit),
+## or until FUZZ_RUNS executions; FUZZ_HARNESSES picks some (e.g. "jpeg png")
 fuzz: deps
-	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) CORPUS=$(CORPUS) scripts/fuzz.sh
+	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_HARNESSES="$(FUZZ_HARNESSES)" \
+		CORPUS=$(CORPUS) scripts/fuzz.sh
 
 ## coverage: line coverage of the C core and the Swift library by the unit tests
 coverage: deps
