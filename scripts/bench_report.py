@@ -81,22 +81,36 @@ def budget(r):
     return ratio / target if target else float("inf")
 
 
-def fmt_ms(v):
-    """Milliseconds with three significant digits or more (sub-microsecond figures too)."""
-    if v < 0.01:
-        return f"{v:.6f}"
-    return f"{v:.3f}" if v < 10 else f"{v:.1f}"
+def time_unit(ms):
+    """Scale and unit for a duration in ms: µs under a millisecond."""
+    return (1000, "µs") if ms < 1 else (1, "ms")
+
+
+def digits(v):
+    """Three significant digits, whole numbers from 100 up."""
+    return f"{v:.3g}" if v < 100 else f"{v:.0f}"
+
+
+def fmt_duration(ms):
+    scale, unit = time_unit(ms)
+    return f"{digits(ms * scale)} {unit}"
+
+
+def fmt_time(median_ms, min_ms):
+    """Median and, in brackets, minimum, both in the median's unit."""
+    scale, unit = time_unit(median_ms)
+    return f"{digits(median_ms * scale)} {unit} ({digits(min_ms * scale)})"
 
 
 def table(results):
-    rows = [("section", "benchmark", "median ms (min)", "throughput", "anchor", "ratio", "target", "")]
+    rows = [("section", "benchmark", "median (min)", "throughput", "anchor", "ratio", "target", "")]
     for r in results:
-        ms = "" if not r.get("medianMs") else f"{fmt_ms(r['medianMs'])} ({fmt_ms(r.get('minMs', 0))})"
+        ms = "" if not r.get("medianMs") else fmt_time(r["medianMs"], r.get("minMs", 0))
         anchor = ""
         if r.get("anchor"):
             anchor = r["anchor"]
             if r.get("anchorMedianMs"):
-                anchor += f" {fmt_ms(r['anchorMedianMs'])} ms"
+                anchor += f" {fmt_duration(r['anchorMedianMs'])}"
         ratio = "" if r.get("ratio") is None else f"{r['ratio']:.3f}"
         target = "" if r.get("target") is None else f"{r.get('targetRelation', '<=')} {r['target']:g}"
         ok = passed(r)
