@@ -50,8 +50,11 @@ static inline void fuzz_decode_chosen_way(const uint8_t *data, size_t size, uint
     int way = (int)((knobs >> 22) % 3);
     o.all_frames = way == 1;
     if (way == 2) {
-        o.thumbnail_width = 1 + (knobs & 0x1FF);
-        o.thumbnail_height = (knobs >> 9) & 0x1FF;
+        /* Boxes up to 256 x 255: an output no larger than the input limit (1 << 16
+         * pixels). Larger upscales only repeat the same resampling loops and
+         * halved the executions per second. */
+        o.thumbnail_width = 1 + (knobs & 0xFF);
+        o.thumbnail_height = (knobs >> 9) & 0xFF;
         o.thumbnail_fill = (knobs >> 18) & 1;
         o.allow_upscale = (knobs >> 19) & 1;
         o.keep_orientation = (knobs >> 20) & 1;
