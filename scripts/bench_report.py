@@ -98,8 +98,8 @@ def fmt_duration(ms):
 
 def fmt_time(median_ms, min_ms):
     """Median and, in brackets, minimum, both in the median's unit."""
-    scale, unit = time_unit(median_ms)
-    return f"{digits(median_ms * scale)} {unit} ({digits(min_ms * scale)})"
+    scale, _ = time_unit(median_ms)
+    return f"{fmt_duration(median_ms)} ({digits(min_ms * scale)})"
 
 
 def table(results):
