@@ -390,5 +390,8 @@ void ic_fetch_get_stats(ic_fetch *f, ic_fetch_stats *stats) {
     stats->active = (uint32_t)atomic_load(&f->active);
     stats->easy_handles = (uint32_t)atomic_load(&f->easy_handles);
     stats->idle_handles = (uint32_t)atomic_load(&f->idle_handles);
-    stats->bodies_out = (uint32_t)ic_body_pool_outstanding(f->bodies);
+    size_t bodies = 0, bytes = 0;
+    ic_body_pool_outstanding(f->bodies, &bodies, &bytes);
+    stats->bodies_out = (uint32_t)bodies;
+    stats->body_bytes_out = bytes;
 }

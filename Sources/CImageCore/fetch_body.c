@@ -30,6 +30,7 @@ struct ic_body_pool {
     pthread_mutex_t lock;
     size_t refs; /* the engine, while open, plus every buffer not in `idle` */
     size_t out;  /* buffers handed out */
+    size_t out_bytes; /* their capacity, added up */
     bool closed;
     size_t max_bytes;
     size_t idle_bytes;
@@ -92,24 +93,30 @@ uint8_t *ic_body_alloc(ic_body_pool *p, size_t capacity) {
     }
     p->refs++;
     p->out++;
+    p->out_bytes += h->capacity;
     pthread_mutex_unlock(&p->lock);
     return (uint8_t *)(h + 1);
 }
 
 uint8_t *ic_body_resize(uint8_t *body, size_t capacity) {
+    ic_body_pool *p = header_of(body)->pool;
+    size_t old = header_of(body)->capacity;
     body_header *h = realloc(header_of(body), sizeof *h + capacity);
     if (!h) return NULL;
     h->capacity = capacity;
+    pthread_mutex_lock(&p->lock);
+    p->out_bytes = p->out_bytes - old + capacity;
+    pthread_mutex_unlock(&p->lock);
     return (uint8_t *)(h + 1);
 }
 
 size_t ic_body_capacity(uint8_t *body) { return header_of(body)->capacity; }
 
-size_t ic_body_pool_outstanding(ic_body_pool *p) {
+void ic_body_pool_outstanding(ic_body_pool *p, size_t *count, size_t *bytes) {
     pthread_mutex_lock(&p->lock);
-    size_t n = p->out;
+    *count = p->out;
+    *bytes = p->out_bytes;
     pthread_mutex_unlock(&p->lock);
-    return n;
 }
 
 void ic_fetch_body_release(uint8_t *body) {
@@ -118,6 +125,7 @@ void ic_fetch_body_release(uint8_t *body) {
     ic_body_pool *p = h->pool;
     pthread_mutex_lock(&p->lock);
     p->out--;
+    p->out_bytes -= h->capacity;
     if (!p->closed && p->idle_count < IC_BODY_POOL_SLOTS && h->capacity <= IC_BODY_POOL_LARGEST &&
         p->idle_bytes + h->capacity <= p->max_bytes) {
         p->idle[p->idle_count++] = h;

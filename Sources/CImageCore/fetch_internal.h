@@ -28,8 +28,8 @@ uint8_t *ic_body_alloc(ic_body_pool *p, size_t capacity);
 uint8_t *ic_body_resize(uint8_t *body, size_t capacity);
 /** The usable size of a buffer from ic_body_alloc. */
 size_t ic_body_capacity(uint8_t *body);
-/** Buffers handed out and not yet released. */
-size_t ic_body_pool_outstanding(ic_body_pool *p);
+/** Buffers handed out and not yet released, and their capacity in bytes. */
+void ic_body_pool_outstanding(ic_body_pool *p, size_t *count, size_t *bytes);
 
 /* ---- Transfers (fetch_transfer.c). ---- */
 

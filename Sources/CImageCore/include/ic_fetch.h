@@ -249,6 +249,9 @@ typedef struct ic_fetch_stats {
     uint32_t idle_handles;
     /** Bodies handed to receivers and not yet released with ic_fetch_body_release. */
     uint32_t bodies_out;
+    /** Bytes of body buffers allocated and not yet released: those being filled by
+     * transfers and those handed out (idle pooled buffers are not counted). */
+    uint64_t body_bytes_out;
 } ic_fetch_stats;
 
 /** Starts an engine and its thread. cfg may be NULL for the defaults. */

@@ -73,7 +73,10 @@ final class WorkerPool: Sendable {
         let maxThreads: Int
         private let mutex: UnsafeMutablePointer<pthread_mutex_t>
         private let wake: UnsafeMutablePointer<pthread_cond_t>
-        private var queues: [[Job]] = [[], [], []]
+        /// Per priority, the jobs not yet taken from `heads[p]` on. A taken job's slot is
+        /// emptied at once: the closure holds what the job captured (a download body, a
+        /// bitmap), which must not outlive the job while later jobs keep the queue busy.
+        private var queues: [[Job?]] = [[], [], []]
         private var heads = [0, 0, 0]
         private var threads = 0
         private var idle = 0
@@ -127,10 +130,14 @@ final class WorkerPool: Sendable {
         /// The next queued job, highest priority first; caller holds the mutex.
         private func dequeueLocked() -> Job? {
             for p in stride(from: 2, through: 0, by: -1) where heads[p] < queues[p].count {
-                let job = queues[p][heads[p]]
+                let job = queues[p][heads[p]].take()
                 heads[p] += 1
                 if heads[p] == queues[p].count {
                     queues[p].removeAll(keepingCapacity: true)
+                    heads[p] = 0
+                } else if heads[p] >= 64 && heads[p] * 2 >= queues[p].count {
+                    // A queue that never runs dry: drop the emptied front (amortised O(1)).
+                    queues[p].removeFirst(heads[p])
                     heads[p] = 0
                 }
                 return job

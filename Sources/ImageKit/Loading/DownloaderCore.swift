@@ -262,8 +262,9 @@ final class DownloaderCore: Sendable {
             DownloaderStatistics(
                 waiters: s.waiters.count, transfers: s.transfers.count, queuedTransfers: s.queued,
                 runningTransfers: s.running, pendingRequestModifiers: s.modifierTasks,
-                transferContexts: s.contexts, engineStarted: e.started, engineCompleted: e.completed,
-                engineQueued: e.queued, engineActive: e.active, engineEasyHandles: e.easyHandles)
+                transferContexts: s.contexts, engineStarted: Int(e.started), engineCompleted: Int(e.completed),
+                engineQueued: Int(e.queued), engineActive: Int(e.active), engineEasyHandles: Int(e.easy_handles),
+                bodies: Int(e.bodies_out), bodyBytes: Int(clamping: e.body_bytes_out))
         }
     }
 

@@ -23,11 +23,17 @@ public struct DownloaderStatistics: Sendable, Hashable {
     public var engineActive: Int
     /// curl easy handles alive.
     public var engineEasyHandles: Int
+    /// Download bodies alive: being received, or handed to callers and not yet released (a
+    /// body lives as long as the `Data` of its ``DownloadResult`` or any copy of it).
+    public var bodies: Int
+    /// The bytes those bodies hold.
+    public var bodyBytes: Int
 
     /// A snapshot with every figure given.
     init(waiters: Int, transfers: Int, queuedTransfers: Int, runningTransfers: Int,
                 pendingRequestModifiers: Int, transferContexts: Int, engineStarted: Int,
-                engineCompleted: Int, engineQueued: Int, engineActive: Int, engineEasyHandles: Int) {
+                engineCompleted: Int, engineQueued: Int, engineActive: Int, engineEasyHandles: Int,
+                bodies: Int, bodyBytes: Int) {
         self.waiters = waiters
         self.transfers = transfers
         self.queuedTransfers = queuedTransfers
@@ -39,6 +45,8 @@ public struct DownloaderStatistics: Sendable, Hashable {
         self.engineQueued = engineQueued
         self.engineActive = engineActive
         self.engineEasyHandles = engineEasyHandles
+        self.bodies = bodies
+        self.bodyBytes = bodyBytes
     }
 
     /// Whether nothing is in flight: no waiter, transfer, task, context or easy handle.

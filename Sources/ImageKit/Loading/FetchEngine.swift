@@ -51,11 +51,11 @@ final class FetchEngine: Sendable {
     }
 
     /// The engine's counters (all zero once shut down).
-    func stats() -> (started: Int, completed: Int, queued: Int, active: Int, easyHandles: Int) {
+    func stats() -> ic_fetch_stats {
         handle.withLock { h in
             var s = ic_fetch_stats()
             if let h { ic_fetch_get_stats(h.pointer, &s) }
-            return (Int(s.started), Int(s.completed), Int(s.queued), Int(s.active), Int(s.easy_handles))
+            return s
         }
     }
 

@@ -41,7 +41,8 @@ final class ManagerFixture: Sendable {
             "note.txt": Array("not an image\n".utf8),
         ]
         for i in 0..<50 { files["tiles/\(i).png"] = Self.tile(i) }
-        servers = try LoopbackFixture(files: files, locations: "")
+        // /same/ANY.jpg: large.jpg under as many URLs (cache keys) as a test wants.
+        servers = try LoopbackFixture(files: files, locations: "location /same/ { rewrite ^ /large.jpg break; }")
     }
 
     func stop() {
