@@ -82,6 +82,14 @@ public final class DiskCache: Sendable {
         sweeper.withLock { $0?.cancel() }
     }
 
+    /// Stops the cache: the periodic sweep ends, the reads and writes already asked for
+    /// complete, and the disk threads exit; later calls fail with ``ImageKitError/shutDown(_:)``
+    /// (reads find nothing). Returns when all of that is done.
+    public func shutdown() async {
+        sweeper.withLock { $0?.cancel() }
+        await pool.shutdown()
+    }
+
     // MARK: - Bitmaps
 
     /// Writes `image` for `key`, replacing any earlier bitmap for it.

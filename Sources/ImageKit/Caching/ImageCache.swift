@@ -117,6 +117,11 @@ public final class ImageCache: Sendable {
         try await diskCache.data(forKey: key)
     }
 
+    /// Stops the disk tier (see ``DiskCache/shutdown()``); the memory tier keeps its entries.
+    public func shutdown() async {
+        await diskCache.shutdown()
+    }
+
     /// Bytes the disk tier holds.
     public var totalDiskSize: Int {
         get async { await diskCache.totalSize }

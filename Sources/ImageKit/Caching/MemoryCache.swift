@@ -1,7 +1,7 @@
 import Synchronization
 
-/// Decoded images in memory, evicted least recently used first when their
-/// total cost (bytes of pixels) or count passes the configured limits.
+/// Decoded images and encoded variants in memory, evicted least recently used first when
+/// their total cost (bytes of pixels, or encoded bytes) or count passes the configured limits.
 ///
 /// Eviction is exact LRU across the whole cache although the cache is split
 /// into independently locked shards: every access takes a stamp from one
@@ -61,8 +61,18 @@ public final class MemoryCache: Sendable {
 
     /// The image stored for `key`, or `nil`. Marks it most recently used.
     public func image(forKey string: String) -> Image? {
+        value(forKey: string)?.image
+    }
+
+    /// The encoded image stored for `key`, or `nil`. Marks it most recently used. The bytes are
+    /// not copied: the result shares the cached buffer.
+    public func encodedImage(forKey string: String) -> EncodedImage? {
+        value(forKey: string)?.encoded
+    }
+
+    private func value(forKey string: String) -> MemoryCacheValue? {
         let key = MemoryCacheShard.Key(string)
-        let (image, expired) = shard(for: key).state.withLock { s -> (Image?, Image?) in
+        let (value, expired) = shard(for: key).state.withLock { s -> (MemoryCacheValue?, MemoryCacheValue?) in
             guard let i = s.slots[key] else {
                 s.misses += 1
                 return (nil, nil)
@@ -82,10 +92,10 @@ public final class MemoryCache: Sendable {
             }
             s.nodes[Int(i)].stamp = nextStamp()
             s.hits += 1
-            return (s.nodes[Int(i)].image, nil)
+            return (s.nodes[Int(i)].value, nil)
         }
         _ = expired  // released here, outside the lock
-        return image
+        return value
     }
 
     /// Whether a live image is stored for `key` (does not count as a use).
@@ -104,8 +114,20 @@ public final class MemoryCache: Sendable {
     /// - Parameter ttl: how long the entry lives; `nil` takes the configuration's ``MemoryCacheConfiguration/ttl``.
     ///   An image costing more than the whole cost limit is not stored (and any older image for the key is removed).
     public func set(_ image: Image, forKey string: String, ttl: Duration? = nil) {
-        let imageCost = image.cost
-        guard imageCost <= configuration.costLimit, configuration.countLimit > 0 else {
+        set(.image(image), forKey: string, ttl: ttl)
+    }
+
+    /// Stores `encoded` for `key` (replacing anything stored for it), costing its byte count,
+    /// and evicts least recently used entries while the limits are exceeded.
+    ///
+    /// - Parameter ttl: how long the entry lives, as for an image.
+    public func set(_ encoded: EncodedImage, forKey string: String, ttl: Duration? = nil) {
+        set(.encoded(encoded), forKey: string, ttl: ttl)
+    }
+
+    private func set(_ value: MemoryCacheValue, forKey string: String, ttl: Duration?) {
+        let entryCost = value.cost
+        guard entryCost <= configuration.costLimit, configuration.countLimit > 0 else {
             remove(forKey: string)
             return
         }
@@ -115,13 +137,13 @@ public final class MemoryCache: Sendable {
             let (sum, overflow) = MonotonicClock.now().addingReportingOverflow(MonotonicClock.nanoseconds(life))
             expiry = overflow ? .max : max(sum, 1)
         }
-        let replaced = shard(for: key).state.withLock { s -> Image? in
+        let replaced = shard(for: key).state.withLock { s -> MemoryCacheValue? in
             let stamp = nextStamp()
             if let i = s.slots[key] {
-                let old = s.nodes[Int(i)].image
-                cost.wrappingAdd(imageCost - s.nodes[Int(i)].cost, ordering: .relaxed)
-                s.nodes[Int(i)].image = image
-                s.nodes[Int(i)].cost = imageCost
+                let old = s.nodes[Int(i)].value
+                cost.wrappingAdd(entryCost - s.nodes[Int(i)].cost, ordering: .relaxed)
+                s.nodes[Int(i)].value = value
+                s.nodes[Int(i)].cost = entryCost
                 s.nodes[Int(i)].expiry = expiry
                 s.nodes[Int(i)].stamp = stamp
                 if s.head != i {
@@ -130,7 +152,7 @@ public final class MemoryCache: Sendable {
                 }
                 return old
             }
-            let node = MemoryCacheShard.Node(key: key, image: image, cost: imageCost, expiry: expiry,
+            let node = MemoryCacheShard.Node(key: key, value: value, cost: entryCost, expiry: expiry,
                                              stamp: stamp, prev: -1, next: -1)
             let i: Int32
             if s.free >= 0 {
@@ -143,7 +165,7 @@ public final class MemoryCache: Sendable {
             }
             s.slots[key] = i
             s.pushFront(i)
-            cost.wrappingAdd(imageCost, ordering: .relaxed)
+            cost.wrappingAdd(entryCost, ordering: .relaxed)
             count.wrappingAdd(1, ordering: .relaxed)
             return nil
         }
@@ -151,17 +173,18 @@ public final class MemoryCache: Sendable {
         evict(toCost: configuration.costLimit, count: configuration.countLimit)
     }
 
-    /// Removes and returns the image stored for `key`.
+    /// Removes what is stored for `key`; returns it when it was a decoded image.
     @discardableResult
     public func remove(forKey string: String) -> Image? {
         let key = MemoryCacheShard.Key(string)
-        return shard(for: key).state.withLock { s -> Image? in
+        let removed = shard(for: key).state.withLock { s -> MemoryCacheValue? in
             guard let i = s.slots[key] else { return nil }
-            let (image, oldCost) = s.release(i)
+            let (value, oldCost) = s.release(i)
             cost.wrappingSubtract(oldCost, ordering: .relaxed)
             count.wrappingSubtract(1, ordering: .relaxed)
-            return image
+            return value
         }
+        return removed?.image
     }
 
     /// Removes every image.
@@ -189,8 +212,8 @@ public final class MemoryCache: Sendable {
     public func removeExpired() {
         let now = MonotonicClock.now()
         for shard in shards {
-            let expired = shard.state.withLock { s -> [Image] in
-                var images: [Image] = []
+            let expired = shard.state.withLock { s -> [MemoryCacheValue] in
+                var images: [MemoryCacheValue] = []
                 let dead = s.slots.values.filter { s.nodes[Int($0)].expiry != 0 && now >= s.nodes[Int($0)].expiry }
                 for i in dead {
                     let (image, oldCost) = s.release(i)
@@ -230,7 +253,7 @@ public final class MemoryCache: Sendable {
                     }
                 }
                 guard oldest >= 0 else { return }
-                let victim = shards[oldest].state.withLock { s -> Image? in
+                let victim = shards[oldest].state.withLock { s -> MemoryCacheValue? in
                     // Used again since we looked: look again.
                     guard s.tail >= 0, s.nodes[Int(s.tail)].stamp == oldestStamp else { return nil }
                     let (image, oldCost) = s.release(s.tail)

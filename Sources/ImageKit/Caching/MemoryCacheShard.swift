@@ -21,7 +21,7 @@ final class MemoryCacheShard: Sendable {
 
     struct Node: Sendable {
         var key: Key
-        var image: Image?
+        var value: MemoryCacheValue?
         var cost: Int
         /// MonotonicClock time after which the entry is dead; 0 = never.
         var expiry: UInt64
@@ -56,18 +56,18 @@ final class MemoryCacheShard: Sendable {
             if tail < 0 { tail = i }
         }
 
-        /// Removes slot `i` and returns its image (to be released outside the lock) and cost.
-        mutating func release(_ i: Int32) -> (Image?, Int) {
+        /// Removes slot `i` and returns its value (to be released outside the lock) and cost.
+        mutating func release(_ i: Int32) -> (MemoryCacheValue?, Int) {
             unlink(i)
             let key = nodes[Int(i)].key
             slots.removeValue(forKey: key)
-            let image = nodes[Int(i)].image
+            let value = nodes[Int(i)].value
             let cost = nodes[Int(i)].cost
-            nodes[Int(i)].image = nil
+            nodes[Int(i)].value = nil
             nodes[Int(i)].key = Key("")
             nodes[Int(i)].next = free
             free = i
-            return (image, cost)
+            return (value, cost)
         }
     }
 

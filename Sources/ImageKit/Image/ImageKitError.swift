@@ -64,8 +64,9 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
 
     // Image manager (codes 50–69). A URL the manager cannot load fails with ``invalidURL(_:)``.
 
-    /// The URL failed earlier for a lasting reason and is refused until its blocklist entry expires.
-    case blocklisted(String)
+    /// The URL failed earlier for a lasting reason (`original`) and is refused until its
+    /// blocklist entry expires.
+    indirect case blocklisted(String, original: ImageKitError)
     /// `fromCacheOnly` was asked for and no cache tier has the image.
     case notInCache(String)
     /// The load's deadline passed before it finished.
@@ -74,6 +75,10 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
     case vetoed(String)
     /// An image transformer failed.
     case transformFailed(String)
+    /// Too many loads wait for a turn to download and decode (``ImageManagerConfiguration/maxWaitingPipelines``).
+    case overloaded(String)
+    /// The manager (or downloader, or cache) was shut down.
+    case shutDown(String)
 
     /// A stable number for the kind of error (the C core's status code for those that share it).
     public var code: Int {
@@ -109,6 +114,8 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
         case .deadlineExceeded: 52
         case .vetoed: 53
         case .transformFailed: 54
+        case .overloaded: 55
+        case .shutDown: 56
         }
     }
 
@@ -126,8 +133,8 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
              .disallowedProtocol(let m), .invalidURL(let m), .unacceptableContentType(let m),
              .invalidResponse(let m), .httpStatus(_, let m), .transferFailed(_, let m):
             m
-        case .blocklisted(let m), .notInCache(let m), .deadlineExceeded(let m), .vetoed(let m),
-             .transformFailed(let m):
+        case .blocklisted(let m, _), .notInCache(let m), .deadlineExceeded(let m), .vetoed(let m),
+             .transformFailed(let m), .overloaded(let m), .shutDown(let m):
             m
         case .cancelled:
             "cancelled"

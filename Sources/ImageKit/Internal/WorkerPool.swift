@@ -8,7 +8,7 @@ import Glibc
 /// one of them stalls every request handler of the service. Jobs submitted
 /// here run on the pool's own threads, highest priority first, FIFO within a
 /// priority. Threads start on demand, park when idle, and exit once the pool
-/// is released (after finishing the jobs already queued).
+/// is shut down or released (after finishing the jobs already queued).
 final class WorkerPool: Sendable {
     /// Job urgency; higher runs first.
     enum Priority: Int, Sendable, Comparable {
@@ -37,15 +37,24 @@ final class WorkerPool: Sendable {
     /// Jobs waiting to start (for tests and metrics).
     var queuedCount: Int { core.queuedCount }
 
-    /// Queues `job`.
-    func submit(priority: Priority = .normal, _ job: @escaping Job) {
+    /// Queues `job`; false (and the job dropped) once the pool is shut down.
+    @discardableResult
+    func submit(priority: Priority = .normal, _ job: @escaping Job) -> Bool {
         core.submit(priority: priority, job)
+    }
+
+    /// Refuses new jobs, lets the queued ones run, and returns once every thread has exited.
+    func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            core.shutdown(whenDone: continuation)
+        }
     }
 
     /// Runs `body` on the pool and returns its result to the awaiting task.
     ///
     /// If the task is already cancelled the body does not run and
     /// `CancellationError` is thrown; a body that has started runs to the end.
+    /// Once the pool is shut down, ``ImageKitError/shutDown(_:)`` is thrown.
     func run<T: Sendable>(priority: Priority = .normal,
                           _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try Task.checkCancellation()
@@ -54,10 +63,13 @@ final class WorkerPool: Sendable {
         // races on everything the job wrote (an image's fields, …).
         let handoff = Locked<Result<T, any Error>?>(nil)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            core.submit(priority: priority) {
+            let queued = core.submit(priority: priority) {
                 let result = Result { try body() }
                 handoff.withLock { $0 = result }
                 continuation.resume()
+            }
+            if !queued {
+                continuation.resume(throwing: ImageKitError.shutDown("\(core.name): the worker threads were shut down"))
             }
         }
         return try handoff.withLock { $0! }.get()
@@ -81,6 +93,8 @@ final class WorkerPool: Sendable {
         private var threads = 0
         private var idle = 0
         private var stopping = false
+        /// Callers of `shutdown(whenDone:)` waiting for the last thread to exit.
+        private var exitWaiters: [CheckedContinuation<Void, Never>] = []
 
         init(name: String, maxThreads: Int) {
             self.name = name
@@ -106,8 +120,12 @@ final class WorkerPool: Sendable {
             return (0..<3).reduce(0) { $0 + queues[$1].count - heads[$1] }
         }
 
-        func submit(priority: Priority, _ job: @escaping Job) {
+        func submit(priority: Priority, _ job: @escaping Job) -> Bool {
             pthread_mutex_lock(mutex)
+            guard !stopping else {
+                pthread_mutex_unlock(mutex)
+                return false
+            }
             queues[priority.rawValue].append(job)
             var spawn = false
             if idle > 0 {
@@ -118,6 +136,7 @@ final class WorkerPool: Sendable {
             }
             pthread_mutex_unlock(mutex)
             if spawn { startThread() }
+            return true
         }
 
         func shutdown() {
@@ -125,6 +144,27 @@ final class WorkerPool: Sendable {
             stopping = true
             pthread_cond_broadcast(wake)
             pthread_mutex_unlock(mutex)
+        }
+
+        /// Stops the pool; `continuation` resumes once no thread is left.
+        func shutdown(whenDone continuation: CheckedContinuation<Void, Never>) {
+            pthread_mutex_lock(mutex)
+            stopping = true
+            pthread_cond_broadcast(wake)
+            let done = threads == 0
+            if !done { exitWaiters.append(continuation) }
+            pthread_mutex_unlock(mutex)
+            if done { continuation.resume() }
+        }
+
+        /// A thread leaving the pool; the last one resumes the shutdown's waiters.
+        private func threadExited() {
+            pthread_mutex_lock(mutex)
+            threads -= 1
+            let waiters = threads == 0 ? exitWaiters : []
+            if threads == 0 { exitWaiters = [] }
+            pthread_mutex_unlock(mutex)
+            for waiter in waiters { waiter.resume() }
         }
 
         /// The next queued job, highest priority first; caller holds the mutex.
@@ -151,10 +191,7 @@ final class WorkerPool: Sendable {
             defer { pthread_mutex_unlock(mutex) }
             while true {
                 if let job = dequeueLocked() { return job }
-                if stopping {
-                    threads -= 1
-                    return nil
-                }
+                if stopping { return nil }
                 idle += 1
                 pthread_cond_wait(wake, mutex)
                 idle -= 1
@@ -171,6 +208,7 @@ final class WorkerPool: Sendable {
                 let core = Unmanaged<Core>.fromOpaque(raw!).takeRetainedValue()
                 ic_thread_set_name(core.name)
                 while let job = core.nextJob() { job() }
+                core.threadExited()
                 return nil
             }, context)
             pthread_attr_destroy(&attributes)
@@ -179,10 +217,12 @@ final class WorkerPool: Sendable {
             // all, run the queued work here rather than never.
             Unmanaged<Core>.fromOpaque(context).release()
             pthread_mutex_lock(mutex)
-            threads -= 1
-            let orphaned = threads == 0
+            let orphaned = threads == 1
             pthread_mutex_unlock(mutex)
-            guard orphaned else { return }
+            guard orphaned else {
+                threadExited()
+                return
+            }
             while true {
                 pthread_mutex_lock(mutex)
                 let job = dequeueLocked()
@@ -190,6 +230,7 @@ final class WorkerPool: Sendable {
                 guard let job else { break }
                 job()
             }
+            threadExited()
         }
     }
 }

@@ -81,4 +81,16 @@ public final class Downloader: Sendable {
 
     /// A snapshot of what is queued and in flight.
     public var statistics: DownloaderStatistics { core.statistics }
+
+    /// Stops the downloader: downloads asked for from now on fail with
+    /// ``ImageKitError/cancelled``; those in flight finish (``ShutdownMode/drain``) or are
+    /// aborted (``ShutdownMode/cancel``); then the network thread exits and its connections
+    /// close. Returns when all of that is done.
+    public func shutdown(_ mode: ShutdownMode = .drain) async {
+        if mode == .drain {
+            core.refuseNew()
+            await ImageManager.waitUntil { self.core.statistics.isIdle }
+        }
+        core.shutdown()
+    }
 }

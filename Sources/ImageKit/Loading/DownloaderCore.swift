@@ -90,6 +90,8 @@ final class DownloaderCore: Sendable {
         var modifierTasks = 0
         var contexts = 0
         var isShutDown = false
+        /// Set by a draining shutdown: new waiters are refused, transfers in flight go on.
+        var refusesNew = false
 
         mutating func makeID() -> UInt64 {
             nextID += 1
@@ -168,7 +170,7 @@ final class DownloaderCore: Sendable {
                 completion: @escaping Completion) {
         let modifier = configuration.requestModifier
         let accepted = state.withLock { s -> Bool in
-            guard var w = s.waiters[id], case .created = w.phase, !s.isShutDown else {
+            guard var w = s.waiters[id], case .created = w.phase, !s.isShutDown, !s.refusesNew else {
                 s.waiters[id] = nil
                 return false
             }
@@ -230,6 +232,11 @@ final class DownloaderCore: Sendable {
         task?.cancel()
         if let engineID { engine.cancel(engineID) }
         completion?(.failure(.cancelled))
+    }
+
+    /// Refuses later submissions (they complete as cancelled); what is in flight goes on.
+    func refuseNew() {
+        state.withLock { $0.refusesNew = true }
     }
 
     /// Stops everything: running transfers are aborted, queued ones and their

@@ -1,6 +1,11 @@
-/// URLs that failed for a lasting reason, each until its entry expires.
+/// URLs that failed for a lasting reason, each with its failure until its entry expires.
 final class FailedURLList: Sendable {
-    private let entries = Locked<[String: UInt64]>([:])
+    private struct Entry: Sendable {
+        var expiry: UInt64
+        var error: ImageKitError
+    }
+
+    private let entries = Locked<[String: Entry]>([:])
     private let timeToLive: UInt64
 
     /// Entries prune expired ones once there are this many.
@@ -11,23 +16,28 @@ final class FailedURLList: Sendable {
         self.timeToLive = MonotonicClock.nanoseconds(timeToLive)
     }
 
-    /// Whether `url` is listed and its entry has not expired (an expired entry is dropped).
-    func contains(_ url: String) -> Bool {
+    /// The failure `url` is listed for, unless its entry expired (an expired entry is dropped).
+    func failure(_ url: String) -> ImageKitError? {
         entries.withLock { e in
-            guard !e.isEmpty, let expiry = e[url] else { return false }
-            if MonotonicClock.now() < expiry { return true }
+            guard !e.isEmpty, let entry = e[url] else { return nil }
+            if MonotonicClock.now() < entry.expiry { return entry.error }
             e[url] = nil
-            return false
+            return nil
         }
     }
 
-    /// Lists `url` for the time to live from now.
-    func insert(_ url: String) {
+    /// Whether `url` is listed and its entry has not expired.
+    func contains(_ url: String) -> Bool {
+        failure(url) != nil
+    }
+
+    /// Lists `url` with `error` for the time to live from now.
+    func insert(_ url: String, error: ImageKitError) {
         let now = MonotonicClock.now()
         let (expiry, overflow) = now.addingReportingOverflow(timeToLive)
         entries.withLock { e in
-            if e.count >= Self.pruneThreshold { e = e.filter { $0.value > now } }
-            e[url] = overflow ? .max : expiry
+            if e.count >= Self.pruneThreshold { e = e.filter { $0.value.expiry > now } }
+            e[url] = Entry(expiry: overflow ? .max : expiry, error: error)
         }
     }
 

@@ -36,8 +36,15 @@ public struct ImageContext: Sendable {
     public var responseValidator: DownloaderConfiguration.ResponseValidator?
     /// Tiers to look in before downloading (default `.all`: memory, then disk).
     public var queryCacheType: ImageCacheType?
-    /// Tiers the decoded (and transformed) image is stored in (default `.all`).
+    /// Tiers the decoded (and transformed) image is stored in: default `.all` for
+    /// ``ImageManager/image(for:options:context:)``, `.none` for
+    /// ``ImageManager/encodedImage(for:as:options:context:)`` (a service sending bytes keeps
+    /// the bytes, not bitmaps it would never read; set it to keep both).
     public var storeCacheType: ImageCacheType?
+    /// Tiers an encoded variant is stored in (default `.all`): the memory tier by its byte
+    /// count, the disk tier as a checksummed data entry. Only loads asking for encoded bytes
+    /// make variants.
+    public var encodedStoreCacheType: ImageCacheType?
     /// Where the original encoded bytes are kept: `.disk` (the default) or `.all` keep them in the
     /// disk tier's original-data store, so a later load at another size need not download again;
     /// `.none` keeps nothing. The memory tier holds decoded images only, so `.memory` keeps nothing.
@@ -60,6 +67,7 @@ public struct ImageContext: Sendable {
                 requestModifier: DownloaderConfiguration.RequestModifier? = nil,
                 responseValidator: DownloaderConfiguration.ResponseValidator? = nil,
                 queryCacheType: ImageCacheType? = nil, storeCacheType: ImageCacheType? = nil,
+                encodedStoreCacheType: ImageCacheType? = nil,
                 originalStoreCacheType: ImageCacheType? = nil, cache: ImageCache? = nil,
                 downloader: Downloader? = nil, deadline: ContinuousClock.Instant? = nil,
                 callbackQueue: DispatchQueue? = nil) {
@@ -73,6 +81,7 @@ public struct ImageContext: Sendable {
         self.responseValidator = responseValidator
         self.queryCacheType = queryCacheType
         self.storeCacheType = storeCacheType
+        self.encodedStoreCacheType = encodedStoreCacheType
         self.originalStoreCacheType = originalStoreCacheType
         self.cache = cache
         self.downloader = downloader

@@ -7,7 +7,7 @@ extension ImageKitError {
     public var isLastingLoadFailure: Bool {
         switch self {
         case .cancelled, .timedOut, .dnsFailed, .connectFailed, .network, .outOfMemory, .noSpace,
-             .deadlineExceeded, .vetoed, .notInCache, .blocklisted, .transformFailed:
+             .deadlineExceeded, .vetoed, .notInCache, .blocklisted, .transformFailed, .overloaded, .shutDown:
             false
         case .httpStatus(let status, _):
             (400..<500).contains(status) && status != 408 && status != 429

@@ -21,6 +21,7 @@ final class ImageLoadJob: Sendable {
         let options: UInt32
         let query: ImageCacheType
         let store: ImageCacheType
+        let encodedStore: ImageCacheType
         let storesOriginalData: Bool
         /// Non-zero for a load that shares with no other.
         let exclusive: UInt64
@@ -31,7 +32,7 @@ final class ImageLoadJob: Sendable {
         /// The pipeline has its result or was cancelled: start another.
         case rejected
         /// Joined; for a refreshed load, the cached image already handed to the others.
-        case joined(cached: ImageResult?)
+        case joined(cached: LoadResult?)
     }
 
     private struct State: Sendable {
@@ -41,18 +42,27 @@ final class ImageLoadJob: Sendable {
         var cancelled = false
         var task: Task<Void, Never>?
         /// The cached image a refreshed load was handed first.
-        var cached: ImageResult?
+        var cached: LoadResult?
     }
 
-    /// An image found in a cache tier.
+    /// What the pipeline has for its loads so far, and where each part came from.
     private struct Found: Sendable {
-        var image: Image
-        var tier: ImageCacheType
+        var image: Image?
+        /// Where ``image`` was found (`.none`: decoded by this pipeline).
+        var imageTier: ImageCacheType = .none
+        var encoded: EncodedImage?
+        /// Where ``encoded`` was found (`.none`: encoded by this pipeline).
+        var encodedTier: ImageCacheType = .none
         var metadata: DiskCacheMetadata?
-        /// The bytes it was decoded from, when it came from the original-data store.
+        /// The bytes the image was decoded from, when this pipeline decoded it.
         var originalData: Data?
+        /// Whether ``originalData`` was downloaded now (and so goes to the original-data store).
+        var downloaded = false
         var decode: Duration?
         var transform: Duration?
+
+        /// The tier the load reports: where the first part found came from.
+        var tier: ImageCacheType { encoded != nil && encodedTier != .none ? encodedTier : imageTier }
     }
 
     /// What a download (or a file read) brought.
@@ -124,33 +134,40 @@ final class ImageLoadJob: Sendable {
 
     private func run() async {
         let r = request
-        var found: Found?
+        var found = memoryHit()
         var diskQuery: Duration?
-        // Again, silently: the result may have been stored since the load looked.
-        if r.query.includesMemory, let image = r.cache.memoryCache.image(forKey: r.key) {
-            found = Found(image: image, tier: .memory)
-        }
         if found == nil, r.query.includesDisk {
             let start = MonotonicClock.now()
-            found = await diskBitmap()
+            found = await diskVariant()
+            if found == nil { found = await diskBitmap() }
             if found == nil { found = await originalData() }
             diskQuery = MonotonicClock.duration(since: start)
         }
         guard !Task.isCancelled else { return }
         var metrics = ImageLoadMetrics(diskQuery: diskQuery, decode: found?.decode, transform: found?.transform)
-        if let found, !r.isRefresh {
-            await complete(found.image, cacheType: found.tier, originalData: found.originalData,
-                           storesBitmap: found.originalData != nil, storesOriginal: false,
-                           metadata: found.metadata ?? DiskCacheMetadata(), metrics: metrics)
+        if let hit = found, !r.isRefresh {
+            do {
+                let done = try await encoded(hit, &metrics)
+                await complete(done, metrics: metrics)
+            } catch {
+                fail(ImageKitError(wrapping: error))
+            }
             return
         }
-        var cached: ImageResult?
+        var cached: LoadResult?
         var validators: DownloadRequest.Validators?
-        if let found {
-            let metadata = found.tier == .memory ? await storedMetadata() : found.metadata
+        if let hit = found {
+            let metadata = hit.metadata == nil ? await storedMetadata() : hit.metadata
             validators = metadata.flatMap(Self.validators)
-            let result = ImageResult(image: found.image, cacheType: found.tier, url: r.url,
-                                     originalData: found.originalData, metrics: metrics)
+            let done: Found
+            do {
+                done = try await encoded(hit, &metrics)
+            } catch {
+                return fail(ImageKitError(wrapping: error))
+            }
+            found = done
+            let result = LoadResult(image: done.image, encoded: done.encoded, cacheType: done.tier, url: r.url,
+                                    originalData: done.originalData, metrics: metrics)
             cached = result
             deliverCached(result)
         }
@@ -162,6 +179,15 @@ final class ImageLoadJob: Sendable {
             if let cached { return finishAll(.notModified(cached)) }
             return fail(.vetoed("the manager's delegate refused to download \(r.url.absoluteString)"))
         }
+        // A turn bounds the bodies and bitmaps alive at once; waiting holds nothing.
+        let waitStart = MonotonicClock.now()
+        do {
+            try await manager.limiter.acquire(priority: r.workerPriority)
+        } catch {
+            return fail(ImageKitError(wrapping: error))
+        }
+        defer { manager.limiter.release() }
+        metrics.queueWait = MonotonicClock.duration(since: waitStart)
         let fetched: Fetched
         do {
             fetched = try await fetch(validators: validators)
@@ -180,25 +206,82 @@ final class ImageLoadJob: Sendable {
         metrics.download = fetched.metrics
         if fetched.status == .notModified, let cached, let found {
             // Current: keep the bitmap decoded from the original bytes, as a plain disk hit would.
-            if found.originalData != nil {
-                await store(found.image, bitmap: true, original: nil, metadata: found.metadata ?? DiskCacheMetadata())
+            if found.originalData != nil, let image = found.image, r.store.includesDisk {
+                await store(image, bitmap: true, encoded: nil, original: nil, metadata: found.metadata ?? DiskCacheMetadata())
             }
             return finishAll(.notModified(cached))
         }
-        let processed: Processed
         do {
-            processed = try await process(fetched.data)
+            let processed = try await process(fetched.data)
+            guard !Task.isCancelled else { return }
+            metrics.decode = processed.decode
+            metrics.transform = processed.transform
+            var metadata = DiskCacheMetadata()
+            metadata.etag = fetched.response?.entityTag
+            metadata.lastModified = fetched.response?.lastModified
+            let made = Found(image: processed.image, metadata: metadata, originalData: fetched.data, downloaded: true)
+            let done = try await encoded(made, &metrics)
+            guard !Task.isCancelled else { return }
+            await complete(done, metrics: metrics)
         } catch {
-            return fail(ImageKitError(wrapping: error))
+            fail(ImageKitError(wrapping: error))
         }
-        guard !Task.isCancelled else { return }
-        metrics.decode = processed.decode
-        metrics.transform = processed.transform
-        var metadata = DiskCacheMetadata()
-        metadata.etag = fetched.response?.entityTag
-        metadata.lastModified = fetched.response?.lastModified
-        await complete(processed.image, cacheType: .none, originalData: fetched.data, storesBitmap: true,
-                       storesOriginal: true, metadata: metadata, metrics: metrics)
+    }
+
+    /// The variant (for loads asking for bytes), else the decoded image, in the memory tier.
+    private func memoryHit() -> Found? {
+        let r = request
+        guard r.query.includesMemory else { return nil }
+        let memory = r.cache.memoryCache
+        if let variantKey = r.variantKey, let encoded = memory.encodedImage(forKey: variantKey) {
+            return Found(encoded: encoded, encodedTier: .memory)
+        }
+        return memory.image(forKey: r.key).map { Found(image: $0, imageTier: .memory) }
+    }
+
+    /// The encoded variant stored on disk for the key, unless expired or unreadable.
+    private func diskVariant() async -> Found? {
+        let r = request
+        guard let variantKey = r.variantKey else { return nil }
+        let start = MonotonicClock.now()
+        let disk = r.cache.diskCache
+        let entry = disk.mayHold(variantKey, data: true) ? try? await disk.dataEntry(forKey: variantKey) : nil
+        let hit = entry.flatMap { e in e.isExpired ? nil : (try? EncodedImage(data: e.value)).map { ($0, e.metadata) } }
+        manager.emit(.cacheQuery(url: r.url, key: variantKey, tier: .disk, hit: hit != nil,
+                                 duration: MonotonicClock.duration(since: start)))
+        return hit.map { Found(encoded: $0.0, encodedTier: .disk, metadata: $0.1) }
+    }
+
+    /// `found` with the encoded variant the load asks for, encoding the image on a worker
+    /// thread when the variant was not found; `found` itself for loads that want no bytes.
+    private func encoded(_ found: Found, _ metrics: inout ImageLoadMetrics) async throws -> Found {
+        let r = request
+        guard let output = r.output, found.encoded == nil else { return found }
+        guard let image = found.image else {
+            throw ImageKitError.internal("no image to encode for \(r.url.absoluteString)")
+        }
+        let format = output.encodeFormat(for: image)
+        let manager = self.manager
+        let key = r.variantKey ?? r.key
+        let start = MonotonicClock.now()
+        do {
+            let encoded = try await manager.workers.run(priority: r.workerPriority) {
+                try ImageEncoder.encodedImageNow(image, as: format)
+            }
+            let duration = MonotonicClock.duration(since: start)
+            metrics.encode = duration
+            manager.emit(.encoded(url: r.url, key: key, format: encoded.format, bytes: encoded.data.count,
+                                  duration: duration, error: nil))
+            var done = found
+            done.encoded = encoded
+            done.encodedTier = .none
+            return done
+        } catch {
+            let e = ImageKitError(wrapping: error)
+            manager.emit(.encoded(url: r.url, key: key, format: format.imageFormat, bytes: 0,
+                                  duration: MonotonicClock.duration(since: start), error: e))
+            throw e
+        }
     }
 
     /// The decoded image stored on disk for the key, unless expired.
@@ -210,7 +293,7 @@ final class ImageLoadJob: Sendable {
         let hit = entry.flatMap { $0.isExpired ? nil : $0 }
         manager.emit(.cacheQuery(url: r.url, key: r.key, tier: .disk, hit: hit != nil,
                                  duration: MonotonicClock.duration(since: start)))
-        return hit.map { Found(image: $0.value, tier: .disk, metadata: $0.metadata) }
+        return hit.map { Found(image: $0.value, imageTier: .disk, metadata: $0.metadata) }
     }
 
     /// The image decoded (and transformed) from the original bytes stored for the URL, unless
@@ -223,17 +306,21 @@ final class ImageLoadJob: Sendable {
         let hit = entry.flatMap { $0.isExpired ? nil : $0 }
         manager.emit(.originalDataQuery(url: r.url, key: r.baseKey, hit: hit != nil,
                                         duration: MonotonicClock.duration(since: start)))
-        guard let hit, let processed = try? await process(hit.value) else { return nil }
-        return Found(image: processed.image, tier: .disk, metadata: hit.metadata, originalData: hit.value,
+        guard let hit else { return nil }
+        // Decoding holds the bytes and a bitmap: it takes a turn like a download.
+        guard (try? await manager.limiter.acquire(priority: r.workerPriority)) != nil else { return nil }
+        defer { manager.limiter.release() }
+        guard let processed = try? await process(hit.value) else { return nil }
+        return Found(image: processed.image, imageTier: .disk, metadata: hit.metadata, originalData: hit.value,
                      decode: processed.decode, transform: processed.transform)
     }
 
-    /// The metadata stored with the URL's original bytes or with the decoded image, for
-    /// revalidating an image found in memory.
+    /// The metadata stored with the URL's original bytes, the encoded variant or the decoded
+    /// image, for revalidating what was found in memory.
     private func storedMetadata() async -> DiskCacheMetadata? {
         let disk = request.cache.diskCache
-        if disk.mayHold(request.baseKey, data: true), let entry = try? await disk.dataEntry(forKey: request.baseKey) {
-            return entry.metadata
+        for key in [request.baseKey, request.variantKey].compactMap({ $0 }) where disk.mayHold(key, data: true) {
+            if let entry = try? await disk.dataEntry(forKey: key) { return entry.metadata }
         }
         return disk.mayHold(request.key) ? try? await disk.entry(forKey: request.key)?.metadata : nil
     }
@@ -338,27 +425,40 @@ final class ImageLoadJob: Sendable {
 
     /// Stores the result in memory, hands it to the loads that do not wait for the disk, writes
     /// the disk tier, then hands it to the loads that do (``ImageOptions/waitStoreCache``).
-    private func complete(_ image: Image, cacheType: ImageCacheType, originalData: Data?, storesBitmap: Bool,
-                          storesOriginal: Bool, metadata: DiskCacheMetadata, metrics: ImageLoadMetrics) async {
+    private func complete(_ found: Found, metrics: ImageLoadMetrics) async {
         let r = request
-        if r.store.includesMemory, cacheType != .memory {
-            let start = MonotonicClock.now()
-            r.cache.memoryCache.set(image, forKey: r.key)
-            manager.emit(.stored(url: r.url, key: r.key, tiers: .memory, duration: MonotonicClock.duration(since: start), error: nil))
+        let memory = r.cache.memoryCache
+        let start = MonotonicClock.now()
+        var storedInMemory = false
+        if r.store.includesMemory, let image = found.image, found.imageTier != .memory {
+            memory.set(image, forKey: r.key)
+            storedInMemory = true
         }
-        let bitmap = storesBitmap && r.store.includesDisk
-        let original = storesOriginal && r.storesOriginalData
-            ? originalData.flatMap { data in r.context.cacheSerializer.map { $0(image, data, r.url) } ?? data }
-            : nil
+        if r.encodedStore.includesMemory, let encoded = found.encoded, found.encodedTier != .memory,
+           let variantKey = r.variantKey {
+            memory.set(encoded, forKey: variantKey)
+            storedInMemory = true
+        }
+        if storedInMemory {
+            manager.emit(.stored(url: r.url, key: r.variantKey ?? r.key, tiers: .memory,
+                                 duration: MonotonicClock.duration(since: start), error: nil))
+        }
+        // Decoded here (downloaded, or from the original-data store): the bitmap is new to disk.
+        let bitmap = r.store.includesDisk && found.originalData != nil ? found.image : nil
+        let encoded = r.encodedStore.includesDisk && found.encodedTier == .none ? found.encoded : nil
+        var original: Data?
+        if found.downloaded, r.storesOriginalData, let data = found.originalData, let image = found.image {
+            original = r.context.cacheSerializer.map { $0(image, data, r.url) } ?? data
+        }
         let waiters = state.withLock { s -> [ImageTask] in
             s.accepting = false
             defer { s.waiters = [] }
             return s.waiters
         }
-        var result = ImageResult(image: image, cacheType: cacheType, url: r.url, originalData: originalData,
-                                 metrics: metrics)
+        var result = LoadResult(image: found.image, encoded: found.encoded, cacheType: found.tier, url: r.url,
+                                originalData: found.originalData, metrics: metrics)
         result.metrics.sharedBy = waiters.count
-        let writesDisk = bitmap || original != nil
+        let writesDisk = bitmap != nil || encoded != nil || original != nil
         var later: [ImageTask] = []
         for task in waiters {
             if writesDisk && task.options.contains(.waitStoreCache) {
@@ -368,20 +468,28 @@ final class ImageLoadJob: Sendable {
             }
         }
         guard writesDisk else { return }
-        result.metrics.store = await store(image, bitmap: bitmap, original: original, metadata: metadata)
+        result.metrics.store = await store(bitmap, bitmap: bitmap != nil, encoded: encoded, original: original,
+                                           metadata: found.metadata ?? DiskCacheMetadata())
         for task in later { task.finish(.image(result, isFinal: true), detach: false) }
     }
 
-    /// Writes the decoded image and the original bytes to the disk tier; returns the time it took.
-    /// A failed write (disk full, …) is reported to the observers and otherwise ignored.
+    /// Writes the decoded image, the encoded variant and the original bytes to the disk tier;
+    /// returns the time it took. A failed write (disk full, …) is reported to the observers and
+    /// otherwise ignored.
     @discardableResult
-    private func store(_ image: Image, bitmap: Bool, original: Data?, metadata: DiskCacheMetadata) async -> Duration {
+    private func store(_ image: Image?, bitmap: Bool, encoded: EncodedImage?, original: Data?,
+                       metadata: DiskCacheMetadata) async -> Duration {
         let r = request
         let start = MonotonicClock.now()
         var failure: ImageKitError?
-        if bitmap {
+        if bitmap, let image {
             do { try await r.cache.diskCache.store(image, forKey: r.key, metadata: metadata) } catch {
                 failure = ImageKitError(wrapping: error)
+            }
+        }
+        if let encoded, let variantKey = r.variantKey {
+            do { try await r.cache.diskCache.storeData(encoded.data, forKey: variantKey, metadata: metadata) } catch {
+                failure = failure ?? ImageKitError(wrapping: error)
             }
         }
         if let original {
@@ -390,12 +498,12 @@ final class ImageLoadJob: Sendable {
             }
         }
         let duration = MonotonicClock.duration(since: start)
-        manager.emit(.stored(url: r.url, key: r.key, tiers: .disk, duration: duration, error: failure))
+        manager.emit(.stored(url: r.url, key: r.variantKey ?? r.key, tiers: .disk, duration: duration, error: failure))
         return duration
     }
 
     /// Hands a refreshed load's cached image to every load waiting (and, later, to those joining).
-    private func deliverCached(_ result: ImageResult) {
+    private func deliverCached(_ result: LoadResult) {
         let waiters = state.withLock { s -> [ImageTask] in
             s.cached = result
             return s.waiters

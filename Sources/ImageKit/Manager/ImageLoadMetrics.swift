@@ -10,6 +10,10 @@ public struct ImageLoadMetrics: Sendable, Hashable {
     public var decode: Duration?
     /// Running the transformer.
     public var transform: Duration?
+    /// Encoding the result, for loads asking for encoded bytes that were not cached.
+    public var encode: Duration?
+    /// Waiting for a turn to download and decode (see ``ImageManagerConfiguration/maxActivePipelines``).
+    public var queueWait: Duration?
     /// Writing to the disk tier, when the completion waited for it (``ImageOptions/waitStoreCache``).
     public var store: Duration?
     /// How many loads shared this download and decode (1 when none was coalesced).
@@ -17,12 +21,15 @@ public struct ImageLoadMetrics: Sendable, Hashable {
 
     /// Metrics with every figure given (all stages absent by default).
     public init(total: Duration = .zero, diskQuery: Duration? = nil, download: DownloadMetrics? = nil,
-                decode: Duration? = nil, transform: Duration? = nil, store: Duration? = nil, sharedBy: Int = 1) {
+                decode: Duration? = nil, transform: Duration? = nil, encode: Duration? = nil,
+                queueWait: Duration? = nil, store: Duration? = nil, sharedBy: Int = 1) {
         self.total = total
         self.diskQuery = diskQuery
         self.download = download
         self.decode = decode
         self.transform = transform
+        self.encode = encode
+        self.queueWait = queueWait
         self.store = store
         self.sharedBy = sharedBy
     }

@@ -15,6 +15,10 @@ struct ImageLoadRequest: Sendable {
     let baseKey: String
     /// ``baseKey`` plus the processing signature: where the decoded image is stored.
     let key: String
+    /// The encoding asked for, for loads that want bytes out.
+    let output: OutputFormat?
+    /// ``key`` plus the encoding: where the encoded variant is stored (nil without ``output``).
+    let variantKey: String?
     let decodeOptions: DecodeOptions
     let cache: ImageCache
     let downloader: Downloader
@@ -22,6 +26,8 @@ struct ImageLoadRequest: Sendable {
     let query: ImageCacheType
     /// Tiers the decoded image goes to.
     let store: ImageCacheType
+    /// Tiers the encoded variant goes to.
+    let encodedStore: ImageCacheType
     /// Whether the original bytes go to the disk tier.
     let storesOriginalData: Bool
     let callbackQueue: DispatchQueue
@@ -30,24 +36,30 @@ struct ImageLoadRequest: Sendable {
     private static let pipelineOptions: ImageOptions = [.refreshCached, .fromCacheOnly, .fromLoaderOnly,
                                                         .handleCookies, .allowInvalidSSLCertificates]
 
-    init(url: URL, urlString: String, options: ImageOptions, context: ImageContext,
+    init(url: URL, urlString: String, output: OutputFormat?, options: ImageOptions, context: ImageContext,
          configuration: ImageManagerConfiguration, cache: ImageCache, downloader: Downloader) {
         self.url = url
         self.options = options
         self.context = context
         baseKey = context.cacheKeyFilter?(url) ?? urlString
         decodeOptions = Self.decodeOptions(options, context, configuration)
-        key = Self.key(base: baseKey, decodeOptions, context.imageTransformer,
-                       transformsAnimations: options.contains(.transformAnimatedImage))
+        let key = Self.key(base: baseKey, decodeOptions, context.imageTransformer,
+                           transformsAnimations: options.contains(.transformAnimatedImage))
+        self.key = key
+        self.output = output
+        variantKey = output.map { key + "|encode=" + $0.cacheKey }
         self.cache = context.cache ?? cache
         self.downloader = context.downloader ?? downloader
         query = options.contains(.fromLoaderOnly) ? .none : context.queryCacheType ?? .all
-        let store = context.storeCacheType ?? .all
+        let store = context.storeCacheType ?? (output == nil ? .all : .none)
+        let encodedStore = output == nil ? .none : context.encodedStoreCacheType ?? .all
         if options.contains(.cacheMemoryOnly) {
             self.store = store.includesMemory ? .memory : .none
+            self.encodedStore = encodedStore.includesMemory ? .memory : .none
             storesOriginalData = false
         } else {
             self.store = store
+            self.encodedStore = encodedStore
             storesOriginalData = (context.originalStoreCacheType ?? .disk).includesDisk
         }
         callbackQueue = context.callbackQueue ?? configuration.callbackQueue
@@ -105,8 +117,9 @@ struct ImageLoadRequest: Sendable {
 
     /// The coalescing key; `exclusive` (non-zero) keeps the pipeline to this load alone.
     func pipelineKey(exclusive: UInt64) -> ImageLoadJob.Key {
-        ImageLoadJob.Key(key: key, cache: ObjectIdentifier(cache), downloader: ObjectIdentifier(downloader),
+        ImageLoadJob.Key(key: variantKey ?? key, cache: ObjectIdentifier(cache),
+                         downloader: ObjectIdentifier(downloader),
                          options: options.intersection(Self.pipelineOptions).rawValue, query: query, store: store,
-                         storesOriginalData: storesOriginalData, exclusive: exclusive)
+                         encodedStore: encodedStore, storesOriginalData: storesOriginalData, exclusive: exclusive)
     }
 }

@@ -14,9 +14,14 @@ import Foundation
 /// key with the same processing share one download and one decode. Decoding and transforming
 /// run on the manager's own worker threads, never on the Swift cooperative pool.
 ///
+/// A service sending images asks for encoded bytes instead: the variant is cached as bytes, so
+/// a hit costs no decode, resize or encode.
+///
 /// ```swift
 /// let manager = ImageManager(cache: try ImageCache(namespace: "avatars"), downloader: try Downloader())
 /// let avatar = try await manager.image(for: url, context: ImageContext(thumbnailPixelSize: PixelSize(square: 128)))
+/// let thumbnail = try await manager.encodedImage(for: url, as: .fixed(.jpeg(quality: 80)),
+///                                                context: ImageContext(thumbnailPixelSize: PixelSize(square: 256)))
 /// ```
 public final class ImageManager: Sendable {
     /// A manager over the default cache (`ImageCache()`, falling back to a folder in the
@@ -40,9 +45,13 @@ public final class ImageManager: Sendable {
     /// The settings the manager was created with.
     public let configuration: ImageManagerConfiguration
 
-    /// Decoding and transforming threads.
+    /// Decoding, transforming and encoding threads.
     let workers: WorkerPool
+    /// Turns for the pipelines that hold bodies and bitmaps.
+    let limiter: PipelineLimiter
     private let failedURLs: FailedURLList
+    /// Cleared by ``shutdown(_:)``: loads asked for later fail.
+    private let accepting = Atomic<Bool>(true)
     private let hasObservers: Bool
     private let nextID = Atomic<UInt64>(0)
     /// Loads that have not ended, by id.
@@ -59,7 +68,7 @@ public final class ImageManager: Sendable {
     /// What the synchronous part of a load found.
     fileprivate enum Prelude: Sendable {
         case failed(URL?, ImageKitError)
-        case memoryHit(ImageLoadRequest, Image)
+        case memoryHit(ImageLoadRequest, LoadResult)
         case load(ImageLoadRequest)
     }
 
@@ -70,6 +79,7 @@ public final class ImageManager: Sendable {
         self.downloader = downloader
         self.configuration = configuration
         workers = WorkerPool(name: "imagekit-decode", maxThreads: max(1, configuration.decodeThreads))
+        limiter = PipelineLimiter(limit: configuration.maxActivePipelines, maxWaiting: configuration.maxWaitingPipelines)
         failedURLs = FailedURLList(timeToLive: configuration.failedURLTimeToLive)
         hasObservers = !configuration.observers.isEmpty
     }
@@ -88,20 +98,45 @@ public final class ImageManager: Sendable {
     ///   ``ImageKitError/cancelled`` when the calling task is cancelled.
     public func image(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil) async throws
         -> ImageResult {
+        try await load(url, nil, options, context, ImageResult.from)
+    }
+
+    /// Loads the image at `url` as encoded bytes in `format`: the service's path.
+    ///
+    /// The variant (the image after the context's thumbnail size and transformer, encoded) is
+    /// cached as bytes under its own key — the image's key plus the encoding — in the tiers of
+    /// ``ImageContext/encodedStoreCacheType``. A hit returns the cached bytes without decoding,
+    /// resizing, encoding or copying, and without suspending when it is in memory. A miss finds
+    /// the decoded image in a tier or downloads and decodes it, then encodes on the manager's
+    /// worker threads. Loads of the same variant share one pipeline. By default the decoded
+    /// bitmap is kept in no tier (see ``ImageContext/storeCacheType``).
+    ///
+    /// - Throws: as ``image(for:options:context:)``, and the encoder's error.
+    public func encodedImage(for url: URL?, as format: OutputFormat, options: ImageOptions = [],
+                             context: ImageContext? = nil) async throws -> EncodedImageResult {
+        try await load(url, format, options, context, EncodedImageResult.from)
+    }
+
+    /// The `async` call style over any output.
+    private func load<Output: Sendable>(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions,
+                                        _ context: ImageContext?,
+                                        _ extract: @escaping ImageTaskContinuation<Output>.Extract) async throws
+        -> Output {
         let started = MonotonicClock.now()
         if Task.isCancelled { throw ImageKitError.cancelled }
-        let prelude = prepare(url, options, context)
+        let prelude = prepare(url, output, options, context)
         switch prelude {
-        case .memoryHit(let r, let image) where !r.options.contains(.refreshCached)
+        case .memoryHit(let r, var result) where !r.options.contains(.refreshCached)
             && !r.options.contains(.queryMemoryData):
             let total = MonotonicClock.duration(since: started)
             emit(.completed(task: makeID(), url: r.url, cacheType: .memory, duration: total))
-            return ImageResult(image: image, cacheType: .memory, url: r.url, metrics: ImageLoadMetrics(total: total))
+            result.metrics = ImageLoadMetrics(total: total)
+            return try extract(result).get()
         case .failed(let url, let error):
             emit(.failed(task: makeID(), url: url, error: error, duration: MonotonicClock.duration(since: started)))
             throw error
         default:
-            let adapter = ImageTaskContinuation()
+            let adapter = ImageTaskContinuation(extract)
             let task = ImageTask(id: makeID(), url: url, options: prelude.options, started: started, manager: self,
                                  sink: adapter.receive, progress: nil)
             return try await withTaskCancellationHandler {
@@ -126,13 +161,37 @@ public final class ImageManager: Sendable {
     public func loadImage(with url: URL?, options: ImageOptions = [], context: ImageContext? = nil,
                           progress: (@Sendable (DownloadProgress) -> Void)? = nil,
                           completed: @escaping @Sendable (Result<ImageResult, ImageKitError>) -> Void) -> ImageTask {
+        start(url, nil, options, context, progress, ImageResult.from, completed)
+    }
+
+    /// Loads the image at `url` as encoded bytes in `format` (as
+    /// ``encodedImage(for:as:options:context:)`` does) and calls `completed` on the callback
+    /// queue, as ``loadImage(with:options:context:progress:completed:)`` does.
+    ///
+    /// - Returns: A task that cancels the load.
+    @discardableResult
+    public func loadEncodedImage(with url: URL?, as format: OutputFormat, options: ImageOptions = [],
+                                 context: ImageContext? = nil,
+                                 progress: (@Sendable (DownloadProgress) -> Void)? = nil,
+                                 completed: @escaping @Sendable (Result<EncodedImageResult, ImageKitError>) -> Void)
+        -> ImageTask {
+        start(url, format, options, context, progress, EncodedImageResult.from, completed)
+    }
+
+    /// The completion-handler call style over any output.
+    private func start<Output: Sendable>(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions,
+                                         _ context: ImageContext?,
+                                         _ progress: (@Sendable (DownloadProgress) -> Void)?,
+                                         _ extract: @escaping ImageTaskContinuation<Output>.Extract,
+                                         _ completed: @escaping @Sendable (Result<Output, ImageKitError>) -> Void)
+        -> ImageTask {
         let started = MonotonicClock.now()
-        let prelude = prepare(url, options, context)
+        let prelude = prepare(url, output, options, context)
         let queue = prelude.request?.callbackQueue ?? context?.callbackQueue ?? configuration.callbackQueue
         let sink: ImageTask.Sink = { task, delivery in
             switch delivery {
             case .image(let result, _):
-                queue.async { if task.claim(delivery) { completed(.success(result)) } }
+                queue.async { if task.claim(delivery) { completed(extract(result)) } }
             case .failure(let error):
                 queue.async { if task.claim(delivery) { completed(.failure(error)) } }
             case .notModified:
@@ -165,21 +224,52 @@ public final class ImageManager: Sendable {
     public var statistics: ImageManagerStatistics {
         let running = tasks.withLock { $0.count }
         let c = counters.withLock { $0 }
+        let turns = limiter.counts
         return ImageManagerStatistics(runningTasks: running, jobs: c.jobs, backgroundTasks: c.backgroundTasks,
-                                      blocklistedURLs: failedURLs.count)
+                                      blocklistedURLs: failedURLs.count, activePipelines: turns.active,
+                                      waitingPipelines: turns.waiting)
+    }
+
+    /// Stops the manager: loads asked for from now on fail with ``ImageKitError/shutDown(_:)``;
+    /// the loads in flight finish (``ShutdownMode/drain``) or are cancelled
+    /// (``ShutdownMode/cancel``); then pending disk writes complete and the manager's worker
+    /// threads, its cache's disk threads and its downloader's network thread exit. Returns when
+    /// all of that is done. The cache and downloader the manager was created with are shut down
+    /// with it (those a load's context named are not).
+    ///
+    /// Without it, releasing the last reference to a manager lets its threads exit once their
+    /// queued work is done, and releasing its downloader aborts the downloads still running;
+    /// disk writes in flight complete, but nobody waits for them.
+    public func shutdown(_ mode: ShutdownMode = .drain) async {
+        accepting.store(false, ordering: .sequentiallyConsistent)
+        if mode == .cancel { cancelAll() }
+        await Self.waitUntil { self.statistics.isIdle }
+        await workers.shutdown()
+        await downloader.shutdown(mode)
+        await cache.shutdown()
+    }
+
+    /// Returns once `condition` holds, looking every few milliseconds (shutdown only).
+    static func waitUntil(_ condition: @Sendable () -> Bool) async {
+        while !condition() {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
     }
 
     /// The key the decoded image for `url` is cached under with these options and context: the
     /// URL's string (or the context's ``ImageContext/cacheKeyFilter``'s result) followed by the
     /// processing (thumbnail size, scale-down limit, frames, transformer), if any. Nil for a URL
     /// the manager does not load.
-    public func cacheKey(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil) -> String? {
+    /// With `format`, the key of the encoded variant instead.
+    public func cacheKey(for url: URL?, as format: OutputFormat? = nil, options: ImageOptions = [],
+                         context: ImageContext? = nil) -> String? {
         guard let url, let string = loadableString(url) else { return nil }
         let context = context ?? ImageContext()
         let base = context.cacheKeyFilter?(url) ?? string
-        return ImageLoadRequest.key(base: base, ImageLoadRequest.decodeOptions(options, context, configuration),
-                                    context.imageTransformer,
-                                    transformsAnimations: options.contains(.transformAnimatedImage))
+        let key = ImageLoadRequest.key(base: base, ImageLoadRequest.decodeOptions(options, context, configuration),
+                                       context.imageTransformer,
+                                       transformsAnimations: options.contains(.transformAnimatedImage))
+        return format.map { key + "|encode=" + $0.cacheKey } ?? key
     }
 
     // MARK: - Failed URLs
@@ -201,21 +291,33 @@ public final class ImageManager: Sendable {
 
     /// Puts `url` on the blocklist when `error` is a lasting failure (or the delegate says so).
     func recordFailure(_ url: URL, _ error: ImageKitError) {
-        let block = configuration.delegate?.shouldBlockFailedURL(url, error: error) ?? error.isLastingLoadFailure
-        if block { failedURLs.insert(url.absoluteString) }
+        guard configuration.failedURLTimeToLive > .zero else { return }
+        let lasting: Bool
+        if case .httpStatus(let status, _) = error {
+            lasting = configuration.failedURLStatusCodes.contains(status)
+        } else {
+            lasting = error.isLastingLoadFailure
+        }
+        let block = configuration.delegate?.shouldBlockFailedURL(url, error: error) ?? lasting
+        if block { failedURLs.insert(url.absoluteString, error: error) }
     }
 
     // MARK: - The load
 
     /// Steps 1–5 of a load, synchronously: validate the URL, check the blocklist, run the
     /// options processor, compute the keys, look in the memory tier.
-    private func prepare(_ url: URL?, _ options: ImageOptions, _ context: ImageContext?) -> Prelude {
+    private func prepare(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions,
+                         _ context: ImageContext?) -> Prelude {
+        guard accepting.load(ordering: .relaxed) else {
+            return .failed(url, .shutDown("the image manager was shut down"))
+        }
         guard let url, let string = loadableString(url) else {
             return .failed(url, .invalidURL("\(url.map { "\"\($0.absoluteString)\"" } ?? "no URL") is not an "
                 + (configuration.allowsLocalFiles ? "http, https or file" : "http or https") + " URL"))
         }
-        if !options.contains(.retryFailed), failedURLs.contains(string) {
-            return .failed(url, .blocklisted("\(string) failed earlier; retry with .retryFailed or after the blocklist entry expires"))
+        if !options.contains(.retryFailed), let failure = failedURLs.failure(string) {
+            return .failed(url, .blocklisted("\(string) failed earlier (\(failure.message)); retry with .retryFailed "
+                + "or after the blocklist entry expires", original: failure))
         }
         var options = options
         var context = context ?? ImageContext()
@@ -225,10 +327,11 @@ public final class ImageManager: Sendable {
         if let deadline = context.deadline, deadline <= .now {
             return .failed(url, .deadlineExceeded("the load's deadline had passed when it started"))
         }
-        let request = ImageLoadRequest(url: url, urlString: string, options: options, context: context,
-                                       configuration: configuration, cache: cache, downloader: downloader)
-        if request.query.includesMemory, let image = memoryImage(request) {
-            return .memoryHit(request, image)
+        let request = ImageLoadRequest(url: url, urlString: string, output: output, options: options,
+                                       context: context, configuration: configuration, cache: cache,
+                                       downloader: downloader)
+        if request.query.includesMemory, let result = memoryHit(request) {
+            return .memoryHit(request, result)
         }
         return .load(request)
     }
@@ -246,14 +349,25 @@ public final class ImageManager: Sendable {
         }
     }
 
-    /// The image in the memory tier for the request's key, reported to the observers.
-    private func memoryImage(_ r: ImageLoadRequest) -> Image? {
-        guard hasObservers else { return r.cache.memoryCache.image(forKey: r.key) }
-        let start = MonotonicClock.now()
-        let image = r.cache.memoryCache.image(forKey: r.key)
-        emit(.cacheQuery(url: r.url, key: r.key, tier: .memory, hit: image != nil,
-                         duration: MonotonicClock.duration(since: start)))
-        return image
+    /// What the memory tier holds for the request (the encoded variant for loads asking for
+    /// bytes, else the decoded image), reported to the observers.
+    private func memoryHit(_ r: ImageLoadRequest) -> LoadResult? {
+        let start = hasObservers ? MonotonicClock.now() : 0
+        var result: LoadResult?
+        if let variantKey = r.variantKey {
+            result = r.cache.memoryCache.encodedImage(forKey: variantKey).map {
+                LoadResult(encoded: $0, cacheType: .memory, url: r.url, metrics: ImageLoadMetrics())
+            }
+        } else {
+            result = r.cache.memoryCache.image(forKey: r.key).map {
+                LoadResult(image: $0, cacheType: .memory, url: r.url, metrics: ImageLoadMetrics())
+            }
+        }
+        if hasObservers {
+            emit(.cacheQuery(url: r.url, key: r.variantKey ?? r.key, tier: .memory, hit: result != nil,
+                             duration: MonotonicClock.duration(since: start)))
+        }
+        return result
     }
 
     /// Steps 6–11: hands `task` its result or starts (or joins) the pipeline that will.
@@ -261,8 +375,7 @@ public final class ImageManager: Sendable {
         switch prelude {
         case .failed(_, let error):
             task.finish(.failure(error), detach: false)
-        case .memoryHit(let r, let image):
-            let result = ImageResult(image: image, cacheType: .memory, url: r.url)
+        case .memoryHit(let r, let result):
             if r.isRefresh {
                 guard register(task, r) else { return }
                 task.deliverCached(result)
@@ -298,7 +411,7 @@ public final class ImageManager: Sendable {
     /// Puts `task` on the pipeline for its request: one in flight with the same key, or a new one.
     private func join(_ task: ImageTask, _ r: ImageLoadRequest) {
         let key = r.pipelineKey(exclusive: r.isShareable ? 0 : makeID())
-        let (job, cached, isNew) = jobs.withLock { j -> (ImageLoadJob, ImageResult?, Bool) in
+        let (job, cached, isNew) = jobs.withLock { j -> (ImageLoadJob, LoadResult?, Bool) in
             if let existing = j[key], case .joined(let cached) = existing.attach(task) {
                 return (existing, cached, false)
             }

@@ -17,8 +17,23 @@ public struct ImageManagerConfiguration: Sendable {
     /// Load `file:` URLs (read from disk, then decoded and cached like downloads). Default off:
     /// only http and https URLs load, so a URL from a client cannot read local files.
     public var allowsLocalFiles: Bool
-    /// How long a URL that failed for a lasting reason stays on the blocklist (default 10 minutes).
+    /// How long a URL that failed for a lasting reason stays on the blocklist (default 10
+    /// minutes; `.zero` turns the blocklist off). A proxy whose origin gains files should keep
+    /// it short (seconds), so a file uploaded after a 404 is served soon after.
     public var failedURLTimeToLive: Duration
+    /// The origin statuses that put a URL on the blocklist (default: 4xx other than 408 and
+    /// 429). Failures other than an HTTP status follow ``ImageKitError/isLastingLoadFailure``;
+    /// a ``delegate`` that implements `shouldBlockFailedURL` decides instead of both.
+    public var failedURLStatusCodes: Set<Int>
+    /// Pipelines that may download, decode and encode at once, each holding a download body or
+    /// a bitmap (default: 6 + 2 × ``decodeThreads``, the downloader's default concurrency plus
+    /// a queue of two per decode thread). Loads past it wait for a turn holding nothing, so the
+    /// memory a burst of cold loads holds follows this number, not the burst.
+    public var maxActivePipelines: Int
+    /// Pipelines that may wait for a turn (default `nil`: no limit). Past it, loads fail at once
+    /// with ``ImageKitError/overloaded(_:)`` (503 in ``ImageKitError/suggestedHTTPStatus``): load
+    /// shedding for a service that would rather refuse than queue.
+    public var maxWaitingPipelines: Int?
     /// Decides downloads and blocklisting, or nil for the defaults.
     public var delegate: (any ImageManagerDelegate)?
     /// Rewrites each load's options and context, or nil.
@@ -28,7 +43,7 @@ public struct ImageManagerConfiguration: Sendable {
     /// The serial queue completion and progress handlers run on unless a load's context names
     /// another. The `async` API resumes its caller directly and never uses it.
     public var callbackQueue: DispatchQueue
-    /// Worker threads for decoding and transforming (default: the number of online CPUs).
+    /// Worker threads for decoding, transforming and encoding (default: the number of online CPUs).
     public var decodeThreads: Int
     /// Limits every decode is held to.
     public var decodeLimits: DecodeLimits
@@ -42,11 +57,14 @@ public struct ImageManagerConfiguration: Sendable {
     public init() {
         allowsLocalFiles = false
         failedURLTimeToLive = .seconds(600)
+        failedURLStatusCodes = Set(400..<500).subtracting([408, 429])
         delegate = nil
         optionsProcessor = nil
         observers = []
         callbackQueue = DispatchQueue(label: "ImageKit.ImageManager.callbacks")
-        decodeThreads = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        decodeThreads = ProcessorCount.online
+        maxActivePipelines = 6 + 2 * ProcessorCount.online
+        maxWaitingPipelines = nil
         decodeLimits = DecodeLimits()
         scaleDownLimitBytes = 64 << 20
         bufferPool = .shared

@@ -29,6 +29,8 @@ public enum ImageManagerEvent: Sendable {
     case decodeFailed(url: URL, key: String, error: ImageKitError, duration: Duration)
     /// The transformer ran (`error` is set when it failed).
     case transformed(url: URL, key: String, transformer: String, duration: Duration, error: ImageKitError?)
+    /// The image was encoded into a variant of `bytes` bytes (`error` is set when it failed).
+    case encoded(url: URL, key: String, format: ImageFormat, bytes: Int, duration: Duration, error: ImageKitError?)
     /// The image (and the original bytes, for the disk tier) was written to `tiers`.
     case stored(url: URL, key: String, tiers: ImageCacheType, duration: Duration, error: ImageKitError?)
     /// A load completed with an image from `cacheType` (called twice for a refreshed load whose

@@ -8,6 +8,11 @@ public struct ImageManagerStatistics: Sendable, Hashable {
     public var backgroundTasks: Int
     /// URLs on the failed-URL blocklist (expired entries are dropped when next looked up).
     public var blocklistedURLs: Int
+    /// Pipelines holding a turn to download and decode (at most
+    /// ``ImageManagerConfiguration/maxActivePipelines``).
+    public var activePipelines: Int
+    /// Pipelines waiting for a turn, holding no bytes.
+    public var waitingPipelines: Int
 
     /// Whether nothing is running and nothing is left behind.
     public var isIdle: Bool { runningTasks == 0 && jobs == 0 && backgroundTasks == 0 }

@@ -4,8 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One load started by ``ImageManager/loadImage(with:options:context:progress:completed:)``:
-/// a handle to cancel it.
+/// One load started by ``ImageManager/loadImage(with:options:context:progress:completed:)`` or
+/// ``ImageManager/loadEncodedImage(with:as:options:context:progress:completed:)``: a handle to
+/// cancel it.
 ///
 /// The completion is called exactly once — twice only for a ``ImageOptions/refreshCached``
 /// load whose cached image changed — and never once ``cancel()`` has been called.
@@ -15,10 +16,10 @@ public final class ImageTask: Sendable, Hashable {
     /// What the pipeline hands a load.
     enum Delivery: Sendable {
         /// An image; not final for the cached image of a refreshed load.
-        case image(ImageResult, isFinal: Bool)
+        case image(LoadResult, isFinal: Bool)
         case failure(ImageKitError)
         /// A refreshed load's cached image (delivered before) is still current: nothing more comes.
-        case notModified(ImageResult)
+        case notModified(LoadResult)
         case cancelled
     }
 
@@ -167,7 +168,7 @@ public final class ImageTask: Sendable, Hashable {
     }
 
     /// Hands a refreshed load its cached image; the load goes on. Ignored after the first.
-    func deliverCached(_ result: ImageResult) {
+    func deliverCached(_ result: LoadResult) {
         let first = state.withLock { s -> Bool in
             guard case .running = s.phase, !s.hasCachedImage else { return false }
             s.hasCachedImage = true

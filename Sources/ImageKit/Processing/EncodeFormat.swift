@@ -20,3 +20,26 @@ public enum EncodeFormat: Sendable, Hashable {
         }
     }
 }
+
+extension EncodeFormat {
+    /// The container format the encoder writes.
+    public var imageFormat: ImageFormat {
+        switch self {
+        case .jpeg: .jpeg
+        case .png: .png
+        case .webp, .webpLossless: .webp
+        }
+    }
+
+    /// Every setting, for cache keys: variants encoded differently never share an entry.
+    var cacheKey: String {
+        switch self {
+        case .jpeg(let quality, let progressive, let background):
+            let bg = background == .white ? "" : "-bg\(background.red).\(background.green).\(background.blue)"
+            return "jpeg-q\(quality)\(progressive ? "-progressive" : "")\(bg)"
+        case .png(let level): return "png-z\(level)"
+        case .webp(let quality): return "webp-q\(quality)"
+        case .webpLossless: return "webp-lossless"
+        }
+    }
+}

@@ -13,6 +13,34 @@ import Foundation
 /// composited over ``EncodeFormat/jpeg(quality:progressive:background:)``'s
 /// background colour.
 public enum ImageEncoder {
+    /// The threads ``encodedImage(_:as:frame:)`` encodes on (one per online CPU, started on
+    /// first use), so an `async` caller never encodes on the Swift cooperative pool.
+    private static let workers = WorkerPool(name: "imagekit-encode", maxThreads: ProcessorCount.online)
+
+    /// Encodes frame `frame` of `image` on ImageKit's own encoding threads, never on the Swift
+    /// cooperative pool (where a 20 ms encode would stall every request handler of a service).
+    ///
+    /// ``ImageManager`` loads asking for encoded bytes encode on the manager's worker threads
+    /// instead; this entry point is for images a caller already has.
+    ///
+    /// - Throws: ``ImageKitError`` (``ImageKitError/cancelled`` when the task was cancelled
+    ///   before the encode started).
+    public static func encodedImage(_ image: Image, as format: EncodeFormat, frame: Int = 0) async throws
+        -> EncodedImage {
+        do {
+            return try await workers.run { try encodedImageNow(image, as: format, frame: frame) }
+        } catch {
+            throw ImageKitError(wrapping: error)
+        }
+    }
+
+    /// ``encode(_:as:frame:)`` on the calling thread, described as an ``EncodedImage``.
+    static func encodedImageNow(_ image: Image, as format: EncodeFormat, frame: Int = 0) throws -> EncodedImage {
+        let data = try encode(image, as: format, frame: frame)
+        return EncodedImage(data: data, format: format.imageFormat,
+                            pixelSize: PixelSize(width: image.width, height: image.height))
+    }
+
     /// Encodes frame `frame` of `image` (the first by default).
     public static func encode(_ image: Image, as format: EncodeFormat, frame: Int = 0) throws -> Data {
         guard frame >= 0, frame < image.frameCount else {

@@ -213,6 +213,7 @@ final class EventRecorder: ImageManagerObserver, @unchecked Sendable {
         case .decoded(_, _, let size, _): "decoded \(size)"
         case .decodeFailed(_, _, let error, _): "decode failed \(error.code)"
         case .transformed(_, _, let key, _, let error): "transformed \(key)\(error == nil ? "" : " failed")"
+        case .encoded(_, _, let format, _, _, let error): "encoded \(format)\(error == nil ? "" : " failed")"
         case .stored(_, _, let tiers, _, let error): "stored \(tiers == .memory ? "memory" : "disk")\(error == nil ? "" : " failed")"
         case .completed(_, _, let type, _): "completed \(type)"
         case .failed(_, _, let error, _): "failed \(error.code)"

@@ -1,0 +1,41 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An encoded image loaded by ``ImageManager/encodedImage(for:as:options:context:)`` and where
+/// it came from.
+public struct EncodedImageResult: Sendable {
+    /// The bytes, their format and size, and an entity tag.
+    public var encoded: EncodedImage
+    /// The decoded image, when this load decoded (or found) one on the way; nil when the
+    /// variant was found already encoded.
+    public var image: Image?
+    /// Where the work was found: `.memory` or `.disk` when the variant (or the bitmap it was
+    /// encoded from) was cached, `.none` when the image was downloaded.
+    public var cacheType: ImageCacheType
+    /// The URL that was asked for.
+    public var url: URL
+    /// Where the time went (``ImageLoadMetrics/encode`` is the encoding's share).
+    public var metrics: ImageLoadMetrics
+
+    /// A result with every part given.
+    public init(encoded: EncodedImage, image: Image? = nil, cacheType: ImageCacheType, url: URL,
+                metrics: ImageLoadMetrics = ImageLoadMetrics()) {
+        self.encoded = encoded
+        self.image = image
+        self.cacheType = cacheType
+        self.url = url
+        self.metrics = metrics
+    }
+
+    /// The encoded part of `result`; an internal error when a pipeline failed to produce it.
+    static func from(_ result: LoadResult) -> Result<EncodedImageResult, ImageKitError> {
+        guard let encoded = result.encoded else {
+            return .failure(.internal("the load of \(result.url.absoluteString) produced no encoded image"))
+        }
+        return .success(EncodedImageResult(encoded: encoded, image: result.image, cacheType: result.cacheType,
+                                           url: result.url, metrics: result.metrics))
+    }
+}
