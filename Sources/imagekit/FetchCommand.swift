@@ -90,6 +90,8 @@ struct FetchCommand: ParsableCommand {
             }
             let seconds = Output.milliseconds(ContinuousClock.now - start) / 1000
             failed.store(report.summarize(seconds: seconds, downloadedBytes: bytes.total), ordering: .relaxed)
+            // The disk writes that follow each completion finish before the process exits.
+            await manager.shutdown()
             done.signal()
         }
         done.wait()
