@@ -16,7 +16,7 @@ ASAN_FLAGS := --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-re
 # TSan cannot see inside Synchronization.Mutex's slow path: use pthread locks there.
 TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
 
-.PHONY: deps deps-list build test bench bench-peers conformance sanitize soak fuzz coverage clean
+.PHONY: deps deps-list build test bench bench-peers example conformance sanitize soak fuzz coverage clean
 
 ## deps: install the Debian packages that are missing (instant when none are)
 deps:
@@ -61,6 +61,10 @@ bench-peers: deps
 	@[ -f .build/bench-inputs/jpeg-24mp-baseline.jpg ] || $(MAKE) bench
 	cd Benchmarks/Peers && IMAGEKIT_BENCH_OUT=$(CURDIR)/bench-results $(SWIFT) test -c release
 	python3 scripts/bench_report.py bench-results/results.jsonl
+
+## example: build and test Examples/ThumbnailServer (its own package: Hummingbird 2 + ImageKit)
+example: deps
+	cd Examples/ThumbnailServer && $(SWIFT) test
 
 ## conformance: decode every file of the corpus manifest and compare pixel hashes
 conformance: deps

@@ -12,8 +12,9 @@ public struct EncodedImageResult: Sendable {
     /// The decoded image, when this load decoded (or found) one on the way; nil when the
     /// variant was found already encoded.
     public var image: Image?
-    /// Where the work was found: `.memory` or `.disk` when the variant (or the bitmap it was
-    /// encoded from) was cached, `.none` when the image was downloaded.
+    /// Where the work was found: `.memory` or `.disk` when the variant, the bitmap it was
+    /// encoded from, or (`.disk`) the original bytes it was decoded from were cached; `.none`
+    /// when the image was downloaded. Anything but `.none` means no download.
     public var cacheType: ImageCacheType
     /// The URL that was asked for.
     public var url: URL

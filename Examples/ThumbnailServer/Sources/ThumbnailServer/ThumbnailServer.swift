@@ -1,0 +1,103 @@
+/// thumbnail-server: an HTTP thumbnail service on ImageKit and Hummingbird.
+///
+/// `GET /thumb/{name...}?w=N[&format=jpeg|webp|png]` loads `ORIGIN/name` through one shared
+/// `ImageManager`, shrinks it to fit N×N pixels and answers the encoded bytes. Without `format`
+/// the client's `Accept` header picks WebP or JPEG/PNG. Variants are cached as bytes in memory
+/// and on disk (`X-Cache: memory|disk|none` says where this one came from), and answers carry
+/// an `ETag` for `If-None-Match`. SIGTERM or SIGINT stops it gracefully.
+///
+///     swift run -c release thumbnail-server --port 8080 --origin https://images.example.com --cache /tmp/thumbs
+///     curl -o cat.webp 'http://127.0.0.1:8080/thumb/photos/cat.jpg?w=256&format=webp'
+import ArgumentParser
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ImageKit
+
+@main
+struct ThumbnailServer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "thumbnail-server", abstract: "Serves thumbnails of the images at an origin URL.")
+
+    @Option(help: "The port to listen on.") var port: Int
+    @Option(help: "The address to listen on.") var host = "127.0.0.1"
+    @Option(help: "The base URL the image names are relative to.") var origin: String
+    @Option(help: "The folder for the disk cache.") var cache: String
+
+    func run() async throws {
+        let manager = ImageManager(
+            cache: try ImageCache(namespace: "thumbnails", directory: URL(fileURLWithPath: cache)),
+            downloader: try Downloader())
+        let origin = self.origin.hasSuffix("/") ? String(self.origin.dropLast()) : self.origin
+
+        let router = Router()
+        router.get("thumb/**") { request, context in
+            await thumbnail(request, name: context.parameters.getCatchAll().joined(separator: "/"),
+                            origin: origin, manager: manager)
+        }
+        let app = Application(router: router, configuration: .init(address: .hostname(host, port: port)))
+        app.logger.info("listening on http://\(host):\(port), origin \(origin), cache \(cache)")
+
+        // Runs the app in a ServiceGroup (swift-service-lifecycle) that shuts the server down
+        // gracefully on these signals: requests in flight are answered first.
+        do {
+            try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        } catch {
+            await manager.shutdown()
+            throw error
+        }
+        // Lets the loads in flight finish, waits for the disk writes and joins the threads.
+        await manager.shutdown()
+    }
+}
+
+/// Answers one thumbnail request.
+func thumbnail(_ request: Request, name: String, origin: String, manager: ImageManager) async -> Response {
+    guard !name.isEmpty, !(name.removingPercentEncoding ?? "..").contains("..") else {
+        return text(.badRequest, "bad image name")
+    }
+    guard let w = request.uri.queryParameters.get("w", as: Int.self), (1...4096).contains(w) else {
+        return text(.badRequest, "w must be a width from 1 to 4096")
+    }
+    let format: OutputFormat
+    switch request.uri.queryParameters.get("format") {
+    case nil: format = .negotiate(accept: request.headers[.accept], quality: 80)
+    case "jpeg": format = .fixed(.jpeg(quality: 80))
+    case "webp": format = .fixed(.webp(quality: 80))
+    case "png": format = .fixed(.png())
+    default: return text(.badRequest, "format must be jpeg, webp or png")
+    }
+    guard let url = URL(string: "\(origin)/\(name)") else { return text(.badRequest, "bad image name") }
+
+    let result: EncodedImageResult
+    do {
+        result = try await manager.encodedImage(
+            for: url, as: format, context: ImageContext(thumbnailPixelSize: PixelSize(square: w)))
+    } catch let error as ImageKitError {
+        // The origin's 404 becomes ours, a corrupt image 422, a timeout 504 and so on. For 499
+        // (the load was cancelled because the client went away) nobody reads the answer.
+        return text(HTTPResponse.Status(code: error.suggestedHTTPStatus), error.message)
+    } catch {
+        return text(.internalServerError, "\(error)")
+    }
+
+    let image = result.encoded
+    var headers: HTTPFields = [
+        .eTag: image.entityTag,
+        .cacheControl: "public, max-age=31536000, immutable",
+        HTTPField.Name("X-Cache")!: "\(result.cacheType)",  // memory, disk or none
+    ]
+    if format.variesWithAccept { headers[.vary] = "Accept" }
+    if request.headers[.ifNoneMatch] == image.entityTag {
+        return Response(status: .notModified, headers: headers)
+    }
+    headers[.contentType] = image.contentType
+    // ImageKit's cached bytes are shared, never copied; this is the one copy, into NIO's buffer.
+    return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: image.data)))
+}
+
+/// A short plain-text answer.
+func text(_ status: HTTPResponse.Status, _ message: String) -> Response {
+    Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"],
+             body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))
+}

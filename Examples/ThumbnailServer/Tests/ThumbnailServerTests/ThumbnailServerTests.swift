@@ -1,0 +1,181 @@
+import Foundation
+import ImageKit
+import XCTest
+
+/// Runs the built `thumbnail-server` against a Python origin on 127.0.0.1 and talks HTTP to it.
+final class ThumbnailServerTests: XCTestCase {
+    private var processes: [Process] = []
+    private var folder: URL!
+    private var server: Process!
+    private var serverPort = 0
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("thumbnail-server-\(UUID())")
+        let images = folder.appendingPathComponent("origin/photos")
+        try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
+        // A 400x300 gradient, encoded by ImageKit.
+        var pixels = [UInt8](repeating: 255, count: 400 * 300 * 4)
+        for i in 0..<400 * 300 { pixels[i * 4] = UInt8(i % 400 * 255 / 399); pixels[i * 4 + 1] = UInt8(i / 400 * 255 / 299) }
+        let jpeg = try ImageEncoder.encode(Image(width: 400, height: 300, premultipliedRGBA: pixels), as: .jpeg())
+        try jpeg.write(to: images.appendingPathComponent("cat.jpg"))
+
+        let originPort = try freePort()
+        try start("/usr/bin/python3", ["-m", "http.server", "--bind", "127.0.0.1", "\(originPort)",
+                                       "--directory", folder.appendingPathComponent("origin").path])
+        try waitUntilListening(originPort)
+
+        // The server's binary is built next to the test bundle.
+        let binary = Bundle.main.bundleURL.appendingPathComponent("thumbnail-server").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            XCTFail("no \(binary)")
+            throw POSIXError(.ENOENT)
+        }
+        serverPort = try freePort()
+        server = try start(binary, ["--port", "\(serverPort)", "--origin", "http://127.0.0.1:\(originPort)",
+                           "--cache", folder.appendingPathComponent("cache").path])
+        try waitUntilListening(serverPort)
+    }
+
+    override func tearDown() {
+        for process in processes where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    func testServesThumbnails() throws {
+        let first = try get("/thumb/photos/cat.jpg?w=100")
+        XCTAssertEqual(first.status, 200)
+        XCTAssertEqual(first.headers["x-cache"], "none")
+        XCTAssertEqual(first.headers["content-type"], "image/jpeg")
+        XCTAssertEqual(first.headers["cache-control"], "public, max-age=31536000, immutable")
+        XCTAssertEqual(first.headers["vary"], "Accept")  // no format: negotiated (JPEG without an Accept)
+        let info = try ImageDecoder.info(first.body)
+        XCTAssertEqual([info.format, info.width, info.height] as [AnyHashable], [ImageFormat.jpeg, 100, 75])
+
+        let second = try get("/thumb/photos/cat.jpg?w=100")
+        XCTAssertEqual(second.status, 200)
+        XCTAssertEqual(second.headers["x-cache"], "memory")
+        let etag = try XCTUnwrap(first.headers["etag"])
+        XCTAssertEqual(second.headers["etag"], etag)
+        XCTAssertEqual(second.body, first.body)
+
+        let revalidated = try get("/thumb/photos/cat.jpg?w=100", headers: ["If-None-Match": etag])
+        XCTAssertEqual(revalidated.status, 304)
+        XCTAssertEqual(revalidated.body.count, 0)
+
+        let webp = try get("/thumb/photos/cat.jpg?w=64&format=webp")
+        XCTAssertEqual(webp.status, 200)
+        XCTAssertEqual(webp.headers["content-type"], "image/webp")
+        XCTAssertNil(webp.headers["vary"])
+        XCTAssertEqual(try ImageDecoder.info(webp.body).width, 64)
+
+        let negotiated = try get("/thumb/photos/cat.jpg?w=64", headers: ["Accept": "image/webp,*/*"])
+        XCTAssertEqual(negotiated.headers["content-type"], "image/webp")
+        XCTAssertEqual(negotiated.headers["vary"], "Accept")
+
+        XCTAssertEqual(try get("/thumb/photos/missing.jpg?w=100").status, 404)
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=0").status, 400)
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=5000").status, 400)
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg").status, 400)
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=10&format=gif").status, 400)
+        XCTAssertEqual(try get("/thumb/photos/%2E%2E/cat.jpg?w=10").status, 400)
+    }
+
+    func testExitsCleanlyOnSIGTERM() throws {
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=32").status, 200)
+        kill(server.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(10)
+        while server.isRunning, Date() < deadline { usleep(20_000) }
+        XCTAssertFalse(server.isRunning, "still running 10 s after SIGTERM")
+        guard !server.isRunning else { return }
+        XCTAssertEqual(server.terminationReason, .exit)
+        XCTAssertEqual(server.terminationStatus, 0)
+    }
+
+    // MARK: - Helpers
+
+    @discardableResult
+    private func start(_ path: String, _ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        processes.append(process)
+        return process
+    }
+
+    /// A port nothing listens on now (the kernel's pick for port 0).
+    private func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = loopback(0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withSockaddr(&address) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        guard ok else { throw POSIXError(.EADDRNOTAVAIL) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private func waitUntilListening(_ port: Int) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if let fd = try? connect(port) { close(fd); return }
+            usleep(50_000)
+        }
+        XCTFail("nothing listens on port \(port)")
+        throw POSIXError(.ECONNREFUSED)
+    }
+
+    private func connect(_ port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = loopback(UInt16(port))
+        guard withSockaddr(&address, { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }) == 0 else {
+            close(fd)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return fd
+    }
+
+    private func loopback(_ port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
+    private func withSockaddr<R>(_ address: inout sockaddr_in, _ body: (UnsafeMutablePointer<sockaddr>) -> R) -> R {
+        withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1, body) }
+    }
+
+    /// One HTTP/1.1 GET on its own connection (`Connection: close`, so the body ends at EOF).
+    private func get(_ target: String, headers: [String: String] = [:]) throws
+        -> (status: Int, headers: [String: String], body: Data) {
+        let fd = try connect(serverPort)
+        defer { close(fd) }
+        var request = "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(serverPort)\r\nConnection: close\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        let bytes = Array((request + "\r\n").utf8)
+        guard send(fd, bytes, bytes.count, 0) == bytes.count else { throw POSIXError(.EIO) }
+        var response = Data()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while case let n = recv(fd, &chunk, chunk.count, 0), n != 0 {
+            guard n > 0 else { throw POSIXError(.ETIMEDOUT) }
+            response.append(contentsOf: chunk[..<n])
+        }
+        let split = try XCTUnwrap(response.range(of: Data("\r\n\r\n".utf8)))
+        let lines = String(decoding: response[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let status = Int(lines[0].split(separator: " ")[1]) ?? 0
+        var fields: [String: String] = [:]
+        for line in lines.dropFirst() {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            fields[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces)
+        }
+        return (status, fields, Data(response[split.upperBound...]))
+    }
+}
