@@ -16,7 +16,7 @@ ASAN_FLAGS := --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-re
 # TSan cannot see inside Synchronization.Mutex's slow path: use pthread locks there.
 TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
 
-.PHONY: deps deps-list build test bench bench-peers example conformance sanitize soak fuzz coverage clean
+.PHONY: deps deps-list build test bench bench-peers bench-service example conformance sanitize soak fuzz coverage clean
 
 ## deps: install the Debian packages that are missing (instant when none are)
 deps:
@@ -61,6 +61,25 @@ bench-peers: deps
 	@[ -f .build/bench-inputs/jpeg-24mp-baseline.jpg ] || $(MAKE) bench
 	cd Benchmarks/Peers && IMAGEKIT_BENCH_OUT=$(CURDIR)/bench-results $(SWIFT) test -c release
 	python3 scripts/bench_report.py bench-results/results.jsonl
+
+## bench-service: load benchmark of ImageKit's HTTP thumbnail server (Examples/ThumbnailServer)
+## against a Hummingbird + AsyncHTTPClient + libvips peer (Benchmarks/Peers), one at a time on
+## generated JPEGs from nginx: COLD, WARM (wrk) and MIXED workloads, added to the report of the
+## last `make bench`. SERVICE_SERVERS=imagekit,peer picks; WARM_SECONDS, MIXED_SECONDS (20) and
+## MIXED_RATE (50 req/s) shorten or change a run; ROUNDS (3) repeats it, servers alternating,
+## and reports medians. Fails when a server does not build.
+SERVICE_DEB_PACKAGES := libvips-dev wrk libjpeg-turbo-progs
+bench-service: deps
+	@missing=""; \
+	for p in $(SERVICE_DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y $$missing; \
+	fi
+	SWIFT=$(SWIFT) python3 scripts/bench_service.py
 
 ## example: build and test Examples/ThumbnailServer (its own package: Hummingbird 2 + ImageKit)
 example: deps
