@@ -73,6 +73,35 @@ final class ManagerBenchmarks: XCTestCase {
             notes: ["µs per load": median * 1000]))
     }
 
+    /// `try await manager.encodedImage(for:as:context:)` answered from the memory tier, as a
+    /// thumbnail service calls it on every warm request (a thumbnail context, a negotiated
+    /// format): URL check, blocklist, keys, memory lookup and the result. Target: median ≤ 5 µs.
+    func testWarmEncodedVariantLoad() throws {
+        let cache = try temporaryCache()
+        let manager = ImageManager(cache: cache, downloader: try Downloader())
+        let url = URL(string: "http://127.0.0.1:9/warm/photo-017.jpg")!
+        let format = OutputFormat.negotiate(accept: nil)
+        let context = ImageContext(thumbnailPixelSize: PixelSize(square: 256))
+        let image = try Image(width: 64, height: 48, premultipliedRGBA: [UInt8](repeating: 255, count: 64 * 48 * 4))
+        let encoded = try EncodedImage(data: try ImageEncoder.encode(image, as: .jpeg(quality: 80)))
+        cache.memoryCache.set(encoded, forKey: manager.cacheKey(for: url, as: format, context: context)!)
+        let loads = 20_000
+        let batch: @Sendable () async throws -> Void = {
+            for _ in 0..<loads {
+                let result = try await manager.encodedImage(for: url, as: format, context: context)
+                precondition(result.cacheType == .memory)
+            }
+        }
+        try Self.blocking(batch)  // warm-up
+        let (samples, _) = try BenchRecorder.time(self, ours: { try Self.blocking(batch) })
+        let perLoad = samples.map { $0 / Double(loads) }
+        let median = BenchRecorder.median(perLoad)
+        BenchRecorder.record(BenchResult(
+            section: "manager", name: "warm memory-cache variant, encodedImage(for:as:) async (µs; target 5)",
+            medianMs: median, minMs: perLoad.min() ?? 0, ratio: median * 1000, target: 5, targetRelation: "<=",
+            notes: ["µs per load": median * 1000]))
+    }
+
     /// `try await manager.image(for:)` of a 256 px thumbnail that only the disk tier holds (the
     /// memory tier emptied before each load), against the disk tier's `image(forKey:)` alone
     /// on the same entry. Loads alternate with reads alone, so drift hits both alike.

@@ -6,8 +6,10 @@ import Foundation
 #endif
 
 /// One load's options and context resolved against the manager's defaults: the cache keys,
-/// the decode options, the tiers, the cache and downloader to use.
-struct ImageLoadRequest: Sendable {
+/// the decode options, the tiers, the cache and downloader to use. A class: it is handed from
+/// the synchronous prelude to the pipeline and its loads, and copying its twenty fields (the
+/// context's closures among them) on every memory hit cost more than the lookup itself.
+final class ImageLoadRequest: Sendable {
     let url: URL
     let options: ImageOptions
     let context: ImageContext

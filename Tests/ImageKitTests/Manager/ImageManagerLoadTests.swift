@@ -33,7 +33,8 @@ final class ImageManagerLoadTests: ManagerTestCase {
     func testInvalidURLs() async throws {
         let m = try makeManager()
         for url in [nil, URL(string: "ftp://127.0.0.1/a.png"), URL(string: "http://"), URL(string: "/relative/a.png"),
-                    URL(fileURLWithPath: "/etc/hostname")] {
+                    URL(fileURLWithPath: "/etc/hostname"), URL(string: "http://user@/a.png"), URL(string: "https:///a.png"),
+                    URL(string: "http:a.png"), URL(string: "mailto:someone@127.0.0.1")] {
             let e = await ManagerTesting.error(m, url)
             guard case .invalidURL? = e else { return XCTFail("\(String(describing: url)): \(String(describing: e))") }
             XCTAssertEqual(e?.code, 29)

@@ -66,6 +66,19 @@ final class ImageManagerServiceTests: ManagerTestCase {
         XCTAssertTrue(d.statistics.isIdle)
     }
 
+    func testURLSpellingsThatLoad() async throws {
+        let f = try fixture
+        let m = try makeManager()
+        let plain = f.nginx.url("/photo.jpg").absoluteString
+        for spelling in [plain.replacingOccurrences(of: "http://", with: "HTTP://"),
+                         plain.replacingOccurrences(of: "http://", with: "http://user:secret@"),
+                         plain + "?v=2#top"] {
+            let r = try await ManagerTesting.image(m, URL(string: spelling))
+            XCTAssertEqual(r.image.width, 640, spelling)
+        }
+        await ManagerTesting.assertIdle(m)
+    }
+
     func testSuggestedHTTPStatuses() async throws {
         let f = try fixture
         let m = try makeManager()
