@@ -45,11 +45,9 @@ final class ImageLoadRequest: Sendable {
         self.context = context
         baseKey = context.cacheKeyFilter?(url) ?? urlString
         decodeOptions = Self.decodeOptions(options, context, configuration)
-        let key = Self.key(base: baseKey, decodeOptions, context.imageTransformer,
-                           transformsAnimations: options.contains(.transformAnimatedImage))
-        self.key = key
+        (key, variantKey) = Self.keys(base: baseKey, decodeOptions, context.imageTransformer,
+                                      transformsAnimations: options.contains(.transformAnimatedImage), output: output)
         self.output = output
-        variantKey = output.map { key + "|encode=" + $0.cacheKey }
         self.cache = context.cache ?? cache
         self.downloader = context.downloader ?? downloader
         query = options.contains(.fromLoaderOnly) ? .none : context.queryCacheType ?? .all
@@ -80,9 +78,10 @@ final class ImageLoadRequest: Sendable {
     }
 
     /// `base`, followed by a signature of the processing when there is any, so that images
-    /// decoded or transformed differently never share a cache entry.
-    static func key(base: String, _ decode: DecodeOptions, _ transformer: (any ImageTransformer)?,
-                    transformsAnimations: Bool) -> String {
+    /// decoded or transformed differently never share a cache entry; and with `output`, the
+    /// variant's key: that key followed by the encoding.
+    static func keys(base: String, _ decode: DecodeOptions, _ transformer: (any ImageTransformer)?,
+                     transformsAnimations: Bool, output: OutputFormat?) -> (key: String, variantKey: String?) {
         var key = base
         if let size = decode.thumbnailPixelSize {
             key += "|thumbnail=\(size.width)x\(size.height)" + (decode.preserveAspectRatio ? "" : "-fill")
@@ -92,7 +91,7 @@ final class ImageLoadRequest: Sendable {
         if let transformer {
             key += "|transform=" + transformer.key + (transformsAnimations && !decode.firstFrameOnly ? "+animated" : "")
         }
-        return key
+        return (key, output.map { key + "|encode=" + $0.cacheKey })
     }
 
     var isRefresh: Bool { options.contains(.refreshCached) }

@@ -266,10 +266,10 @@ public final class ImageManager: Sendable {
         guard let url, let string = loadableString(url) else { return nil }
         let context = context ?? ImageContext()
         let base = context.cacheKeyFilter?(url) ?? string
-        let key = ImageLoadRequest.key(base: base, ImageLoadRequest.decodeOptions(options, context, configuration),
-                                       context.imageTransformer,
-                                       transformsAnimations: options.contains(.transformAnimatedImage))
-        return format.map { key + "|encode=" + $0.cacheKey } ?? key
+        let (key, variantKey) = ImageLoadRequest.keys(
+            base: base, ImageLoadRequest.decodeOptions(options, context, configuration), context.imageTransformer,
+            transformsAnimations: options.contains(.transformAnimatedImage), output: format)
+        return variantKey ?? key
     }
 
     // MARK: - Failed URLs
@@ -339,44 +339,52 @@ public final class ImageManager: Sendable {
     /// The URL's string when the manager loads it: http(s) with a host, or (when allowed) `file:`.
     private func loadableString(_ url: URL) -> String? {
         let string = url.absoluteString
-        switch Self.scheme(string) {
-        case "http", "https":
-            return Self.hasHost(string) ? string : nil
-        case "file":
+        switch Self.kind(of: string) {
+        case .web(let hasHost):
+            return hasHost ? string : nil
+        case .file:
             return configuration.allowsLocalFiles && !url.path.isEmpty ? string : nil
-        default:
+        case .other:
             return nil
         }
     }
 
-    /// The lowercased scheme of an absolute URL string (the part before the first `:`), or nil.
-    /// Read off the string's bytes: `URL.scheme` and `URL.host` reparse it on every call,
-    /// which was a tenth of a warm hit's cost.
-    static func scheme(_ string: String) -> String? {
-        var scheme = ""
-        for byte in string.utf8.prefix(8) {
-            switch byte {
-            case UInt8(ascii: ":"): return scheme
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
-                scheme.unicodeScalars.append(Unicode.Scalar(byte | 0x20))
-            default: return nil
-            }
-        }
-        return nil
+    /// What an absolute URL string is to the manager.
+    enum URLKind: Equatable {
+        /// `http:` or `https:`, with or without a host.
+        case web(hasHost: Bool)
+        case file
+        case other
     }
 
-    /// Whether a `scheme://authority…` string names a host: the authority, less any
-    /// `user@` and `:port`, is not empty.
-    static func hasHost(_ string: String) -> Bool {
-        let bytes = string.utf8
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return false }
-        let rest = bytes[bytes.index(after: colon)...]
-        guard rest.starts(with: "//".utf8) else { return false }
-        let authority = rest.dropFirst(2).prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
-        let host = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[authority.index(after: $0)...] } ?? authority
-        guard let first = host.first else { return false }
-        if first == UInt8(ascii: "[") { return host.count > 2 }  // [IPv6]
-        return first != UInt8(ascii: ":")
+    /// Reads the scheme (case-insensitively) and, for http(s), whether the authority names a
+    /// host (not empty once `user@` and `:port` are set aside), off the string's bytes in one
+    /// pass: `URL.scheme` and `URL.host` parse the URL again on every call, which was a
+    /// quarter of a warm hit's cost.
+    static func kind(of string: String) -> URLKind {
+        var string = string
+        return string.withUTF8 { b -> URLKind in
+            let colon = b.prefix(8).firstIndex(of: UInt8(ascii: ":")) ?? b.count
+            func scheme(_ name: StaticString) -> Bool {
+                colon == name.utf8CodeUnitCount
+                    && (0..<colon).allSatisfy { b[$0] | 0x20 == name.utf8Start[$0] }
+            }
+            if scheme("file") { return .file }
+            guard scheme("http") || scheme("https") else { return .other }
+            var i = colon + 1
+            guard i + 1 < b.count, b[i] == UInt8(ascii: "/"), b[i + 1] == UInt8(ascii: "/") else {
+                return .web(hasHost: false)
+            }
+            i += 2
+            var start = i
+            while i < b.count, b[i] != UInt8(ascii: "/"), b[i] != UInt8(ascii: "?"), b[i] != UInt8(ascii: "#") {
+                if b[i] == UInt8(ascii: "@") { start = i + 1 }
+                i += 1
+            }
+            guard start < i else { return .web(hasHost: false) }
+            if b[start] == UInt8(ascii: "[") { return .web(hasHost: i - start > 2) }  // [IPv6]
+            return .web(hasHost: b[start] != UInt8(ascii: ":"))
+        }
     }
 
     /// What the memory tier holds for the request (the encoded variant for loads asking for

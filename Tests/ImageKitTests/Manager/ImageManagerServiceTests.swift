@@ -24,8 +24,12 @@ final class ImageManagerServiceTests: ManagerTestCase {
         XCTAssertTrue(m.statistics.isIdle)
         XCTAssertTrue(m.downloader.statistics.isIdle)
         guard case .shutDown? = await ManagerTesting.error(m, f.nginx.url("/photo.jpg")) else { return XCTFail() }
-        let stored = try? await m.cache.diskCache.storeData(Data([1]), forKey: "after")
-        XCTAssertNil(stored, "the disk tier refuses work once shut down")
+        do {
+            try await m.cache.diskCache.storeData(Data([1]), forKey: "after")
+            XCTFail("the disk tier took a write after it was shut down")
+        } catch let error as ImageKitError {
+            guard case .shutDown = error else { return XCTFail("\(error)") }
+        }
     }
 
     func testCancellingShutdownCancelsLoadsInFlight() async throws {
