@@ -38,19 +38,19 @@ final class ImageLoadRequest: Sendable {
     private static let pipelineOptions: ImageOptions = [.refreshCached, .fromCacheOnly, .fromLoaderOnly,
                                                         .handleCookies, .allowInvalidSSLCertificates]
 
-    init(url: URL, urlString: String, output: OutputFormat?, options: ImageOptions, context: ImageContext,
+    init(url: URL, keys: ImageLoadKeys, output: OutputFormat?, options: ImageOptions, context: ImageContext,
          configuration: ImageManagerConfiguration, cache: ImageCache, downloader: Downloader) {
         self.url = url
         self.options = options
         self.context = context
-        baseKey = context.cacheKeyFilter?(url) ?? urlString
-        decodeOptions = Self.decodeOptions(options, context, configuration)
-        (key, variantKey) = Self.keys(base: baseKey, decodeOptions, context.imageTransformer,
-                                      transformsAnimations: options.contains(.transformAnimatedImage), output: output)
+        baseKey = keys.baseKey
+        decodeOptions = keys.decodeOptions
+        key = keys.key
+        variantKey = keys.variantKey
         self.output = output
         self.cache = context.cache ?? cache
         self.downloader = context.downloader ?? downloader
-        query = options.contains(.fromLoaderOnly) ? .none : context.queryCacheType ?? .all
+        query = Self.query(options, context)
         let store = context.storeCacheType ?? (output == nil ? .all : .none)
         let encodedStore = output == nil ? .none : context.encodedStoreCacheType ?? .all
         if options.contains(.cacheMemoryOnly) {
@@ -65,33 +65,9 @@ final class ImageLoadRequest: Sendable {
         callbackQueue = context.callbackQueue ?? configuration.callbackQueue
     }
 
-    /// What the decoder is asked for: thumbnail, scale-down limit, frames.
-    static func decodeOptions(_ options: ImageOptions, _ context: ImageContext,
-                              _ configuration: ImageManagerConfiguration) -> DecodeOptions {
-        let allFrames = options.contains(.preloadAllFrames) && !options.contains(.decodeFirstFrameOnly)
-        let scaleDown = context.scaleDownLimitBytes
-            ?? (options.contains(.scaleDownLargeImages) ? configuration.scaleDownLimitBytes : nil)
-        return DecodeOptions(limits: configuration.decodeLimits, firstFrameOnly: !allFrames,
-                             thumbnailPixelSize: context.thumbnailPixelSize,
-                             preserveAspectRatio: context.preserveAspectRatio ?? true,
-                             scaleDownLimitBytes: scaleDown)
-    }
-
-    /// `base`, followed by a signature of the processing when there is any, so that images
-    /// decoded or transformed differently never share a cache entry; and with `output`, the
-    /// variant's key: that key followed by the encoding.
-    static func keys(base: String, _ decode: DecodeOptions, _ transformer: (any ImageTransformer)?,
-                     transformsAnimations: Bool, output: OutputFormat?) -> (key: String, variantKey: String?) {
-        var key = base
-        if let size = decode.thumbnailPixelSize {
-            key += "|thumbnail=\(size.width)x\(size.height)" + (decode.preserveAspectRatio ? "" : "-fill")
-        }
-        if let limit = decode.scaleDownLimitBytes { key += "|max-bytes=\(limit)" }
-        if !decode.firstFrameOnly { key += "|all-frames" }
-        if let transformer {
-            key += "|transform=" + transformer.key + (transformsAnimations && !decode.firstFrameOnly ? "+animated" : "")
-        }
-        return (key, output.map { key + "|encode=" + $0.cacheKey })
+    /// The tiers a load looks in: `.none` with ``ImageOptions/fromLoaderOnly``, else the context's (all).
+    static func query(_ options: ImageOptions, _ context: ImageContext) -> ImageCacheType {
+        options.contains(.fromLoaderOnly) ? .none : context.queryCacheType ?? .all
     }
 
     var isRefresh: Bool { options.contains(.refreshCached) }

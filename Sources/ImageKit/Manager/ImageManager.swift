@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -68,6 +69,9 @@ public final class ImageManager: Sendable {
     /// What the synchronous part of a load found.
     fileprivate enum Prelude: Sendable {
         case failed(URL?, ImageKitError)
+        /// A memory hit with nothing more to do (built without an ``ImageLoadRequest``).
+        case hit(LoadResult, ImageOptions, DispatchQueue)
+        /// A memory hit that a refresh or a read of the original bytes follows.
         case memoryHit(ImageLoadRequest, LoadResult)
         case load(ImageLoadRequest)
     }
@@ -126,10 +130,9 @@ public final class ImageManager: Sendable {
         if Task.isCancelled { throw ImageKitError.cancelled }
         let prelude = prepare(url, output, options, context)
         switch prelude {
-        case .memoryHit(let r, var result) where !r.options.contains(.refreshCached)
-            && !r.options.contains(.queryMemoryData):
+        case .hit(var result, _, _):
             let total = MonotonicClock.duration(since: started)
-            emit(.completed(task: makeID(), url: r.url, cacheType: .memory, duration: total))
+            emit(.completed(task: makeID(), url: result.url, cacheType: .memory, duration: total))
             result.metrics = ImageLoadMetrics(total: total)
             return try extract(result).get()
         case .failed(let url, let error):
@@ -187,7 +190,7 @@ public final class ImageManager: Sendable {
         -> ImageTask {
         let started = MonotonicClock.now()
         let prelude = prepare(url, output, options, context)
-        let queue = prelude.request?.callbackQueue ?? context?.callbackQueue ?? configuration.callbackQueue
+        let queue = prelude.callbackQueue ?? context?.callbackQueue ?? configuration.callbackQueue
         let sink: ImageTask.Sink = { task, delivery in
             switch delivery {
             case .image(let result, _):
@@ -265,11 +268,9 @@ public final class ImageManager: Sendable {
                          context: ImageContext? = nil) -> String? {
         guard let url, let string = loadableString(url) else { return nil }
         let context = context ?? ImageContext()
-        let base = context.cacheKeyFilter?(url) ?? string
-        let (key, variantKey) = ImageLoadRequest.keys(
-            base: base, ImageLoadRequest.decodeOptions(options, context, configuration), context.imageTransformer,
-            transformsAnimations: options.contains(.transformAnimatedImage), output: format)
-        return variantKey ?? key
+        let keys = ImageLoadKeys(url: url, urlString: string, output: format, options: options, context: context,
+                                 configuration: configuration)
+        return keys.variantKey ?? keys.key
     }
 
     // MARK: - Failed URLs
@@ -327,13 +328,16 @@ public final class ImageManager: Sendable {
         if let deadline = context.deadline, deadline <= .now {
             return .failed(url, .deadlineExceeded("the load's deadline had passed when it started"))
         }
-        let request = ImageLoadRequest(url: url, urlString: string, output: output, options: options,
-                                       context: context, configuration: configuration, cache: cache,
-                                       downloader: downloader)
-        if request.query.includesMemory, let result = memoryHit(request) {
-            return .memoryHit(request, result)
+        let keys = ImageLoadKeys(url: url, urlString: string, output: output, options: options, context: context,
+                                 configuration: configuration)
+        let hit = ImageLoadRequest.query(options, context).includesMemory
+            ? memoryHit(url, keys, context.cache ?? cache) : nil
+        if let hit, !options.contains(.refreshCached), !options.contains(.queryMemoryData) {
+            return .hit(hit, options, context.callbackQueue ?? configuration.callbackQueue)
         }
-        return .load(request)
+        let request = ImageLoadRequest(url: url, keys: keys, output: output, options: options, context: context,
+                                       configuration: configuration, cache: cache, downloader: downloader)
+        return hit.map { .memoryHit(request, $0) } ?? .load(request)
     }
 
     /// The URL's string when the manager loads it: http(s) with a host, or (when allowed) `file:`.
@@ -389,20 +393,20 @@ public final class ImageManager: Sendable {
 
     /// What the memory tier holds for the request (the encoded variant for loads asking for
     /// bytes, else the decoded image), reported to the observers.
-    private func memoryHit(_ r: ImageLoadRequest) -> LoadResult? {
+    private func memoryHit(_ url: URL, _ keys: ImageLoadKeys, _ cache: ImageCache) -> LoadResult? {
         let start = hasObservers ? MonotonicClock.now() : 0
         var result: LoadResult?
-        if let variantKey = r.variantKey {
-            result = r.cache.memoryCache.encodedImage(forKey: variantKey).map {
-                LoadResult(encoded: $0, cacheType: .memory, url: r.url, metrics: ImageLoadMetrics())
+        if let variantKey = keys.variantKey {
+            result = cache.memoryCache.encodedImage(forKey: variantKey).map {
+                LoadResult(encoded: $0, cacheType: .memory, url: url, metrics: ImageLoadMetrics())
             }
         } else {
-            result = r.cache.memoryCache.image(forKey: r.key).map {
-                LoadResult(image: $0, cacheType: .memory, url: r.url, metrics: ImageLoadMetrics())
+            result = cache.memoryCache.image(forKey: keys.key).map {
+                LoadResult(image: $0, cacheType: .memory, url: url, metrics: ImageLoadMetrics())
             }
         }
         if hasObservers {
-            emit(.cacheQuery(url: r.url, key: r.variantKey ?? r.key, tier: .memory, hit: result != nil,
+            emit(.cacheQuery(url: url, key: keys.variantKey ?? keys.key, tier: .memory, hit: result != nil,
                              duration: MonotonicClock.duration(since: start)))
         }
         return result
@@ -413,21 +417,20 @@ public final class ImageManager: Sendable {
         switch prelude {
         case .failed(_, let error):
             task.finish(.failure(error), detach: false)
+        case .hit(let result, _, _):
+            task.finish(.image(result, isFinal: true), detach: false)
         case .memoryHit(let r, let result):
+            guard register(task, r) else { return }
             if r.isRefresh {
-                guard register(task, r) else { return }
                 task.deliverCached(result)
                 join(task, r)
-            } else if r.options.contains(.queryMemoryData) {
-                guard register(task, r) else { return }
+            } else {  // .queryMemoryData
                 let read = spawn {
                     var withData = result
                     withData.originalData = try? await r.cache.originalData(forKey: r.baseKey)
                     task.finish(.image(withData, isFinal: true), detach: false)
                 }
                 if !task.setWork(.task(read)) { read.cancel() }
-            } else {
-                task.finish(.image(result, isFinal: true), detach: false)
             }
         case .load(let r):
             guard register(task, r) else { return }
@@ -501,16 +504,21 @@ public final class ImageManager: Sendable {
 }
 
 extension ImageManager.Prelude {
-    /// The resolved request, when the load got that far.
-    fileprivate var request: ImageLoadRequest? {
+    /// The options after the options processor (none when the load failed before it).
+    fileprivate var options: ImageOptions {
         switch self {
-        case .failed: nil
-        case .memoryHit(let r, _), .load(let r): r
+        case .failed: []
+        case .hit(_, let options, _): options
+        case .memoryHit(let r, _), .load(let r): r.options
         }
     }
 
-    /// The options after the options processor (the caller's when it failed before).
-    fileprivate var options: ImageOptions {
-        request?.options ?? []
+    /// The queue completion handlers run on, once the context is known.
+    fileprivate var callbackQueue: DispatchQueue? {
+        switch self {
+        case .failed: nil
+        case .hit(_, _, let queue): queue
+        case .memoryHit(let r, _), .load(let r): r.callbackQueue
+        }
     }
 }
