@@ -18,10 +18,11 @@ TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
 
 .PHONY: deps deps-list build test bench bench-peers bench-service example conformance sanitize soak fuzz coverage clean
 
-## deps: install the Debian packages that are missing (instant when none are)
-deps:
+# $(call install-missing,PACKAGES): apt-get installs those of PACKAGES not installed yet
+# (one `dpkg-query` each; nothing else happens when all are there).
+define install-missing
 	@missing=""; \
-	for p in $(DEB_PACKAGES); do \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -29,6 +30,11 @@ deps:
 	  $(SUDO) apt-get update && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y $$missing; \
 	fi
+endef
+
+## deps: install the Debian packages that are missing (instant when none are)
+deps:
+	$(call install-missing,$(DEB_PACKAGES))
 
 ## deps-list: print the Debian packages ImageKit needs
 deps-list:
@@ -70,15 +76,7 @@ bench-peers: deps
 ## and reports medians. Fails when a server does not build.
 SERVICE_DEB_PACKAGES := libvips-dev wrk libjpeg-turbo-progs
 bench-service: deps
-	@missing=""; \
-	for p in $(SERVICE_DEB_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "Installing Debian packages:$$missing"; \
-	  $(SUDO) apt-get update && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y $$missing; \
-	fi
+	$(call install-missing,$(SERVICE_DEB_PACKAGES))
 	SWIFT=$(SWIFT) python3 scripts/bench_service.py
 
 ## example: build and test Examples/ThumbnailServer (its own package: Hummingbird 2 + ImageKit)
