@@ -89,7 +89,7 @@ public final class Downloader: Sendable {
     public func shutdown(_ mode: ShutdownMode = .drain) async {
         if mode == .drain {
             core.refuseNew()
-            await ImageManager.waitUntil { self.core.statistics.isIdle }
+            await Polling.waitUntil { self.core.statistics.isIdle }
         }
         core.shutdown()
     }

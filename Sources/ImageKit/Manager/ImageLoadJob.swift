@@ -207,7 +207,7 @@ final class ImageLoadJob: Sendable {
         if fetched.status == .notModified, let cached, let found {
             // Current: keep the bitmap decoded from the original bytes, as a plain disk hit would.
             if found.originalData != nil, let image = found.image, r.store.includesDisk {
-                await store(image, bitmap: true, encoded: nil, original: nil, metadata: found.metadata ?? DiskCacheMetadata())
+                await store(bitmap: image, encoded: nil, original: nil, metadata: found.metadata ?? DiskCacheMetadata())
             }
             return finishAll(.notModified(cached))
         }
@@ -468,7 +468,7 @@ final class ImageLoadJob: Sendable {
             }
         }
         guard writesDisk else { return }
-        result.metrics.store = await store(bitmap, bitmap: bitmap != nil, encoded: encoded, original: original,
+        result.metrics.store = await store(bitmap: bitmap, encoded: encoded, original: original,
                                            metadata: found.metadata ?? DiskCacheMetadata())
         for task in later { task.finish(.image(result, isFinal: true), detach: false) }
     }
@@ -477,12 +477,12 @@ final class ImageLoadJob: Sendable {
     /// returns the time it took. A failed write (disk full, …) is reported to the observers and
     /// otherwise ignored.
     @discardableResult
-    private func store(_ image: Image?, bitmap: Bool, encoded: EncodedImage?, original: Data?,
+    private func store(bitmap image: Image?, encoded: EncodedImage?, original: Data?,
                        metadata: DiskCacheMetadata) async -> Duration {
         let r = request
         let start = MonotonicClock.now()
         var failure: ImageKitError?
-        if bitmap, let image {
+        if let image {
             do { try await r.cache.diskCache.store(image, forKey: r.key, metadata: metadata) } catch {
                 failure = ImageKitError(wrapping: error)
             }

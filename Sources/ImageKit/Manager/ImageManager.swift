@@ -246,18 +246,12 @@ public final class ImageManager: Sendable {
     public func shutdown(_ mode: ShutdownMode = .drain) async {
         accepting.store(false, ordering: .sequentiallyConsistent)
         if mode == .cancel { cancelAll() }
-        await Self.waitUntil { self.statistics.isIdle }
+        await Polling.waitUntil { self.statistics.isIdle }
         await workers.shutdown()
         await downloader.shutdown(mode)
         await cache.shutdown()
     }
 
-    /// Returns once `condition` holds, looking every few milliseconds (shutdown only).
-    static func waitUntil(_ condition: @Sendable () -> Bool) async {
-        while !condition() {
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-    }
 
     /// The key the decoded image for `url` is cached under with these options and context: the
     /// URL's string (or the context's ``ImageContext/cacheKeyFilter``'s result) followed by the
