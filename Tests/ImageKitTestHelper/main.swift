@@ -8,6 +8,10 @@
 //                      entries forever (the test SIGKILLs it at random moments)
 //   verify DIR         reads every entry write-loop may have written and prints
 //                      "ok <n> missing <n> corrupt <n> wrong <n>"
+//   cold-loads URL N W DIR
+//                      N thumbnail loads of URL?load=0 … URL?load=N-1 (N cache keys)
+//                      through one manager (one decode thread, W loads in flight,
+//                      nothing stored), prints "warm-hwm <KiB> end-hwm <KiB> peak-bodies <n>"
 import CAllocCounter
 import CImageCore
 import Foundation
@@ -102,6 +106,39 @@ func verify(directory: String) {
     print("ok \(ok) missing \(missing) corrupt \(corrupt) wrong \(wrong)")
 }
 
+/// The process's peak resident set (VmHWM), in KiB.
+func peakResidentKiB() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+    return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+}
+
+/// `count` cold loads with `window` in flight; the peak RSS after the first 2 × `window`
+/// (the process has warmed up: threads, pools, arenas) and at the end.
+func coldLoads(base: String, count: Int, window: Int, directory: String) async throws {
+    var configuration = ImageManagerConfiguration()
+    configuration.decodeThreads = 1
+    let manager = ImageManager(
+        cache: try ImageCache(namespace: "cold-loads", directory: URL(fileURLWithPath: directory)),
+        downloader: try Downloader(), configuration: configuration)
+    let context = ImageContext(thumbnailPixelSize: PixelSize(square: 64), storeCacheType: ImageCacheType.none,
+                               originalStoreCacheType: ImageCacheType.none)
+    var warmHWM = 0, peakBodies = 0
+    try await withThrowingTaskGroup(of: Int.self) { group in
+        for i in 0..<count {
+            if i >= window, let bodies = try await group.next() { peakBodies = max(peakBodies, bodies) }
+            if i == 2 * window { warmHWM = peakResidentKiB() }
+            group.addTask {
+                _ = try await manager.image(for: URL(string: "\(base)?load=\(i)")!, context: context)
+                return manager.downloader.statistics.bodies
+            }
+        }
+        for try await bodies in group { peakBodies = max(peakBodies, bodies) }
+    }
+    await manager.shutdown()
+    print("warm-hwm \(warmHWM) end-hwm \(peakResidentKiB()) peak-bodies \(peakBodies)")
+}
+
 let arguments = CommandLine.arguments
 switch arguments.count > 1 ? arguments[1] : "" {
 case "alloc-probe":
@@ -110,7 +147,10 @@ case "write-loop" where arguments.count == 4:
     try await writeLoop(directory: arguments[2], seed: Int(arguments[3]) ?? 0)
 case "verify" where arguments.count == 3:
     verify(directory: arguments[2])
+case "cold-loads" where arguments.count == 6:
+    try await coldLoads(base: arguments[2], count: Int(arguments[3]) ?? 0, window: Int(arguments[4]) ?? 1,
+                        directory: arguments[5])
 default:
-    FileHandle.standardError.write(Data("usage: ImageKitTestHelper alloc-probe | write-loop DIR SEED | verify DIR\n".utf8))
+    FileHandle.standardError.write(Data("usage: ImageKitTestHelper alloc-probe | write-loop DIR SEED | verify DIR | cold-loads URL N W DIR\n".utf8))
     exit(2)
 }

@@ -38,4 +38,34 @@ final class ImageManagerMemoryTests: ManagerTestCase {
         XCTAssertEqual(manager.downloader.statistics.bodyBytes, 0)
         await ManagerTesting.assertIdle(manager)
     }
+
+    /// The same flow in a child process of the release build (what `make test` builds), bounded
+    /// by what the operating system sees: once the process has warmed up, its peak resident
+    /// set must not grow with the number of loads. Holding each body until the decode queue
+    /// drains (the defect this guards against) grows it by about one body per load.
+    func testResidentMemoryDoesNotGrowWithLoads() async throws {
+        let fixture = try fixture
+        // Noise, so the body is large (~4 MB) next to what the process holds anyway.
+        let (width, height) = (2000, 1500)
+        let noise = makeJPEG(LoopbackFixture.pattern(width * height * 4, seed: 7), width: width, height: height)
+        let path = "/\(unique("noise")).jpg"
+        try fixture.write(path, noise)
+        let body = noise.count
+        let window = 8, total = 160
+        let base = fixture.nginx.url(path).absoluteString
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("imagekit-rss-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let line = try await Task.detached {
+            try ChildProcess.run(["cold-loads", base, "\(total)", "\(window)", dir.path])
+        }.value
+        let fields = ChildProcess.fields(line)
+        let warm = try XCTUnwrap(fields["warm-hwm"], line), end = try XCTUnwrap(fields["end-hwm"], line)
+        let growth = (end - warm) << 10
+        // Loads in flight hold at most `window` bodies and their decodes; allow that twice over
+        // plus 16 MiB for allocator noise. Retaining the bodies would add ~(total − 3 × window) of them.
+        let bound = 2 * window * (body + (1 << 20)) + (16 << 20)
+        XCTAssertGreaterThan((total - 3 * window) * body, bound, "the bound must be able to catch retained bodies")
+        XCTAssertLessThanOrEqual(growth, bound, "peak RSS grew by \(growth >> 20) MiB over \(total) loads (\(line))")
+        XCTAssertLessThanOrEqual(try XCTUnwrap(fields["peak-bodies"], line), window, line)
+    }
 }
