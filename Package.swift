@@ -44,7 +44,7 @@ let package = Package(
                 "ImageKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Sources/imagekit"
+            path: "Sources/ImageKitCLI"
         ),
         // Bare codec-library calls (the anchors the benchmarks compare against, and
         // independent reference encoders/decoders for the tests). Not part of any product.
