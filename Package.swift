@@ -3,11 +3,14 @@ import PackageDescription
 
 /// ImageKit: image loading for server-side Swift on Linux.
 ///
+/// Linux only (Debian 12 tested): the Swift code imports Glibc, and the C core links
+/// Debian's codec libraries (libjpeg-turbo, libpng, libwebp), LZ4 and libcurl, so no
+/// Apple platform is declared.
+///
 /// `ImageKit` is the only product a service needs; it has no Swift package
-/// dependencies. The C core links the Debian codec, LZ4 and libcurl libraries.
+/// dependencies.
 let package = Package(
     name: "ImageKit",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "ImageKit", targets: ["ImageKit"]),
         .executable(name: "imagekit", targets: ["ImageKitCLI"]),
