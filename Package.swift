@@ -96,3 +96,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `make docs` sets IMAGEKIT_DOCS=1 for swift-docc-plugin's generate-documentation command. Only
+// then is the plugin a dependency, so packages that use ImageKit never resolve or fetch it.
+if Context.environment["IMAGEKIT_DOCS"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"))
+}
