@@ -37,14 +37,20 @@ final class BufferPoolTests: XCTestCase {
         let pool = BufferPool(maxIdleBytes: 8 << 20, maxIdleMilliseconds: 60_000)
         let decoder = ImageDecoder(bufferPool: pool)
         // Eight 2 MiB images alive at once, then freed: four fit in 8 MiB, the rest are unmapped.
-        var images = try (0..<8).map { _ in try decoder.decode(png(9)) }
-        XCTAssertEqual(pool.reuseCount, 0)
-        images.removeAll()
+        // (Each `do` ends its images' lifetime; withExtendedLifetime keeps a release build
+        // from freeing them before the assertions that need them alive.)
+        do {
+            let images = try (0..<8).map { _ in try decoder.decode(png(9)) }
+            withExtendedLifetime(images) { XCTAssertEqual(pool.reuseCount, 0) }
+        }
         XCTAssertEqual(pool.idleBytes, 8 << 20)
-        images = try (0..<6).map { _ in try decoder.decode(png(9)) }
-        XCTAssertEqual(pool.reuseCount, 4, "only the four kept buffers come back")
-        XCTAssertEqual(pool.idleBytes, 0)
-        images.removeAll()
+        do {
+            let images = try (0..<6).map { _ in try decoder.decode(png(9)) }
+            withExtendedLifetime(images) {
+                XCTAssertEqual(pool.reuseCount, 4, "only the four kept buffers come back")
+                XCTAssertEqual(pool.idleBytes, 0)
+            }
+        }
         XCTAssertEqual(pool.idleBytes, 8 << 20)
         pool.trim()
         XCTAssertEqual(pool.idleBytes, 0)
