@@ -97,7 +97,7 @@ public final class ImageManager: Sendable {
     /// new one.
     ///
     /// - Throws: ``ImageKitError`` — ``ImageKitError/invalidURL(_:)``,
-    ///   ``ImageKitError/blocklisted(_:)``, ``ImageKitError/notInCache(_:)``,
+    ///   ``ImageKitError/blocklisted(_:original:)``, ``ImageKitError/notInCache(_:)``,
     ///   ``ImageKitError/deadlineExceeded(_:)``, the download's or the decoder's error, and
     ///   ``ImageKitError/cancelled`` when the calling task is cancelled.
     public func image(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil) async throws
@@ -158,7 +158,11 @@ public final class ImageManager: Sendable {
     /// cached image changed, and never after the returned task was cancelled.
     ///
     /// - Parameters:
+    ///   - url: The image's URL; `nil` or an unusable URL fails with ``ImageKitError/invalidURL(_:)``.
+    ///   - options: Flags of this load.
+    ///   - context: Values of this load that are not flags, or nil for the defaults.
     ///   - progress: Called on the callback queue as the download's body arrives.
+    ///   - completed: Called with the result or the error, as described above.
     /// - Returns: A task that cancels the load.
     @discardableResult
     public func loadImage(with url: URL?, options: ImageOptions = [], context: ImageContext? = nil,

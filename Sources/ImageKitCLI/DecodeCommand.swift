@@ -33,10 +33,10 @@ struct DecodeCommand: ParsableCommand {
     @Flag(help: "Decode every frame of animations (composited).")
     var allFrames = false
 
-    @Option(help: "Largest image in pixels (default 67108864).")
+    @Option(help: "Largest image in pixels (default \(DecodeLimits().maxPixels)).")
     var maxPixels: Int?
 
-    @Option(help: "Most memory one decode may hold, in bytes (default 805306368).")
+    @Option(help: "Most memory one decode may hold, in bytes (default \(DecodeLimits().maxMemoryBytes)).")
     var maxMemory: Int?
 
     @Flag(help: "Keep the stored orientation instead of applying EXIF orientation.")

@@ -27,11 +27,11 @@ struct FetchCommand: ParsableCommand {
     @Option(help: "Shrink on load to fit a square box of this many pixels.")
     var size: Int?
 
-    @Option(help: "Cache directory (default $XDG_CACHE_HOME/ImageKit, else ~/.cache/ImageKit).")
+    @Option(help: "Cache directory (default \(ImageCache.defaultDirectory.path)).")
     var cache: String?
 
     @Option(help: "Most loads in flight at once.")
-    var concurrency = 6
+    var concurrency = DownloaderConfiguration().maxConcurrentDownloads
 
     @Flag(help: "Revalidate cached images with the server (If-None-Match / If-Modified-Since).")
     var refresh = false

@@ -30,14 +30,22 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Write the thumbnail to OUT (.jpg, .png or .webp).")
     var output: String?
 
-    @Option(help: "JPEG or WebP quality (default 85 / 80).")
+    @Option(help: "JPEG or WebP quality (default \(ThumbnailCommand.defaultQualities)).")
     var quality: Int?
 
-    @Option(help: "Largest source image in pixels (default 67108864).")
+    @Option(help: "Largest source image in pixels (default \(DecodeLimits().maxPixels)).")
     var maxPixels: Int?
 
     @Option(help: "Thumbnail the file N times from memory and print timings and peak memory.")
     var bench: Int?
+
+    /// The encoders' default JPEG and WebP qualities, "85 / 80", for the help text.
+    static var defaultQualities: String {
+        var jpeg = 0, webp = 0
+        if case .jpeg(let quality, _, _) = EncodeFormat.jpeg() { jpeg = quality }
+        if case .webp(let quality) = EncodeFormat.webp() { webp = quality }
+        return "\(jpeg) / \(webp)"
+    }
 
     func validate() throws {
         _ = try box()
