@@ -15,7 +15,7 @@ CC=${FUZZ_CC:-/opt/swift/usr/bin/clang}
 OUT=.build-fuzz
 mkdir -p "$OUT/artifacts"
 
-CORE=$(ls Sources/CImageCore/*.c)
+CORE=$(find Sources/CImageCore -name "*.c" | sort)
 # FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION: the disk tier's reader accepts any checksum, so
 # the store harness reaches the parsing behind them.
 # Fuzz/coverage_ignore.txt: pixel loops keep ASan and UBSan but are not coverage-traced.

@@ -1,7 +1,7 @@
 /* orient.c — applying EXIF orientations (rotations and flips) exactly. */
 #include <string.h>
 
-#include "ic_internal.h"
+#include "../ic_internal.h"
 #include "ic_transform.h"
 
 static inline uint32_t px_at(const uint8_t *frame, size_t stride, uint32_t x, uint32_t y) {

@@ -1,7 +1,7 @@
 /* sniff.c — recognising image formats from their leading bytes. */
 #include <string.h>
 
-#include "ic_internal.h"
+#include "../ic_internal.h"
 
 static bool has_prefix(const uint8_t *d, size_t n, const char *sig, size_t len) {
     return n >= len && memcmp(d, sig, len) == 0;

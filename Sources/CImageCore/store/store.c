@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "ic_hash.h"
-#include "ic_internal.h"
+#include "../ic_internal.h"
 #include "store_internal.h"
 
 #define ENTRY_SUFFIX ".ikc"

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ic_internal.h"
+#include "../ic_internal.h"
 
 const char *ic_status_name(ic_status status) {
     switch (status) {

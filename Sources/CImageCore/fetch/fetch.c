@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fetch_internal.h"
-#include "ic_internal.h"
+#include "../ic_internal.h"
 
 /* Easy handles kept for reuse (each keeps its receive buffer and allocations). */
 #define IC_FETCH_IDLE_HANDLES 32

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ic_internal.h"
+#include "../ic_internal.h"
 
 static uint32_t scaled(uint32_t v, double scale) {
     double r = floor(v * scale + 0.5);

@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "ic_internal.h"
+#include "../ic_internal.h"
 #include "ic_pool.h"
 
 #define IC_POOL_SLOTS 16

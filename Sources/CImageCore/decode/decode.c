@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ic_internal.h"
+#include "../ic_internal.h"
 
 void ic_limits_init(ic_limits *limits) {
     limits->max_pixels = IC_DEFAULT_MAX_PIXELS;

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "fetch_internal.h"
-#include "ic_internal.h"
+#include "../ic_internal.h"
 
 /* Only these schemes, for the request and for every redirect. */
 static const char k_protocols[] = "http,https";
