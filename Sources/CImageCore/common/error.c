@@ -1,8 +1,9 @@
 /* error.c — status names and error formatting. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../ic_internal.h"
+#include "ic_common_internal.h"
 
 const char *ic_status_name(ic_status status) {
     switch (status) {

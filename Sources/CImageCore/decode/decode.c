@@ -1,10 +1,12 @@
 /*
- * decode.c — the decode entry points, limits, memory accounting and the row sink.
+ * decode.c — the decode and probe entry points: limits, memory accounting,
+ * cancellation, and the EXIF orientation applied last.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ic_internal.h"
+#include "ic_decode_internal.h"
+#include "ic_transform.h"
 
 void ic_limits_init(ic_limits *limits) {
     limits->max_pixels = IC_DEFAULT_MAX_PIXELS;
@@ -70,6 +72,26 @@ static void free_output(ic_decoder *d) {
     }
 }
 
+/* Replaces d->image by a copy with EXIF orientation `orientation` applied. */
+static ic_status apply_orientation(ic_decoder *d, uint8_t orientation) {
+    const ic_image *img = d->image;
+    uint32_t dw = orientation >= 5 ? img->height : img->width;
+    uint32_t dh = orientation >= 5 ? img->width : img->height;
+    uint64_t bytes = (uint64_t)ic_stride_for_width(dw) * dh * img->frame_count;
+    ic_status st = ic_dec_reserve(d, bytes);
+    if (st != IC_OK) return st;
+    ic_image *oriented;
+    st = ic_image_orient(d->image, (ic_orientation)orientation, &oriented, d->err);
+    if (st != IC_OK) {
+        ic_dec_release(d, bytes);
+        return st;
+    }
+    ic_dec_release(d, ic_image_byte_count(d->image));
+    ic_image_free(d->image);
+    d->image = oriented;
+    return IC_OK;
+}
+
 static ic_status unsupported(ic_error *err, ic_format f) {
     if (f == IC_FORMAT_UNKNOWN) {
         return ic_set_error(err, IC_ERR_UNKNOWN_FORMAT,
@@ -121,7 +143,7 @@ ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *o
     }
     if (st == IC_OK) st = ic_dec_finish(&d);
     if (st == IC_OK && d.orientation > 1 && !d.opts.keep_orientation) {
-        st = ic_dec_apply_orientation(&d, d.orientation);
+        st = apply_orientation(&d, d.orientation);
     }
     if (st != IC_OK) {
         free_output(&d);

@@ -1,5 +1,5 @@
 /* exif.c — the orientation tag from an EXIF (TIFF) block. */
-#include "../ic_internal.h"
+#include "ic_decode_internal.h"
 
 static uint32_t rd16(const uint8_t *p, bool le) {
     return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 : (uint32_t)p[0] << 8 | p[1];

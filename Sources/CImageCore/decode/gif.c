@@ -18,7 +18,7 @@
  */
 #include <string.h>
 
-#include "../ic_internal.h"
+#include "ic_decode_internal.h"
 
 #define LZW_MAX_CODES 4096
 

@@ -14,7 +14,7 @@
 #include <jpeglib.h>
 #include <jerror.h>
 
-#include "../ic_internal.h"
+#include "ic_decode_internal.h"
 
 /* Progressive files with more scans than this are refused: each scan walks
  * the whole coefficient buffer, so scan count is a CPU-time bomb. */

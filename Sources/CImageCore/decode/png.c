@@ -15,7 +15,7 @@
 
 #include <png.h>
 
-#include "../ic_internal.h"
+#include "ic_decode_internal.h"
 
 typedef struct png_ctx {
     ic_decoder *d;

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../ic_internal.h"
+#include "ic_decode_internal.h"
 
 /* Plans the output for a stored size; see ic_decode_options. */
 static void plan(ic_decoder *d, uint32_t width, uint32_t height) {

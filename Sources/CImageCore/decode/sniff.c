@@ -1,7 +1,8 @@
 /* sniff.c — recognising image formats from their leading bytes. */
+#include <stdbool.h>
 #include <string.h>
 
-#include "../ic_internal.h"
+#include "ic_format.h"
 
 static bool has_prefix(const uint8_t *d, size_t n, const char *sig, size_t len) {
     return n >= len && memcmp(d, sig, len) == 0;

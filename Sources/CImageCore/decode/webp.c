@@ -11,7 +11,7 @@
 #include <webp/decode.h>
 #include <webp/demux.h>
 
-#include "../ic_internal.h"
+#include "ic_decode_internal.h"
 
 static const char *vp8_status_text(VP8StatusCode code) {
     switch (code) {

@@ -7,8 +7,8 @@
 #include <turbojpeg.h>
 #include <webp/encode.h>
 
+#include "../common/ic_common_internal.h"
 #include "ic_encode.h"
-#include "../ic_internal.h"
 
 void ic_encode_options_init(ic_encode_options *o, ic_format format) {
     memset(o, 0, sizeof *o);

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fetch_internal.h"
-#include "../ic_internal.h"
+#include "../common/ic_common_internal.h"
+#include "ic_fetch_internal.h"
 
 /* Easy handles kept for reuse (each keeps its receive buffer and allocations). */
 #define IC_FETCH_IDLE_HANDLES 32

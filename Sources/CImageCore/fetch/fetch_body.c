@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "fetch_internal.h"
+#include "ic_fetch_internal.h"
 
 /* Most idle buffers kept, and the largest buffer worth keeping. */
 #define IC_BODY_POOL_SLOTS 64

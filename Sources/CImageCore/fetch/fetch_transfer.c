@@ -13,8 +13,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "fetch_internal.h"
-#include "../ic_internal.h"
+#include "../common/ic_common_internal.h"
+#include "ic_fetch_internal.h"
 
 /* Only these schemes, for the request and for every redirect. */
 static const char k_protocols[] = "http,https";

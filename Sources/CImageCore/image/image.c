@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../ic_internal.h"
+#include "ic_image_internal.h"
 
 enum { IC_ALLOC_HEAP = 1, IC_ALLOC_MAP = 2 };
 

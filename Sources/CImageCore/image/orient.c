@@ -1,7 +1,7 @@
 /* orient.c — applying EXIF orientations (rotations and flips) exactly. */
 #include <string.h>
 
-#include "../ic_internal.h"
+#include "ic_image_internal.h"
 #include "ic_transform.h"
 
 static inline uint32_t px_at(const uint8_t *frame, size_t stride, uint32_t x, uint32_t y) {
@@ -72,24 +72,5 @@ ic_status ic_image_orient(const ic_image *src, ic_orientation orientation, ic_im
     dst->orientation_applied = 1;
     dst->is_opaque = src->is_opaque;
     *out = dst;
-    return IC_OK;
-}
-
-ic_status ic_dec_apply_orientation(ic_decoder *d, uint8_t orientation) {
-    const ic_image *img = d->image;
-    uint32_t dw = orientation >= 5 ? img->height : img->width;
-    uint32_t dh = orientation >= 5 ? img->width : img->height;
-    uint64_t bytes = (uint64_t)ic_stride_for_width(dw) * dh * img->frame_count;
-    ic_status st = ic_dec_reserve(d, bytes);
-    if (st != IC_OK) return st;
-    ic_image *oriented;
-    st = ic_image_orient(d->image, (ic_orientation)orientation, &oriented, d->err);
-    if (st != IC_OK) {
-        ic_dec_release(d, bytes);
-        return st;
-    }
-    ic_dec_release(d, ic_image_byte_count(d->image));
-    ic_image_free(d->image);
-    d->image = oriented;
     return IC_OK;
 }

@@ -5,8 +5,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "../ic_internal.h"
-#include "ic_pool.h"
+#include "ic_image_internal.h"
 
 #define IC_POOL_SLOTS 16
 

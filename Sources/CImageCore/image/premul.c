@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "../ic_internal.h"
+#include "ic_image_internal.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "premul.c assumes a little-endian target"

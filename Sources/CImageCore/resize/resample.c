@@ -20,7 +20,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "../ic_internal.h"
+#include "ic_resize_internal.h"
 
 /* The SIMD kernels are picked once, by CPU (see choose_kernels). */
 static pthread_once_t kernels_once = PTHREAD_ONCE_INIT;

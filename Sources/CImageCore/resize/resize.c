@@ -2,7 +2,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../ic_internal.h"
+#include "../image/ic_image_internal.h"
+#include "ic_resize_internal.h"
 
 static uint32_t scaled(uint32_t v, double scale) {
     double r = floor(v * scale + 0.5);

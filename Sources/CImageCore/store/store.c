@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/ic_common_internal.h"
 #include "ic_hash.h"
-#include "../ic_internal.h"
-#include "store_internal.h"
+#include "ic_store_internal.h"
 
 #define ENTRY_SUFFIX ".ikc"
 #define TEMP_PREFIX ".tmp-"

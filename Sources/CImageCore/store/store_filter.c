@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "store_internal.h"
+#include "ic_store_internal.h"
 
 #if defined(__clang__)
 #define IC_HAVE_SHUFFLE 1

@@ -11,9 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/ic_common_internal.h"
+#include "../image/ic_image_internal.h"
 #include "ic_hash.h"
-#include "../ic_internal.h"
-#include "store_internal.h"
+#include "ic_store_internal.h"
 
 static const uint8_t kMagic[8] = {0x89, 'I', 'K', 'C', 0x0D, 0x0A, 0x1A, 0x0A};
 

@@ -1,110 +1,20 @@
 /*
- * ic_internal.h — helpers shared by the C core's source files. Not installed.
+ * ic_decode_internal.h — one decode in progress (decode/): the state the
+ * format decoders share with the row sink, the sink's interface, the format
+ * decoders and EXIF. Not installed.
  */
-#ifndef IC_INTERNAL_H
-#define IC_INTERNAL_H
+#ifndef IC_DECODE_INTERNAL_H
+#define IC_DECODE_INTERNAL_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/ic_common_internal.h"
+#include "../image/ic_image_internal.h"
+#include "../resize/ic_resize_internal.h"
 #include "ic_decode.h"
-#include "ic_error.h"
 #include "ic_format.h"
-#include "ic_image.h"
-#include "ic_pool.h"
-#include "ic_resize.h"
-
-#if defined(__GNUC__)
-#define IC_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#define IC_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define IC_PRINTF(f, a)
-#define IC_UNLIKELY(x) (x)
-#endif
-
-/** Fills err (if non-NULL) with code and a formatted message; returns code. */
-ic_status ic_set_error(ic_error *err, ic_status code, const char *fmt, ...) IC_PRINTF(3, 4);
-
-/** Bytes as MiB, for messages. */
-double ic_mib(uint64_t bytes);
-
-/** Clears err to IC_OK with an empty message. */
-void ic_clear_error(ic_error *err);
-
-/* ---- Big buffers: anonymous mappings with huge pages above a threshold. ---- */
-
-/**
- * Allocates at least `size` bytes aligned to 64. Large sizes are mapped, taken
- * from `pool` when it has a fitting idle buffer (pool may be NULL). Sets *kind
- * and *capacity for ic_buffer_free.
- */
-void *ic_buffer_alloc(ic_pool *pool, size_t size, int *kind, size_t *capacity);
-/** Frees a buffer from ic_buffer_alloc: back to `pool` if it came with one, else to the system. */
-void ic_buffer_free(ic_pool *pool, void *p, size_t capacity, int kind);
-
-/** Like ic_image_create, with the pixels from `pool` (may be NULL). */
-ic_status ic_image_create_in(ic_pool *pool, uint32_t width, uint32_t height, uint32_t frame_count,
-                             ic_image **out, ic_error *err);
-
-/* Pool internals (pool.c). ic_pool_take adds a reference on success; ic_pool_put drops one. */
-void *ic_pool_take(ic_pool *pool, size_t size, size_t *capacity);
-void ic_pool_put(ic_pool *pool, void *p, size_t capacity);
-void ic_pool_retain(ic_pool *pool);
-
-/** Copies source format and size, orientation, loop count and frame delays from src to dst. */
-void ic_image_copy_metadata(ic_image *dst, const ic_image *src);
-
-/** Recomputes dst->is_opaque from its pixels. */
-void ic_image_update_opacity(ic_image *img);
-
-/** True if every one of `count` RGBA8 pixels has alpha 255. */
-bool ic_pixels_opaque(const uint8_t *rgba, size_t count);
-
-/** Row stride for a width: width * 4 rounded up to IC_ROW_ALIGNMENT; 0 on overflow. */
-size_t ic_stride_for_width(uint32_t width);
-
-/* ---- Resampling (resample.c) and sizing (resize.c). ---- */
-
-/** A source rectangle in input pixel units (fractional). */
-typedef struct ic_rect {
-    double x, y, w, h;
-} ic_rect;
-
-/** Output size and the source rectangle that maps onto it. */
-typedef struct ic_geometry {
-    uint32_t out_w, out_h;
-    ic_rect crop;
-} ic_geometry;
-
-/**
- * Sizes a source of src_w x src_h for the box (0 = unconstrained side) and
- * mode; never larger than the source unless `upscale`.
- */
-void ic_plan_geometry(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t box_h,
-                      ic_resize_mode mode, bool upscale, ic_geometry *g);
-
-/** A streaming resampler from in_w x in_h rows (crop region) to out_w x out_h. */
-typedef struct ic_scaler ic_scaler;
-
-/** Bytes ic_scaler_create will allocate for this geometry (for limit checks). */
-size_t ic_scaler_bytes(uint32_t in_w, uint32_t in_h, const ic_rect *crop, uint32_t out_w,
-                       uint32_t out_h);
-ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, uint32_t out_w,
-                           uint32_t out_h, ic_scaler **out, ic_error *err);
-void ic_scaler_free(ic_scaler *s);
-/** Bytes the scaler holds. */
-size_t ic_scaler_size(const ic_scaler *s);
-/** Starts a frame whose output rows go to dst (premultiplied RGBA8, dst_stride apart). */
-void ic_scaler_begin_frame(ic_scaler *s, uint8_t *dst, size_t dst_stride);
-/** Feeds premultiplied input row y; rows must come in increasing order (others are ignored). */
-void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row);
-/** True once every output row of the frame has been written. */
-bool ic_scaler_done(const ic_scaler *s);
-/** First and last input rows the output depends on. */
-uint32_t ic_scaler_first_row(const ic_scaler *s);
-uint32_t ic_scaler_last_row(const ic_scaler *s);
 
 /* ---- One decode in progress. ---- */
 
@@ -257,12 +167,9 @@ ic_status ic_png_probe(const uint8_t *data, size_t size, ic_info *info, ic_error
 ic_status ic_gif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 ic_status ic_webp_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 
-/* ---- EXIF and orientation. ---- */
+/* ---- EXIF (exif.c). ---- */
 
 /** Orientation (1…8) from an EXIF TIFF block (the bytes after "Exif\0\0"); 1 if absent or bad. */
 uint8_t ic_exif_orientation(const uint8_t *tiff, size_t size);
 
-/** Replaces d->image by a copy with EXIF orientation `orientation` applied. */
-ic_status ic_dec_apply_orientation(ic_decoder *d, uint8_t orientation);
-
-#endif /* IC_INTERNAL_H */
+#endif /* IC_DECODE_INTERNAL_H */

@@ -1,5 +1,5 @@
 /*
- * store_internal.h — pieces of the disk tier shared by store.c (files and
+ * ic_store_internal.h — pieces of the disk tier shared by store.c (files and
  * directories) and store_format.c / store_filter.c (the bytes). Not installed.
  */
 #ifndef IC_STORE_INTERNAL_H

@@ -1,5 +1,5 @@
 /*
- * fetch_internal.h — one transfer of the fetch engine (fetch_transfer.c),
+ * ic_fetch_internal.h — one transfer of the fetch engine (fetch_transfer.c),
  * shared with the engine loop (fetch.c). Not installed.
  */
 #ifndef IC_FETCH_INTERNAL_H
