@@ -1,6 +1,6 @@
 /*
  * ic_common_internal.h — what every part of the C core shares: error
- * formatting (common/). Not installed.
+ * formatting, the clock and a character class (common/). Not installed.
  */
 #ifndef IC_COMMON_INTERNAL_H
 #define IC_COMMON_INTERNAL_H
@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "ic_error.h"
 
@@ -27,5 +28,19 @@ void ic_clear_error(ic_error *err);
 
 /** Bytes as MiB, for messages. */
 double ic_mib(uint64_t bytes);
+
+/* ---- Time and characters. ---- */
+
+/** Milliseconds of CLOCK_MONOTONIC, for ages and intervals. */
+static inline uint64_t ic_monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/** True for the ASCII white space of HTTP headers and XML: space, tab, CR and LF. */
+static inline bool ic_is_space(unsigned char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 
 #endif /* IC_COMMON_INTERNAL_H */

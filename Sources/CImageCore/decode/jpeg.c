@@ -112,11 +112,6 @@ static uint8_t saved_orientation(j_decompress_ptr cinfo) {
     return 1;
 }
 
-static inline uint8_t mul255(uint32_t a, uint32_t b) {
-    uint32_t t = a * b + 128u;
-    return (uint8_t)((t + (t >> 8)) >> 8);
-}
-
 /* CMYK (4 bytes a pixel) to opaque RGBA in place. Adobe files store inverted
  * inks (255 = no ink); others store plain inks. */
 static void cmyk_to_rgba(uint8_t *row, uint32_t width, bool inverted) {
@@ -128,9 +123,9 @@ static void cmyk_to_rgba(uint8_t *row, uint32_t width, bool inverted) {
             y = 255 - y;
             k = 255 - k;
         }
-        row[0] = mul255(c, k);
-        row[1] = mul255(m, k);
-        row[2] = mul255(y, k);
+        row[0] = (uint8_t)ic_mul255(c, k);
+        row[1] = (uint8_t)ic_mul255(m, k);
+        row[2] = (uint8_t)ic_mul255(y, k);
         row[3] = 255;
     }
 }

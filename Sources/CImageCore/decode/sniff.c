@@ -2,6 +2,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "../common/ic_common_internal.h"
 #include "ic_format.h"
 
 static bool has_prefix(const uint8_t *d, size_t n, const char *sig, size_t len) {
@@ -40,8 +41,6 @@ static ic_format sniff_ftyp(const uint8_t *d, size_t n) {
     return found;
 }
 
-static bool is_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
 /* An XML document whose first element is <svg. Skips a BOM, the XML
  * declaration, comments, processing instructions and a DOCTYPE. */
 static bool sniff_svg(const uint8_t *d, size_t n) {
@@ -49,10 +48,10 @@ static bool sniff_svg(const uint8_t *d, size_t n) {
     size_t i = 0;
     if (n >= 3 && d[0] == 0xEF && d[1] == 0xBB && d[2] == 0xBF) i = 3;
     while (i < n) {
-        while (i < n && is_space(d[i])) i++;
+        while (i < n && ic_is_space(d[i])) i++;
         if (i >= n || d[i] != '<') return false;
         if (i + 4 <= n && memcmp(d + i, "<svg", 4) == 0) {
-            return i + 4 == n || is_space(d[i + 4]) || d[i + 4] == '>' || d[i + 4] == '/';
+            return i + 4 == n || ic_is_space(d[i + 4]) || d[i + 4] == '>' || d[i + 4] == '/';
         }
         const char *close;
         if (i + 4 <= n && memcmp(d + i, "<!--", 4) == 0) {

@@ -8,6 +8,7 @@
 #include <webp/encode.h>
 
 #include "../common/ic_common_internal.h"
+#include "../image/ic_image_internal.h"
 #include "ic_encode.h"
 
 void ic_encode_options_init(ic_encode_options *o, ic_format format) {
@@ -19,11 +20,6 @@ void ic_encode_options_init(ic_encode_options *o, ic_format format) {
 }
 
 void ic_encode_free(uint8_t *data) { free(data); }
-
-static inline uint8_t mul255(uint32_t a, uint32_t b) {
-    uint32_t t = a * b + 128u;
-    return (uint8_t)((t + (t >> 8)) >> 8);
-}
 
 /* ---- JPEG ---- */
 
@@ -43,7 +39,7 @@ static ic_status encode_jpeg(const ic_image *img, const uint8_t *frame, const ic
             uint8_t *d = composited + (size_t)y * img->stride;
             for (uint32_t x = 0; x < img->width; x++, s += 4, d += 4) {
                 uint32_t rest = 255u - s[3];
-                for (int c = 0; c < 3; c++) d[c] = (uint8_t)(s[c] + mul255(o->background[c], rest));
+                for (int c = 0; c < 3; c++) d[c] = (uint8_t)(s[c] + ic_mul255(o->background[c], rest));
                 d[3] = 255;
             }
         }

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "../common/ic_common_internal.h"
 #include "ic_fetch_internal.h"
@@ -21,13 +20,6 @@ static const char k_protocols[] = "http,https";
 
 /* First body buffer when the length is unknown. */
 #define IC_FETCH_INITIAL_BODY (64u * 1024u)
-
-/* Milliseconds for progress throttling; the coarse clock (a few ms) is plenty and cheaper. */
-static uint64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 /* ---- Setup (caller's thread). ---- */
 
@@ -177,8 +169,6 @@ void ic_xfer_destroy(ic_xfer *x) {
 
 /* ---- The response head. ---- */
 
-static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
 static size_t on_curl_header(char *buf, size_t size, size_t count, void *userdata) {
     ic_xfer *x = userdata;
     size_t len = size * count;
@@ -219,8 +209,8 @@ static bool parse_fields(ic_xfer *x) {
         const char *colon = memchr(p, ':', (size_t)(eol - p));
         if (colon && colon > p) {
             const char *v = colon + 1, *ve = eol;
-            while (v < ve && is_space(*v)) v++;
-            while (ve > v && is_space(ve[-1])) ve--;
+            while (v < ve && ic_is_space(*v)) v++;
+            while (ve > v && ic_is_space(ve[-1])) ve--;
             ic_fetch_header *h = &x->fields[x->field_count++];
             h->name = p;
             h->name_len = (size_t)(colon - p);
@@ -338,7 +328,7 @@ static size_t on_curl_write(char *buf, size_t size, size_t count, void *userdata
         x->body_len += len;
     }
     if (x->cb.on_progress) {
-        uint64_t now = now_ms();
+        uint64_t now = ic_monotonic_ms();
         if (!x->progress_sent || now - x->progress_at_ms >= x->progress_interval_ms) {
             x->progress_at_ms = now;
             report_progress(x);

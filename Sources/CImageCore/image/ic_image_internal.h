@@ -45,6 +45,12 @@ void ic_pool_retain(ic_pool *pool);
 
 /* ---- Pixels (premul.c). ---- */
 
+/** c * a / 255 rounded to nearest, exact for c, a in 0...255 (the premultiply formula). */
+static inline uint32_t ic_mul255(uint32_t c, uint32_t a) {
+    uint32_t t = c * a + 128u;
+    return (t + (t >> 8)) >> 8;
+}
+
 /** True if every one of `count` RGBA8 pixels has alpha 255. */
 bool ic_pixels_opaque(const uint8_t *rgba, size_t count);
 

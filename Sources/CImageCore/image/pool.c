@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "ic_image_internal.h"
 
@@ -25,12 +24,6 @@ struct ic_pool {
     int count;
     pool_slot slots[IC_POOL_SLOTS];
 };
-
-static uint64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 ic_status ic_pool_create(size_t max_idle_bytes, uint32_t max_idle_ms, ic_pool **out, ic_error *err) {
     if (!out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "pool: NULL output pointer");
@@ -110,7 +103,7 @@ void *ic_pool_take(ic_pool *pool, size_t size, size_t *capacity) {
     pool_slot victims[IC_POOL_SLOTS];
     void *found = NULL;
     pthread_mutex_lock(&pool->mutex);
-    int n = expire_locked(pool, now_ms(), victims);
+    int n = expire_locked(pool, ic_monotonic_ms(), victims);
     int best = -1;
     for (int i = 0; i < pool->count; i++) {
         size_t cap = pool->slots[i].capacity;
@@ -136,7 +129,7 @@ void ic_pool_put(ic_pool *pool, void *p, size_t capacity) {
     pool_slot victims[IC_POOL_SLOTS + 1];
     int n = 0;
     pthread_mutex_lock(&pool->mutex);
-    uint64_t now = now_ms();
+    uint64_t now = ic_monotonic_ms();
     n = expire_locked(pool, now, victims);
     if (capacity > pool->max_idle_bytes) {
         victims[n].p = p;

@@ -24,11 +24,6 @@ static inline uint32_t load32(const uint8_t *p) {
 
 static inline void store32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 
-static inline uint32_t mul255(uint32_t c, uint32_t a) {
-    uint32_t t = c * a + 128u;
-    return (t + (t >> 8)) >> 8;
-}
-
 /* AND of every pixel: alpha byte 0xFF means the row is opaque. */
 #define IC_OPAQUE_BODY                                   \
     uint32_t acc = 0xFFFFFFFFu;                          \
@@ -39,9 +34,9 @@ static inline uint32_t mul255(uint32_t c, uint32_t a) {
     for (size_t i = 0; i < count; i++) {                 \
         uint32_t v = load32(px + 4 * i);                 \
         uint32_t a = v >> 24;                            \
-        uint32_t r = mul255(v & 0xFFu, a);               \
-        uint32_t g = mul255((v >> 8) & 0xFFu, a);        \
-        uint32_t b = mul255((v >> 16) & 0xFFu, a);       \
+        uint32_t r = ic_mul255(v & 0xFFu, a);            \
+        uint32_t g = ic_mul255((v >> 8) & 0xFFu, a);     \
+        uint32_t b = ic_mul255((v >> 16) & 0xFFu, a);    \
         store32(px + 4 * i, r | (g << 8) | (b << 16) | (a << 24)); \
     }
 

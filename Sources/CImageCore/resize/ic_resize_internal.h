@@ -40,8 +40,6 @@ size_t ic_scaler_bytes(uint32_t in_w, uint32_t in_h, const ic_rect *crop, uint32
 ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, uint32_t out_w,
                            uint32_t out_h, ic_scaler **out, ic_error *err);
 void ic_scaler_free(ic_scaler *s);
-/** Bytes the scaler holds. */
-size_t ic_scaler_size(const ic_scaler *s);
 /** Starts a frame whose output rows go to dst (premultiplied RGBA8, dst_stride apart). */
 void ic_scaler_begin_frame(ic_scaler *s, uint8_t *dst, size_t dst_stride);
 /** Feeds premultiplied input row y; rows must come in increasing order (others are ignored). */

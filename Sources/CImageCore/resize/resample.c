@@ -201,7 +201,6 @@ struct ic_scaler {
     /* Destination of the current frame. */
     uint8_t *dst;
     size_t dst_stride;
-    size_t bytes;
 };
 
 /* Rows of vertical-Lanczos input that must be kept at once. */
@@ -236,7 +235,6 @@ ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, ui
     uint8_t *mem = calloc(1, bytes);
     if (!mem) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "resample: cannot allocate %zu bytes", bytes);
     ic_scaler *s = (ic_scaler *)mem;
-    s->bytes = bytes;
     s->in_w = in_w;
     s->in_h = in_h;
     s->out_w = out_w;
@@ -259,8 +257,6 @@ ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, ui
 }
 
 void ic_scaler_free(ic_scaler *s) { free(s); }
-
-size_t ic_scaler_size(const ic_scaler *s) { return s ? s->bytes : 0; }
 
 void ic_scaler_begin_frame(ic_scaler *s, uint8_t *dst, size_t dst_stride) {
     s->dst = dst;
