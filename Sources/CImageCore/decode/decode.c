@@ -154,8 +154,8 @@ ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *o
     }
     ic_image *img = d.image;
     img->source_format = d.format;
-    img->source_width = d.source_width ? d.source_width : img->width;
-    img->source_height = d.source_height ? d.source_height : img->height;
+    img->source_width = d.source_width;
+    img->source_height = d.source_height;
     img->orientation = d.orientation;
     img->orientation_applied = d.orientation > 1 && !d.opts.keep_orientation;
     img->is_opaque = d.all_opaque;

@@ -565,8 +565,6 @@ ic_status ic_gif_decode(ic_decoder *d) {
     if (st != IC_OK) return st;
     gif_scan scan;
     scan_blocks(d->data, d->size, hdr.first_block, &scan);
-    d->source_width = hdr.width;
-    d->source_height = hdr.height;
     d->loop_count = scan.loop_count;
     st = ic_dec_check_size(d, hdr.width, hdr.height, 1, 0);
     if (st != IC_OK) return st;

@@ -55,9 +55,11 @@ typedef struct ic_decoder {
     uint64_t mem_current;
     uint64_t mem_peak;
 
-    /* Facts the format decoder found. */
+    /* The size stored in the file: written by ic_dec_check_size only. */
     uint32_t source_width;
     uint32_t source_height;
+
+    /* Facts the format decoder found. */
     uint8_t orientation;
     uint32_t loop_count;
 
@@ -87,8 +89,10 @@ ic_status ic_dec_fail_cancelled(ic_decoder *d);
 /**
  * Checks a size read from a header against the limits, before anything is
  * allocated — zero dimensions, max_pixels, max_frames, and max_memory_bytes
- * for the planned output plus `extra_bytes` of codec working memory — and
- * plans the output size (thumbnail options, scale-down limit).
+ * for the planned output plus `extra_bytes` of codec working memory — then
+ * records width x height as the source size and plans the output size
+ * (thumbnail options, scale-down limit). Every decoder calls it before
+ * ic_dec_begin; it is the only writer of the source size.
  */
 ic_status ic_dec_check_size(ic_decoder *d, uint32_t width, uint32_t height, uint32_t frames,
                             uint64_t extra_bytes);

@@ -182,8 +182,6 @@ ic_status ic_jpeg_decode(ic_decoder *d) {
     jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);
     jpeg_read_header(&cinfo, TRUE);
 
-    d->source_width = cinfo.image_width;
-    d->source_height = cinfo.image_height;
     d->orientation = saved_orientation(&cinfo);
 
     uint64_t coef = coefficient_bytes(&cinfo);

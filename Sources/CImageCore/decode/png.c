@@ -132,8 +132,6 @@ ic_status ic_png_decode(ic_decoder *d) {
     png_uint_32 width, height;
     int bit_depth, color_type, interlace;
     png_get_IHDR(png, info, &width, &height, &bit_depth, &color_type, &interlace, NULL, NULL);
-    d->source_width = width;
-    d->source_height = height;
     c.status = ic_dec_check_size(d, width, height, 1, 0);
     if (c.status != IC_OK) png_error(png, "limit");
 

@@ -123,8 +123,6 @@ static ic_status decode_animation(ic_decoder *d) {
     uint32_t h = WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT);
     uint32_t count = WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT);
     d->loop_count = WebPDemuxGetI(demux, WEBP_FF_LOOP_COUNT);
-    d->source_width = w;
-    d->source_height = h;
     uint32_t frames = d->opts.all_frames ? count : 1;
     uint32_t *delays = NULL;
     if (count == 0) {
@@ -191,8 +189,6 @@ ic_status ic_webp_decode(ic_decoder *d) {
     WebPBitstreamFeatures f;
     VP8StatusCode code = WebPGetFeatures(d->data, d->size, &f);
     if (code != VP8_STATUS_OK) return vp8_failure(d, code);
-    d->source_width = (uint32_t)f.width;
-    d->source_height = (uint32_t)f.height;
     if (f.has_animation) return decode_animation(d);
     return decode_still(d, &f);
 }
