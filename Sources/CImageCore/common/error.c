@@ -1,4 +1,5 @@
 /* error.c — status names and error formatting. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +36,18 @@ ic_status ic_set_error(ic_error *err, ic_status code, const char *fmt, ...) {
         va_end(ap);
     }
     return code;
+}
+
+ic_status ic_sys_error(ic_error *err, int errnum, const char *fmt, ...) {
+    ic_status code = (errnum == ENOSPC || errnum == EDQUOT) ? IC_ERR_NO_SPACE : IC_ERR_IO;
+    if (!err) return code;
+    char what[IC_ERROR_MESSAGE_CAPACITY];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    char buf[128];
+    return ic_set_error(err, code, "%s: %s", what, strerror_r(errnum, buf, sizeof buf));
 }
 
 void ic_clear_error(ic_error *err) {

@@ -75,15 +75,4 @@ ic_status ic_store_decode_from(ic_source *source, ic_store_kind kind, const char
 /** Frees a source's window buffer. */
 void ic_source_release(ic_source *source);
 
-/** Wall-clock time in ms since the Unix epoch. */
-int64_t ic_store_now_ms(void);
-
-/* ---- Errors (store.c). ---- */
-
-/**
- * Fills err for a failed system call: IC_ERR_NO_SPACE for ENOSPC and EDQUOT,
- * IC_ERR_IO otherwise, with "store: <what> <path>: <strerror>". Returns the code.
- */
-ic_status ic_store_sys_error(ic_error *err, int errnum, const char *what, const char *path);
-
 #endif /* IC_STORE_INTERNAL_H */

@@ -21,27 +21,6 @@
 #define ENTRY_SUFFIX ".ikc"
 #define TEMP_PREFIX ".tmp-"
 
-ic_status ic_store_sys_error(ic_error *err, int errnum, const char *what, const char *path) {
-    char buf[128];
-    const char *text = strerror_r(errnum, buf, sizeof buf);
-    ic_status code = (errnum == ENOSPC || errnum == EDQUOT) ? IC_ERR_NO_SPACE : IC_ERR_IO;
-    return ic_set_error(err, code, "store: %s %s: %s", what, path, text);
-}
-
-void ic_store_write_options_init(ic_store_write_options *o) {
-    memset(o, 0, sizeof *o);
-    o->filter = IC_STORE_FILTER_AUTO;
-    o->sync = IC_STORE_SYNC_NONE;
-    o->min_lz4_saving_percent = 12;
-}
-
-void ic_store_read_options_init(ic_store_read_options *o) {
-    memset(o, 0, sizeof *o);
-    o->max_bytes = IC_STORE_DEFAULT_MAX_BYTES;
-    o->touch_after_ms = 60000;
-    o->remove_corrupt = 1;
-}
-
 void ic_store_entry_name(ic_store_kind kind, const char *key, size_t key_length,
                          char name[IC_STORE_NAME_CAPACITY]) {
     static const char hex[] = "0123456789abcdef";
@@ -100,12 +79,12 @@ ic_status ic_store_create_directory(const char *dir, ic_error *err) {
         if (mkdir(path, 0755) != 0 && errno != EEXIST) {
             int e = errno;
             path[i] = saved;
-            return ic_store_sys_error(err, e, "cannot create directory", dir);
+            return ic_sys_error(err, e, "store: cannot create directory %s", dir);
         }
         path[i] = saved;
     }
     struct stat st;
-    if (stat(dir, &st) != 0) return ic_store_sys_error(err, errno, "cannot create directory", dir);
+    if (stat(dir, &st) != 0) return ic_sys_error(err, errno, "store: cannot create directory %s", dir);
     if (!S_ISDIR(st.st_mode)) return ic_set_error(err, IC_ERR_IO, "store: %s is not a directory", dir);
     return IC_OK;
 }
@@ -125,7 +104,7 @@ static ic_status open_temp(const char *dir, const char *name, char path[PATH_MAX
         memcpy(path, template_copy, (size_t)n + 1);
         *fd = mkostemp(path, O_CLOEXEC);
     }
-    return *fd < 0 ? ic_store_sys_error(err, errno, "cannot create a file in", dir) : IC_OK;
+    return *fd < 0 ? ic_sys_error(err, errno, "store: cannot create a file in %s", dir) : IC_OK;
 }
 
 ic_status ic_store_write(const char *dir, const ic_store_entry *entry, const ic_store_write_options *options,
@@ -147,13 +126,13 @@ ic_status ic_store_write(const char *dir, const ic_store_entry *entry, const ic_
     ic_sink sink = {.fd = fd, .fault_errno = options->fault_errno, .fault_after_bytes = options->fault_after_bytes};
     st = ic_store_encode_to(entry, options, &sink, err);
     if (st == IC_OK && options->sync != IC_STORE_SYNC_NONE && fdatasync(fd) != 0) {
-        st = ic_store_sys_error(err, errno, "cannot sync", temp_path);
+        st = ic_sys_error(err, errno, "store: cannot sync %s", temp_path);
     }
     if (close(fd) != 0 && errno != EINTR && st == IC_OK) {
-        st = ic_store_sys_error(err, errno, "cannot close", temp_path);
+        st = ic_sys_error(err, errno, "store: cannot close %s", temp_path);
     }
     if (st == IC_OK && rename(temp_path, final_path) != 0) {
-        st = ic_store_sys_error(err, errno, "cannot rename into", final_path);
+        st = ic_sys_error(err, errno, "store: cannot rename into %s", final_path);
     }
     if (st != IC_OK) {
         unlink(temp_path);
@@ -161,7 +140,7 @@ ic_status ic_store_write(const char *dir, const ic_store_entry *entry, const ic_
     }
     if (options->sync == IC_STORE_SYNC_FULL) {
         int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0 || fsync(dfd) != 0) st = ic_store_sys_error(err, errno, "cannot sync directory", dir);
+        if (dfd < 0 || fsync(dfd) != 0) st = ic_sys_error(err, errno, "store: cannot sync directory %s", dir);
         if (dfd >= 0) close(dfd);
     }
     if (written) {
@@ -193,11 +172,11 @@ ic_status ic_store_read(const char *dir, ic_store_kind kind, const char *key, si
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return ic_set_error(err, IC_ERR_NOT_FOUND, "store: no entry");
-        return ic_store_sys_error(err, errno, "cannot open", path);
+        return ic_sys_error(err, errno, "store: cannot open %s", path);
     }
     struct stat info;
     if (fstat(fd, &info) != 0) {
-        st = ic_store_sys_error(err, errno, "cannot stat", path);
+        st = ic_sys_error(err, errno, "store: cannot stat %s", path);
     } else if (!S_ISREG(info.st_mode)) {
         st = ic_set_error(err, IC_ERR_NOT_FOUND, "store: %s is not a regular file", path);
     } else {
@@ -207,7 +186,7 @@ ic_status ic_store_read(const char *dir, ic_store_kind kind, const char *key, si
     }
     if (st == IC_OK) {
         out->accessed_ms = mtime_ms(&info);
-        if (options->touch_after_ms >= 0 && ic_store_now_ms() - out->accessed_ms > options->touch_after_ms) {
+        if (options->touch_after_ms >= 0 && ic_realtime_ms() - out->accessed_ms > options->touch_after_ms) {
             /* The modification time is the last access the age and size limits go by. */
             (void)futimens(fd, NULL);
         }
@@ -227,7 +206,7 @@ ic_status ic_store_remove(const char *dir, const char *name, ic_error *err) {
     if (st != IC_OK) return st;
     if (unlink(path) != 0) {
         if (errno == ENOENT || errno == ENOTDIR) return ic_set_error(err, IC_ERR_NOT_FOUND, "store: no entry %s", name);
-        return ic_store_sys_error(err, errno, "cannot remove", path);
+        return ic_sys_error(err, errno, "store: cannot remove %s", path);
     }
     return IC_OK;
 }
@@ -240,14 +219,14 @@ static ic_status each_name(const char *dir, visit_fn visit, void *ctx, ic_error 
     DIR *d = opendir(dir);
     if (!d) {
         if (errno == ENOENT) return IC_OK;
-        return ic_store_sys_error(err, errno, "cannot open directory", dir);
+        return ic_sys_error(err, errno, "store: cannot open directory %s", dir);
     }
     ic_status st = IC_OK;
     for (;;) {
         errno = 0;
         struct dirent *de = readdir(d);
         if (!de) {
-            if (errno != 0) st = ic_store_sys_error(err, errno, "cannot list", dir);
+            if (errno != 0) st = ic_sys_error(err, errno, "store: cannot list %s", dir);
             break;
         }
         if ((st = visit(dirfd(d), de->d_name, ctx, err)) != IC_OK) break;
@@ -293,7 +272,7 @@ ic_status ic_store_scan(const char *dir, int64_t temp_max_age_ms, ic_store_listi
     if (!out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "store: NULL listing");
     out->files = NULL;
     out->count = 0;
-    scan_state s = {.listing = out, .now_ms = ic_store_now_ms(), .temp_max_age_ms = temp_max_age_ms};
+    scan_state s = {.listing = out, .now_ms = ic_realtime_ms(), .temp_max_age_ms = temp_max_age_ms};
     ic_status st = each_name(dir, scan_one, &s, err);
     if (st != IC_OK) ic_store_listing_free(out);
     return st;

@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../common/ic_common_internal.h"
@@ -51,12 +50,6 @@ static uint64_t get64(const uint8_t *p) {
     return (uint64_t)get32(p) | ((uint64_t)get32(p + 4) << 32);
 }
 
-int64_t ic_store_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- Sink. ---- */
 
 static ic_status sink_put(ic_sink *s, const void *data, size_t n, ic_error *err) {
@@ -69,14 +62,14 @@ static ic_status sink_put(ic_sink *s, const void *data, size_t n, ic_error *err)
         ic_status st = fit ? sink_put(s, p, fit, err) : IC_OK;
         s->fault_errno = fault;
         if (st != IC_OK) return st;
-        return ic_store_sys_error(err, fault, "write", "(injected fault)");
+        return ic_sys_error(err, fault, "store: write (injected fault)");
     }
     if (s->fd >= 0) {
         while (n > 0) {
             ssize_t w = write(s->fd, p, n);
             if (w < 0) {
                 if (errno == EINTR) continue;
-                return ic_store_sys_error(err, errno, "write", "temporary file");
+                return ic_sys_error(err, errno, "store: write temporary file");
             }
             p += w;
             n -= (size_t)w;
@@ -104,7 +97,7 @@ static ic_status sink_put(ic_sink *s, const void *data, size_t n, ic_error *err)
 static ic_status sink_reset(ic_sink *s, ic_error *err) {
     if (s->fd >= 0) {
         if (ftruncate(s->fd, 0) != 0 || lseek(s->fd, 0, SEEK_SET) != 0) {
-            return ic_store_sys_error(err, errno, "truncate", "temporary file");
+            return ic_sys_error(err, errno, "store: truncate temporary file");
         }
     }
     s->mem_length = 0;
@@ -113,6 +106,13 @@ static ic_status sink_reset(ic_sink *s, ic_error *err) {
 }
 
 /* ---- Encoding. ---- */
+
+void ic_store_write_options_init(ic_store_write_options *o) {
+    memset(o, 0, sizeof *o);
+    o->filter = IC_STORE_FILTER_AUTO;
+    o->sync = IC_STORE_SYNC_NONE;
+    o->min_lz4_saving_percent = 12;
+}
 
 static ic_status check_entry(const ic_store_entry *e, ic_error *err) {
     if (!e || !e->key || e->key_length == 0 || e->key_length > IC_STORE_MAX_KEY_BYTES) {
@@ -193,7 +193,7 @@ static ic_status write_header(const ic_store_entry *e, ic_store_filter filter, b
     put64(h + 48, raw_size);
     put32(h + 56, chunk);
     put32(h + 60, (uint32_t)e->key_length);
-    put64(h + 64, (uint64_t)(m->created_ms ? m->created_ms : ic_store_now_ms()));
+    put64(h + 64, (uint64_t)(m->created_ms ? m->created_ms : ic_realtime_ms()));
     put64(h + 72, (uint64_t)m->expires_ms);
     put32(h + 80, (uint32_t)m->etag_length);
     put32(h + 84, (uint32_t)m->last_modified_length);
@@ -396,7 +396,7 @@ static ic_status source_need(ic_source *s, uint64_t offset, size_t n, const uint
         if (r < 0) {
             if (errno == EINTR) continue;
             s->window_length = 0;
-            return ic_store_sys_error(err, errno, "read", "entry");
+            return ic_sys_error(err, errno, "store: read entry");
         }
         if (r == 0) break;
         got += (size_t)r;
@@ -412,6 +412,13 @@ static ic_status source_need(ic_source *s, uint64_t offset, size_t n, const uint
 }
 
 /* ---- Decoding. ---- */
+
+void ic_store_read_options_init(ic_store_read_options *o) {
+    memset(o, 0, sizeof *o);
+    o->max_bytes = IC_STORE_DEFAULT_MAX_BYTES;
+    o->touch_after_ms = 60000;
+    o->remove_corrupt = 1;
+}
 
 /* The fixed header, parsed. */
 typedef struct header {
