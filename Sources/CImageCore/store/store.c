@@ -2,7 +2,7 @@
  * store.c — the disk tier's files and directories: entry names, atomic
  * writes (temporary file + rename), reads that delete what they find
  * corrupt, removal, scanning and clearing. The bytes inside a file are
- * store_format.c's business.
+ * store_encode.c's and store_decode.c's business.
  */
 #include <dirent.h>
 #include <errno.h>
