@@ -184,13 +184,6 @@ typedef struct ic_store_write_options {
     int min_lz4_saving_percent;
     /** Raw bytes per chunk; 0 = IC_STORE_DEFAULT_CHUNK_BYTES. Rounded down to whole rows. */
     uint32_t chunk_bytes;
-    /**
-     * Fault injection for tests, off when 0: once `fault_after_bytes` bytes of the
-     * file have been written, the next write fails with this errno (e.g. ENOSPC or
-     * EDQUOT), exactly as if the file system had returned it.
-     */
-    int fault_errno;
-    uint64_t fault_after_bytes;
 } ic_store_write_options;
 
 /** How reads validate. Start from ic_store_read_options_init. */
@@ -258,7 +251,7 @@ typedef struct ic_store_listing {
     size_t count;
 } ic_store_listing;
 
-/** Defaults: AUTO filter, no sync, LZ4 where it saves 12 %, default chunk size, no fault. */
+/** Defaults: AUTO filter, no sync, LZ4 where it saves 12 %, default chunk size. */
 void ic_store_write_options_init(ic_store_write_options *options);
 
 /** Defaults: max_bytes IC_STORE_DEFAULT_MAX_BYTES, touch after 60 s, remove corrupt files, one thread, no pool. */

@@ -17,6 +17,7 @@
 #include "../common/ic_common_internal.h"
 #include "ic_hash.h"
 #include "ic_store_internal.h"
+#include "ic_store_testing.h"
 
 #define ENTRY_SUFFIX ".ikc"
 #define TEMP_PREFIX ".tmp-"
@@ -107,8 +108,10 @@ static ic_status open_temp(const char *dir, const char *name, char path[PATH_MAX
     return *fd < 0 ? ic_sys_error(err, errno, "store: cannot create a file in %s", dir) : IC_OK;
 }
 
-ic_status ic_store_write(const char *dir, const ic_store_entry *entry, const ic_store_write_options *options,
-                         ic_store_written *written, ic_error *err) {
+/* ic_store_write, with a write fault injected into the sink when fault_errno is not 0. */
+static ic_status write_entry(const char *dir, const ic_store_entry *entry, const ic_store_write_options *options,
+                             int fault_errno, uint64_t fault_after_bytes, ic_store_written *written,
+                             ic_error *err) {
     if (!entry || !entry->key) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "store: NULL entry");
     ic_store_write_options defaults;
     if (!options) {
@@ -123,7 +126,7 @@ ic_status ic_store_write(const char *dir, const ic_store_entry *entry, const ic_
     bool created = false;
     if ((st = open_temp(dir, name, temp_path, &fd, &created, err)) != IC_OK) return st;
 
-    ic_sink sink = {.fd = fd, .fault_errno = options->fault_errno, .fault_after_bytes = options->fault_after_bytes};
+    ic_sink sink = {.fd = fd, .fault_errno = fault_errno, .fault_after_bytes = fault_after_bytes};
     st = ic_store_encode_to(entry, options, &sink, err);
     if (st == IC_OK && options->sync != IC_STORE_SYNC_NONE && fdatasync(fd) != 0) {
         st = ic_sys_error(err, errno, "store: cannot sync %s", temp_path);
@@ -149,6 +152,17 @@ ic_status ic_store_write(const char *dir, const ic_store_entry *entry, const ic_
         written->directory_created = created ? 1 : 0;
     }
     return st;
+}
+
+ic_status ic_store_write(const char *dir, const ic_store_entry *entry, const ic_store_write_options *options,
+                         ic_store_written *written, ic_error *err) {
+    return write_entry(dir, entry, options, 0, 0, written, err);
+}
+
+ic_status ic_store_write_with_fault(const char *dir, const ic_store_entry *entry,
+                                    const ic_store_write_options *options, int fault_errno,
+                                    uint64_t fault_after_bytes, ic_store_written *written, ic_error *err) {
+    return write_entry(dir, entry, options, fault_errno, fault_after_bytes, written, err);
 }
 
 /* Deletes `path` if it is still the file `seen` (another writer may have replaced it). */
