@@ -139,12 +139,12 @@ typedef ic_status (*ic_store_part_job)(void *arg, ic_source *source, uint32_t in
                                        uint32_t count, ic_error *err);
 
 /**
- * Runs `job` in `count` parts (1 ... IC_STORE_MAX_PARTS): part 0 on the
- * calling thread with `source`, the others on threads started for the call,
+ * Runs `job` in `count` parts (1 ... IC_STORE_MAX_PARTS) through
+ * options->run_parts (which must be set): part 0 with `source`, the others
  * each with its own source over the same bytes. Returns the first failure in
  * part order (with its message in err), else IC_OK.
  */
-ic_status ic_store_run_parts(uint32_t count, ic_store_part_job job, void *arg, ic_source *source,
-                             ic_error *err);
+ic_status ic_store_run_parts(const ic_store_read_options *options, uint32_t count,
+                             ic_store_part_job job, void *arg, ic_source *source, ic_error *err);
 
 #endif /* IC_STORE_INTERNAL_H */

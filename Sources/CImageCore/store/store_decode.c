@@ -269,14 +269,14 @@ static ic_status decode_part(void *arg, ic_source *s, uint32_t index, uint32_t c
     return decode_range(p, s, p->count * index / count, p->count * (index + 1) / count, err);
 }
 
-/* Decodes every chunk, split into up to `threads` parts for large payloads. */
-static ic_status decode_chunks(const plan *p, ic_source *s, int threads, ic_error *err) {
-    uint64_t n = threads > 1 ? (uint64_t)threads : 1;
+/* Decodes every chunk: a large payload in up to options->threads parts through options->run_parts. */
+static ic_status decode_chunks(const plan *p, ic_source *s, const ic_store_read_options *o, ic_error *err) {
+    uint64_t n = o->threads > 1 && o->run_parts ? (uint64_t)o->threads : 1;
     if (p->x->raw_size < IC_STORE_PARALLEL_MIN_BYTES) n = 1;
     if (n > IC_STORE_MAX_PARTS) n = IC_STORE_MAX_PARTS;
     if (n > p->count) n = p->count;
     if (n <= 1) return decode_range(p, s, 0, p->count, err);
-    return ic_store_run_parts((uint32_t)n, decode_part, (void *)p, s, err);
+    return ic_store_run_parts(o, (uint32_t)n, decode_part, (void *)p, s, err);
 }
 
 ic_status ic_store_decode_from(ic_source *s, ic_store_kind kind, const char *key, size_t key_length,
@@ -329,7 +329,7 @@ ic_status ic_store_decode_from(ic_source *s, ic_store_kind kind, const char *key
     }
     p.image = r.image;
     p.data = r.data;
-    if (st == IC_OK) st = decode_chunks(&p, s, options->threads, err);
+    if (st == IC_OK) st = decode_chunks(&p, s, options, err);
     free((void *)p.table);
     free(p.offsets);
     if (st != IC_OK) {

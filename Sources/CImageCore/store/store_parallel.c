@@ -1,52 +1,54 @@
 /*
- * store_parallel.c — a large read split into parts: the first on the calling
- * thread, the others on threads started for the call.
+ * store_parallel.c — a large read split into parts, run by the caller's
+ * ic_store_run_parts_fn on the caller's threads (the store starts none).
+ * Each part reads through a source of its own and reports its own status.
  */
-#include <pthread.h>
-#include <stdbool.h>
-
+#include "../common/ic_common_internal.h"
 #include "ic_store_internal.h"
 
-/* One thread's part of a job. */
-typedef struct worker {
-    ic_store_part_job job;
-    void *arg;
-    ic_source source;
-    uint32_t index, count;
+/* One part: its source (part 0 reads through the caller's) and how it ended. */
+typedef struct part {
+    ic_source own;
+    ic_source *source;
     ic_status status;
     ic_error error;
-    pthread_t thread;
-    bool started;
-} worker;
+} part;
 
-static void *worker_main(void *arg) {
-    worker *w = arg;
-    w->status = w->job(w->arg, &w->source, w->index, w->count, &w->error);
-    ic_source_release(&w->source);
-    return NULL;
+/* The job and its parts, shared by every call of run_part. */
+typedef struct fan_out {
+    ic_store_part_job job;
+    void *arg;
+    uint32_t count;
+    part parts[IC_STORE_MAX_PARTS];
+} fan_out;
+
+/* The ic_store_part_fn handed to the caller's runner. */
+static void run_part(void *arg, uint32_t index) {
+    fan_out *f = arg;
+    if (index >= f->count) return;
+    part *p = &f->parts[index];
+    p->status = f->job(f->arg, p->source, index, f->count, &p->error);
 }
 
-ic_status ic_store_run_parts(uint32_t count, ic_store_part_job job, void *arg, ic_source *s,
-                             ic_error *err) {
-    worker helpers[IC_STORE_MAX_PARTS - 1];
-    for (uint32_t i = 1; i < count; i++) {
-        worker *w = &helpers[i - 1];
-        *w = (worker){.job = job, .arg = arg,
-                      .source = {.fd = s->fd, .mem = s->mem, .size = s->size, .pool = s->pool},
-                      .index = i, .count = count};
-        w->started = pthread_create(&w->thread, NULL, worker_main, w) == 0;
+ic_status ic_store_run_parts(const ic_store_read_options *o, uint32_t count, ic_store_part_job job,
+                             void *arg, ic_source *s, ic_error *err) {
+    fan_out f = {.job = job, .arg = arg, .count = count};
+    for (uint32_t i = 0; i < count; i++) {
+        part *p = &f.parts[i];
+        p->own = (ic_source){.fd = s->fd, .mem = s->mem, .size = s->size, .pool = s->pool};
+        p->source = i == 0 ? s : &p->own;
+        /* What a part the runner never ran reports. */
+        p->status = ic_set_error(&p->error, IC_ERR_INTERNAL, "store: part %u of %u of a read did not run", i,
+                                 count);
     }
-    ic_status st = job(arg, s, 0, count, err);
-    for (uint32_t i = 1; i < count; i++) {
-        worker *w = &helpers[i - 1];
-        if (w->started) {
-            pthread_join(w->thread, NULL);
-        } else {
-            worker_main(w); /* no thread could start: do its part here */
-        }
-        if (st == IC_OK && w->status != IC_OK) {
-            st = w->status;
-            if (err) *err = w->error;
+    o->run_parts(o->run_parts_context, count, run_part, &f);
+    ic_status st = IC_OK;
+    for (uint32_t i = 0; i < count; i++) {
+        part *p = &f.parts[i];
+        ic_source_release(&p->own);
+        if (st == IC_OK && p->status != IC_OK) {
+            st = p->status;
+            if (err) *err = p->error;
         }
     }
     return st;
