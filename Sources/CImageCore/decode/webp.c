@@ -4,6 +4,10 @@
  *
  * libwebp writes straight RGBA, which we premultiply with ImageKit's exact
  * formula (libwebp's own premultiplied mode rounds differently).
+ *
+ * Stills go through libwebp's incremental decoder, the input handed over in
+ * steps, so the cancel flag is looked at between steps as the other decoders
+ * look at it between rows; animations look at it between frames.
  */
 #include <math.h>
 #include <string.h>
@@ -26,7 +30,13 @@ static const char *vp8_status_text(VP8StatusCode code) {
     }
 }
 
+/* Input bytes a still's decode takes between two looks at the cancel flag: an eighth of the
+ * file (libwebp's lossless decoder redoes up to 8 rows at each step), at least 64 KiB. */
+#define WEBP_MIN_STEP ((size_t)64 * 1024)
+#define WEBP_STEPS 8
+
 static ic_status vp8_failure(ic_decoder *d, VP8StatusCode code) {
+    if (code == VP8_STATUS_USER_ABORT) return ic_dec_fail_cancelled(d);
     ic_status st;
     switch (code) {
     case VP8_STATUS_OUT_OF_MEMORY: st = IC_ERR_OUT_OF_MEMORY; break;
@@ -41,7 +51,8 @@ static ic_status vp8_failure(ic_decoder *d, VP8StatusCode code) {
     return ic_set_error(d->err, st, "WebP: %s", vp8_status_text(code));
 }
 
-/* Decodes into `buf` (straight RGBA, `stride` apart) at scaled_w x scaled_h (0: full size). */
+/* Decodes into `buf` (straight RGBA, `stride` apart) at scaled_w x scaled_h (0: full size);
+ * VP8_STATUS_USER_ABORT once the cancel flag is set. */
 static VP8StatusCode decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t size,
                                  uint32_t scaled_w, uint32_t scaled_h) {
     WebPDecoderConfig config;
@@ -56,7 +67,22 @@ static VP8StatusCode decode_into(ic_decoder *d, uint8_t *buf, size_t stride, siz
         config.options.scaled_width = (int)scaled_w;
         config.options.scaled_height = (int)scaled_h;
     }
-    VP8StatusCode code = WebPDecode(d->data, d->size, &config);
+    WebPIDecoder *idec = WebPIDecode(NULL, 0, &config);
+    if (!idec) return VP8_STATUS_OUT_OF_MEMORY;
+    size_t step = d->size / WEBP_STEPS > WEBP_MIN_STEP ? d->size / WEBP_STEPS : WEBP_MIN_STEP;
+    size_t fed = 0;
+    VP8StatusCode code = VP8_STATUS_SUSPENDED;
+    while (code == VP8_STATUS_SUSPENDED) {
+        if (ic_dec_cancelled(d)) {
+            code = VP8_STATUS_USER_ABORT;
+        } else if (fed == d->size) {
+            code = VP8_STATUS_NOT_ENOUGH_DATA; /* every byte given and still waiting for more */
+        } else {
+            fed = d->size - fed > step ? fed + step : d->size;
+            code = WebPIUpdate(idec, d->data, fed);
+        }
+    }
+    WebPIDelete(idec);
     WebPFreeDecBuffer(&config.output);
     return code;
 }
