@@ -578,6 +578,10 @@ ic_status ic_gif_decode(ic_decoder *d) {
     gif_state *s = ic_dec_malloc(d, sizeof *s);
     if (!s) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
     memset(s, 0, offsetof(gif_state, palette));
+    /* The prefix table is read one step past a string's first code (a literal, whose prefix
+     * nothing else writes): every entry is defined from the start. The other tables are
+     * written before they are read (entries below the next free code), image by image. */
+    memset(s->prefix, 0, sizeof s->prefix);
     s->d = d;
     s->sw = hdr.width;
     s->sh = hdr.height;
