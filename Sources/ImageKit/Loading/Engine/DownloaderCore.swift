@@ -1,143 +1,37 @@
 import CImageCore
+import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
 
-/// The downloader's state machine over the C fetch engine: coalescing,
-/// the priority queue, the concurrency limits and cancellation.
+/// The downloader over the C fetch engine: ``DownloaderStateMachine`` behind one lock,
+/// and the code that carries out the actions its transitions return.
 ///
-/// Every caller is a *waiter* (one per token). Waiters whose requests resolve
-/// equal share one *transfer*. A transfer waits in the queue until a slot is
-/// free, then runs in the engine; when it ends, each of its waiters gets the
-/// result. All state lives behind one lock; callbacks to callers and observers
-/// run after the lock is released.
+/// Each entry point (a caller's submit or cancel, an engine callback) runs one transition
+/// with the lock held, then acts on its result after releasing the lock: completions,
+/// progress handlers, observers, task cancellation and every C call run unlocked.
+///
+/// Transfers reach the engine in one place, `launch`, which runs only in a launch run on
+/// `launchQueue`. The state machine puts every transfer it starts in a backlog and asks for
+/// a run when none is pending; the run hands the backlog over until it is empty. A slot
+/// freed by a completion (inside the engine's `on_complete` callback) is filled the same
+/// way, so `ic_fetch_start` never runs inside an engine callback, nor with a lock held, and
+/// transfers are handed over in the order the state machine started them.
 final class DownloaderCore: Sendable {
-    typealias Completion = @Sendable (Result<DownloadResult, ImageKitError>) -> Void
-    typealias Progress = @Sendable (DownloadProgress) -> Void
+    typealias Completion = DownloaderStateMachine.Completion
+    typealias Progress = DownloaderStateMachine.Progress
+    private typealias Start = DownloaderStateMachine.Start
 
     let configuration: DownloaderConfiguration
     private let defaults: ResolvedRequest.Defaults
     private let engine: FetchEngine
-    private let state = Locked(State())
+    private let state: Locked<DownloaderStateMachine>
+    /// Where launch runs go (serial: at most one is pending at a time anyway).
+    private let launchQueue = DispatchQueue(label: "ImageKit.Downloader.launch")
     /// Whether the engine must report heads (someone looks at them before the body).
     private let wantsHead: Bool
-
-    private struct Waiter: Sendable {
-        enum Phase: Sendable {
-            /// Has a token, not yet submitted.
-            case created
-            /// Cancelled before it was submitted.
-            case cancelledEarly
-            /// Submitted (its completion is set), not yet on a transfer.
-            case submitted
-            /// The request modifier is running (its task, once known).
-            case preparing(Task<Void, Never>?)
-            /// Waiting on a transfer.
-            case attached(UInt64)
-        }
-
-        var phase: Phase = .created
-        var priority: DownloadPriority = .normal
-        var progress: Progress?
-        var completion: Completion?
-    }
-
-    /// What a transfer asks for: fixed for its life and shared by reference, so the
-    /// many copies of `Transfer` and `Start` the bookkeeping makes stay cheap.
-    private final class Target: Sendable {
-        let request: DownloadRequest
-        let resolved: ResolvedRequest
-
-        init(request: DownloadRequest, resolved: ResolvedRequest) {
-            self.request = request
-            self.resolved = resolved
-        }
-    }
-
-    private struct Transfer: Sendable {
-        enum Phase: Sendable {
-            /// In the queue under sequence number `seq`.
-            case queued(seq: UInt64)
-            /// Handed to the engine; `engineID` once ic_fetch_start returned.
-            case running(engineID: UInt64?, cancelRequested: Bool)
-        }
-
-        let target: Target
-        var waiters: [UInt64]
-        var priority: DownloadPriority
-        var phase: Phase
-        /// Why the head was rejected (content type, validator), if it was.
-        var rejection: ImageKitError?
-    }
-
-    private struct Start: Sendable {
-        let id: UInt64
-        let target: Target
-    }
-
-    private struct State: Sendable {
-        var nextID: UInt64 = 0
-        var waiters: [UInt64: Waiter] = [:]
-        var transfers: [UInt64: Transfer] = [:]
-        /// Transfers new waiters may join (not those being cancelled).
-        var byKey: [ResolvedRequest: UInt64] = [:]
-        var queue = PendingQueue()
-        var queued = 0
-        var running = 0
-        var runningPerHost: [String: Int] = [:]
-        var modifierTasks = 0
-        var contexts = 0
-        var isShutDown = false
-        /// Set by a draining shutdown: new waiters are refused, transfers in flight go on.
-        var refusesNew = false
-
-        mutating func makeID() -> UInt64 {
-            nextID += 1
-            return nextID
-        }
-
-        /// Queues transfer `id` (again) at its current priority.
-        mutating func enqueue(_ id: UInt64) {
-            let seq = makeID()
-            transfers[id]!.phase = .queued(seq: seq)
-            queue.push(PendingQueue.Entry(id: id, seq: seq), priority: transfers[id]!.priority)
-        }
-
-        /// Gives transfer `id` the highest priority of its waiters, moving it in the queue.
-        mutating func updatePriority(_ id: UInt64) {
-            guard let t = transfers[id] else { return }
-            let top = t.waiters.compactMap { waiters[$0]?.priority }.max() ?? t.priority
-            guard top != t.priority else { return }
-            transfers[id]!.priority = top
-            if case .queued = t.phase { enqueue(id) }
-        }
-
-        /// Removes waiter `waiter` from transfer `id`. When it was the last one, the
-        /// transfer leaves the queue, or (running) is marked for cancelling and its
-        /// engine id returned for ic_fetch_cancel.
-        mutating func detach(_ waiter: UInt64, from id: UInt64) -> UInt64? {
-            guard var t = transfers[id] else { return nil }
-            t.waiters.removeAll { $0 == waiter }
-            guard t.waiters.isEmpty else {
-                transfers[id] = t
-                updatePriority(id)
-                return nil
-            }
-            if byKey[t.target.resolved] == id { byKey[t.target.resolved] = nil }
-            switch t.phase {
-            case .queued:
-                transfers[id] = nil
-                queued -= 1
-                return nil
-            case .running(let engineID, _):
-                t.phase = .running(engineID: engineID, cancelRequested: true)
-                transfers[id] = t
-                return engineID
-            }
-        }
-    }
 
     init(configuration: DownloaderConfiguration) throws(ImageKitError) {
         guard configuration.maxConcurrentDownloads > 0 else {
@@ -149,6 +43,9 @@ final class DownloaderCore: Sendable {
         self.configuration = configuration
         defaults = try ResolvedRequest.Defaults(configuration)
         engine = try FetchEngine(configuration: configuration)
+        state = Locked(DownloaderStateMachine(limits: DownloaderStateMachine.Limits(
+            maxConcurrent: configuration.maxConcurrentDownloads,
+            maxPerHost: configuration.maxConcurrentDownloadsPerHost, order: configuration.executionOrder)))
         wantsHead = !configuration.observers.isEmpty || configuration.acceptableContentTypes != nil
             || configuration.responseValidator != nil
     }
@@ -157,11 +54,7 @@ final class DownloaderCore: Sendable {
 
     /// Registers a waiter for a token; `submit` gives it its request.
     func makeWaiter() -> UInt64 {
-        state.withLock { s in
-            let id = s.makeID()
-            s.waiters[id] = Waiter()
-            return id
-        }
+        state.withLock { $0.makeWaiter() }
     }
 
     /// Sends waiter `id`'s request: through the request modifier if there is one,
@@ -169,97 +62,48 @@ final class DownloaderCore: Sendable {
     func submit(_ id: UInt64, _ request: DownloadRequest, priority: DownloadPriority, progress: Progress?,
                 completion: @escaping Completion) {
         let modifier = configuration.requestModifier
-        let accepted = state.withLock { s -> Bool in
-            guard var w = s.waiters[id], case .created = w.phase, !s.isShutDown, !s.refusesNew else {
-                s.waiters[id] = nil
-                return false
-            }
-            w.priority = priority
-            w.progress = progress
-            w.completion = completion
-            if modifier != nil {
-                w.phase = .preparing(nil)
-                s.modifierTasks += 1
-            } else {
-                w.phase = .submitted
-            }
-            s.waiters[id] = w
-            return true
+        let action = state.withLock {
+            $0.submit(id, priority: priority, progress: progress, completion: completion, hasModifier: modifier != nil)
         }
-        guard accepted else {
-            completion(.failure(.cancelled))
-            return
-        }
-        guard let modifier else {
+        switch action {
+        case .complete(let completion, let error):
+            completion(.failure(error))
+        case .attach:
             attach(id, request)
-            return
+        case .runModifier:
+            let task = Task {
+                // The state machine asks for this only when there is a modifier.
+                let modified = await modifier!(request)
+                self.finishPreparing(id, modified)
+            }
+            if case .cancelTask = state.withLock({ $0.modifierStarted(id, task: task) }) { task.cancel() }
         }
-        let task = Task {
-            let modified = await modifier(request)
-            self.finishPreparing(id, modified)
-        }
-        let stillPreparing = state.withLock { s -> Bool in
-            guard case .preparing(nil)? = s.waiters[id]?.phase else { return false }
-            s.waiters[id]!.phase = .preparing(task)
-            return true
-        }
-        if !stillPreparing { task.cancel() }
     }
 
     /// Cancels waiter `id`: it completes with `.cancelled` now; its transfer is
     /// aborted if no other waiter is left on it.
     func cancel(_ id: UInt64) {
-        let (completion, task, engineID) = state.withLock {
-            s -> (Completion?, Task<Void, Never>?, UInt64?) in
-            guard let w = s.waiters[id] else { return (nil, nil, nil) }
-            switch w.phase {
-            case .created:
-                s.waiters[id]!.phase = .cancelledEarly
-                return (nil, nil, nil)
-            case .cancelledEarly:
-                return (nil, nil, nil)
-            case .submitted:
-                s.waiters[id] = nil
-                return (w.completion, nil, nil)
-            case .preparing(let task):
-                s.waiters[id] = nil
-                return (w.completion, task, nil)
-            case .attached(let transfer):
-                s.waiters[id] = nil
-                return (w.completion, nil, s.detach(id, from: transfer))
-            }
+        guard case .complete(let completion, let task, let engineID) = state.withLock({ $0.cancel(id) }) else {
+            return
         }
         task?.cancel()
         if let engineID { engine.cancel(engineID) }
-        completion?(.failure(.cancelled))
+        completion(.failure(.cancelled))
     }
 
     /// Refuses later submissions (they complete as cancelled); what is in flight goes on.
     func refuseNew() {
-        state.withLock { $0.refusesNew = true }
+        state.withLock { $0.refuseNew() }
     }
 
     /// Stops everything: running transfers are aborted, queued ones and their
     /// waiters complete as cancelled, and later submissions fail the same way.
     func shutdown() {
-        state.withLock { $0.isShutDown = true }
+        state.withLock { $0.beginShutdown() }
         engine.shutdown()
-        let (completions, tasks) = state.withLock { s -> ([Completion], [Task<Void, Never>]) in
-            var completions: [Completion] = []
-            var tasks: [Task<Void, Never>] = []
-            for w in s.waiters.values {
-                if let c = w.completion { completions.append(c) }
-                if case .preparing(let t?) = w.phase { tasks.append(t) }
-            }
-            s.waiters.removeAll()
-            s.transfers = s.transfers.filter { if case .running = $0.value.phase { true } else { false } }
-            s.byKey.removeAll()
-            s.queue = PendingQueue()
-            s.queued = 0
-            return (completions, tasks)
-        }
-        for t in tasks { t.cancel() }
-        for c in completions { c(.failure(.cancelled)) }
+        let action = state.withLock { $0.finishShutdown() }
+        for task in action.modifierTasks { task.cancel() }
+        for completion in action.completions { completion(.failure(.cancelled)) }
     }
 
     /// Counters for tests and metrics.
@@ -267,9 +111,9 @@ final class DownloaderCore: Sendable {
         let e = engine.stats()
         return state.withLock { s in
             DownloaderStatistics(
-                waiters: s.waiters.count, transfers: s.transfers.count, queuedTransfers: s.queued,
-                runningTransfers: s.running, pendingRequestModifiers: s.modifierTasks,
-                transferContexts: s.contexts, engineStarted: Int(e.started), engineCompleted: Int(e.completed),
+                waiters: s.waiterCount, transfers: s.transferCount, queuedTransfers: s.queuedTransfers,
+                runningTransfers: s.runningTransfers, pendingRequestModifiers: s.modifierTasks,
+                transferContexts: s.transferContexts, engineStarted: Int(e.started), engineCompleted: Int(e.completed),
                 engineQueued: Int(e.queued), engineActive: Int(e.active), engineEasyHandles: Int(e.easy_handles),
                 bodies: Int(e.bodies_out), bodyBytes: Int(clamping: e.body_bytes_out))
         }
@@ -278,7 +122,7 @@ final class DownloaderCore: Sendable {
     // MARK: - Scheduling
 
     private func finishPreparing(_ id: UInt64, _ request: DownloadRequest?) {
-        state.withLock { $0.modifierTasks -= 1 }
+        state.withLock { $0.modifierFinished() }
         if let request {
             attach(id, request)
         } else {
@@ -288,16 +132,9 @@ final class DownloaderCore: Sendable {
 
     /// Completes a waiter that never reached a transfer.
     private func fail(_ id: UInt64, _ error: ImageKitError) {
-        let completion = state.withLock { s -> Completion? in
-            guard let w = s.waiters[id] else { return nil }
-            switch w.phase {
-            case .submitted, .preparing: break
-            case .created, .cancelledEarly, .attached: return nil
-            }
-            s.waiters[id] = nil
-            return w.completion
+        if case .complete(let completion, let error) = state.withLock({ $0.fail(id, error) }) {
+            completion(.failure(error))
         }
-        completion?(.failure(error))
     }
 
     /// Puts waiter `id` on a transfer for `request`, joining an identical one in flight.
@@ -309,118 +146,74 @@ final class DownloaderCore: Sendable {
             fail(id, error)
             return
         }
-        let starts = state.withLock { s -> [Start] in
-            guard var w = s.waiters[id] else { return [] }
-            switch w.phase {
-            case .submitted, .preparing: break
-            case .created, .cancelledEarly, .attached: return []
-            }
-            let transfer: UInt64
-            if let existing = s.byKey[resolved] {
-                transfer = existing
-                s.transfers[transfer]!.waiters.append(id)
-            } else {
-                transfer = s.makeID()
-                s.transfers[transfer] = Transfer(target: Target(request: request, resolved: resolved), waiters: [id],
-                                                 priority: w.priority, phase: .queued(seq: 0))
-                s.byKey[resolved] = transfer
-                s.enqueue(transfer)
-                s.queued += 1
-            }
-            w.phase = .attached(transfer)
-            s.waiters[id] = w
-            s.updatePriority(transfer)
-            return schedule(&s)
+        if case .queueLaunchRun = state.withLock({ $0.attach(id, request: request, resolved: resolved) }) {
+            queueLaunchRun()
         }
-        launch(starts)
     }
 
-    /// Takes transfers off the queue while slots are free; the caller launches them.
-    private func schedule(_ s: inout State) -> [Start] {
-        guard !s.isShutDown else { return [] }
-        let limit = configuration.maxConcurrentDownloads
-        let perHost = configuration.maxConcurrentDownloadsPerHost
-        var queue = PendingQueue()
-        swap(&queue, &s.queue)
-        defer { swap(&queue, &s.queue) }
-        var starts: [Start] = []
-        while s.running < limit, s.queued > 0 {
-            let next = queue.pop(order: configuration.executionOrder, isLive: { entry in
-                if case .queued(let seq)? = s.transfers[entry.id]?.phase { return seq == entry.seq }
-                return false
-            }, canStart: { id in
-                guard let perHost, let host = s.transfers[id]?.target.resolved.authority else { return true }
-                return s.runningPerHost[host, default: 0] < perHost
-            })
-            guard let id = next, let t = s.transfers[id] else { break }
-            s.transfers[id]!.phase = .running(engineID: nil, cancelRequested: false)
-            s.queued -= 1
-            s.running += 1
-            s.runningPerHost[t.target.resolved.authority, default: 0] += 1
-            starts.append(Start(id: id, target: t.target))
-        }
-        return starts
+    private func queueLaunchRun() {
+        launchQueue.async { self.runLaunches() }
     }
 
-    /// Hands scheduled transfers to the engine.
-    private func launch(_ starts: [Start]) {
-        for start in starts {
-            notify(.started(start.target.request))
-            let ctx = Unmanaged.passRetained(TransferContext(id: start.id, core: self)).toOpaque()
-            let callbacks = TransferContext.callbacks(wantsHead: wantsHead)
-            let result = start.target.resolved.withCRequest { req in
-                req.callbacks = callbacks
-                req.ctx = ctx
-                return engine.start(&req)
+    /// Hands the transfers the state machine started to the engine until none is left.
+    /// Runs on `launchQueue` only.
+    private func runLaunches() {
+        while true {
+            let starts = state.withLock { $0.takeLaunches() }
+            if starts.isEmpty { return }
+            for start in starts { launch(start) }
+        }
+    }
+
+    /// Hands one started transfer to the engine.
+    private func launch(_ start: Start) {
+        notify(.started(start.target.request))
+        let ctx = Unmanaged.passRetained(TransferContext(id: start.transfer, core: self)).toOpaque()
+        let callbacks = TransferContext.callbacks(wantsHead: wantsHead)
+        let result = start.target.resolved.withCRequest { req in
+            req.callbacks = callbacks
+            req.ctx = ctx
+            return engine.start(&req)
+        }
+        switch result {
+        case .success(let engineID):
+            if case .abort(let engineID) = state.withLock({ $0.transferStarted(start.transfer, engineID: engineID) }) {
+                engine.cancel(engineID)
             }
-            switch result {
-            case .success(let engineID):
-                let cancelNow = state.withLock { s -> Bool in
-                    guard case .running(_, let cancelRequested)? = s.transfers[start.id]?.phase else {
-                        return false
-                    }
-                    s.transfers[start.id]!.phase = .running(engineID: engineID, cancelRequested: cancelRequested)
-                    return cancelRequested
-                }
-                if cancelNow { engine.cancel(engineID) }
-            case .failure(let error):
-                Unmanaged<TransferContext>.fromOpaque(ctx).release()
-                finish(start.id) { _ in (.failure(error), nil) }
-            }
+        case .failure(let error):
+            Unmanaged<TransferContext>.fromOpaque(ctx).release()
+            finish(state.withLock { $0.transferCompleted(start.transfer) }) { _ in (.failure(error), nil) }
         }
     }
 
     // MARK: - Engine callbacks (on the engine thread)
 
     func contextCreated() {
-        state.withLock { $0.contexts += 1 }
+        state.withLock { $0.contextCreated() }
     }
 
     func contextReleased() {
-        state.withLock { $0.contexts -= 1 }
+        state.withLock { $0.contextReleased() }
     }
 
     /// Checks a response head; false stops the transfer.
     func transferDidReceiveHead(_ id: UInt64, _ head: ic_fetch_head) -> Bool {
-        guard let t = state.withLock({ $0.transfers[id] }) else { return false }
-        let response = DownloadResponse(head, requestURL: t.target.request.url, requestURLString: t.target.resolved.url)
-        notify(.response(t.target.request, response))
+        guard let target = state.withLock({ $0.target(of: id) }) else { return false }
+        let response = DownloadResponse(head, requestURL: target.request.url, requestURLString: target.resolved.url)
+        notify(.response(target.request, response))
         guard configuration.acceptableStatusCodes.contains(response.statusCode),
               let rejection = validate(response) else { return true }
-        state.withLock { $0.transfers[id]?.rejection = rejection }
+        state.withLock { $0.headRejected(id, rejection) }
         return false
     }
 
     /// Passes progress to every waiter of the transfer.
     func transferDidProgress(_ id: UInt64, received: UInt64, expected: Int64) {
-        let (handlers, request) = state.withLock { s -> ([Progress], DownloadRequest?) in
-            guard let t = s.transfers[id] else { return ([], nil) }
-            return (t.waiters.compactMap { s.waiters[$0]?.progress }, t.target.request)
-        }
+        guard case .report(let target, let handlers) = state.withLock({ $0.progress(of: id) }) else { return }
         let progress = DownloadProgress(receivedBytes: Int64(clamping: received),
                                         expectedBytes: expected >= 0 ? expected : nil)
         for handler in handlers { handler(progress) }
-        if let request { notify(.progress(request, progress)) }
+        notify(.progress(target.request, progress))
     }
 
     /// Turns the engine's outcome into each waiter's result and fills the freed slot.
@@ -434,49 +227,42 @@ final class DownloaderCore: Sendable {
             outcome.pointee.body = nil
         }
         let o = outcome.pointee
-        finish(id) { t in
-            let metrics = DownloadMetrics(o.metrics, sharedBy: t.waiters.count)
+        finish(state.withLock { $0.transferCompleted(id) }) { f in
+            let metrics = DownloadMetrics(o.metrics, sharedBy: f.sharedBy)
             let response = o.head.map {
-                DownloadResponse($0.pointee, requestURL: t.target.request.url, requestURLString: t.target.resolved.url)
+                DownloadResponse($0.pointee, requestURL: f.target.request.url, requestURLString: f.target.resolved.url)
             }
             if let response {
                 if o.result == IC_FETCH_OK {
                     return (.success(DownloadResult(status: .downloaded, data: data, response: response,
                                                     metrics: metrics)), metrics)
                 }
-                if o.result == IC_FETCH_HTTP_STATUS, response.statusCode == 304, t.target.resolved.isConditional {
+                if o.result == IC_FETCH_HTTP_STATUS, response.statusCode == 304, f.target.resolved.isConditional {
                     return (.success(DownloadResult(status: .notModified, data: Data(), response: response,
                                                     metrics: metrics)), metrics)
                 }
             }
-            if o.result == IC_FETCH_ABORTED, let rejection = t.rejection { return (.failure(rejection), metrics) }
+            if o.result == IC_FETCH_ABORTED, let rejection = f.rejection { return (.failure(rejection), metrics) }
             let message = o.message.map { String(cString: $0) } ?? ""
             return (.failure(ImageKitError(fetch: o.result, curlCode: o.curl_code, message: message,
                                            status: response?.statusCode ?? 0)), metrics)
         }
     }
 
-    /// Ends transfer `id`: frees its slot, tells the observers, gives `outcome`'s
-    /// result to its waiters and starts what the slot allows.
-    private func finish(_ id: UInt64,
-                        outcome: (Transfer) -> (Result<DownloadResult, ImageKitError>, DownloadMetrics?)) {
-        let ended = state.withLock { s -> (Transfer, [Completion], [Start])? in
-            guard let t = s.transfers.removeValue(forKey: id) else { return nil }
-            if s.byKey[t.target.resolved] == id { s.byKey[t.target.resolved] = nil }
-            s.running -= 1
-            let host = t.target.resolved.authority
-            if let n = s.runningPerHost[host] { s.runningPerHost[host] = n > 1 ? n - 1 : nil }
-            let completions = t.waiters.compactMap { s.waiters.removeValue(forKey: $0)?.completion }
-            return (t, completions, schedule(&s))
-        }
-        guard let (transfer, completions, starts) = ended else { return }
-        let (result, metrics) = outcome(transfer)
+    /// Carries out a transfer's end: tells the observers, gives `outcome`'s result to its
+    /// waiters, and queues a launch run for what the freed slot started (this may run inside
+    /// the engine's completion callback, which must not hand transfers to the engine itself).
+    private func finish(_ action: DownloaderStateMachine.CompletedAction,
+                        outcome: (DownloaderStateMachine.Finished)
+                            -> (Result<DownloadResult, ImageKitError>, DownloadMetrics?)) {
+        guard case .finish(let finished) = action else { return }
+        let (result, metrics) = outcome(finished)
         switch result {
-        case .success(let r): notify(.finished(transfer.target.request, r.response, r.metrics))
-        case .failure(let e): notify(.failed(transfer.target.request, e, metrics))
+        case .success(let r): notify(.finished(finished.target.request, r.response, r.metrics))
+        case .failure(let e): notify(.failed(finished.target.request, e, metrics))
         }
-        for completion in completions { completion(result) }
-        launch(starts)
+        for completion in finished.completions { completion(result) }
+        if finished.queueLaunchRun { queueLaunchRun() }
     }
 
     // MARK: - Helpers
