@@ -32,6 +32,7 @@ final class DownloaderCore: Sendable {
     private let launchQueue = DispatchQueue(label: "ImageKit.Downloader.launch")
     /// Whether the engine must report heads (someone looks at them before the body).
     private let wantsHead: Bool
+    private let events: EventFanOut<DownloadEvent>
 
     init(configuration: DownloaderConfiguration) throws(ImageKitError) {
         guard configuration.maxConcurrentDownloads > 0 else {
@@ -48,6 +49,7 @@ final class DownloaderCore: Sendable {
             maxPerHost: configuration.maxConcurrentDownloadsPerHost, order: configuration.executionOrder)))
         wantsHead = !configuration.observers.isEmpty || configuration.acceptableContentTypes != nil
             || configuration.responseValidator != nil
+        events = EventFanOut(configuration.observers.map { observer in { observer.receive($0) } })
     }
 
     // MARK: - Callers
@@ -291,13 +293,8 @@ final class DownloaderCore: Sendable {
         }
     }
 
-    /// Sends `event` to the observers on the callback queue.
+    /// Sends `event` to the observers (see ``EventFanOut``): on this thread, with no lock held.
     private func notify(_ event: @autoclosure () -> DownloadEvent) {
-        let observers = configuration.observers
-        guard !observers.isEmpty else { return }
-        let e = event()
-        configuration.callbackQueue.async {
-            for observer in observers { observer.receive(e) }
-        }
+        events.emit(event())
     }
 }
