@@ -63,7 +63,9 @@ docs: deps
 ## bench: release XCTest measure benchmarks on built-in inputs (INPUT=dir: your files), then the report
 bench: deps
 	rm -f bench-results/results.jsonl
-	$(SWIFT) build -c release --build-tests
+	# -enable-testing: the unit tests built with the benchmarks use @testable imports (`swift test`
+	# turns it on itself; `swift build` does not). The same flag as `make test`'s build, too.
+	$(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
 	IMAGEKIT_BENCH_OUT=$(CURDIR)/bench-results IMAGEKIT_BENCH_INPUT_DIR=$(abspath $(INPUT)) \
 	  $(SWIFT) test -c release --skip-build --filter ImageKitBenchmarks 2>&1 | \
 	  grep --line-buffered -E '^\[bench\]|error|failed|Test Case .* (passed|failed|skipped)' ; \
