@@ -1,5 +1,4 @@
 import CImageCore
-import Glibc
 
 /// Runs the parts of one job on the calling thread and on a worker pool's
 /// threads at once: the disk tier's large reads, which the C store splits into
@@ -61,55 +60,41 @@ final class PartRunner: Sendable {
 
     /// The parts of one `run`: the next one to claim and how many have finished.
     // @unchecked Sendable: `next` and `finished` are read and written only between
-    // pthread_mutex_lock and unlock of `mutex` (a pthread mutex and condition, so that
-    // TSan sees that every part's writes happen before `run` returns).
+    // `allFinished.lock()` and `unlock()` (pthread primitives, so that TSan sees that
+    // every part's writes happen before `run` returns).
     private final class Claims: @unchecked Sendable {
         private let count: Int
         private let part: @Sendable (Int) -> Void
-        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-        private let allFinished: UnsafeMutablePointer<pthread_cond_t>
+        private let allFinished = PthreadCondition()
         private var next = 0
         private var finished = 0
 
         init(count: Int, part: @escaping @Sendable (Int) -> Void) {
             self.count = count
             self.part = part
-            mutex = .allocate(capacity: 1)
-            mutex.initialize(to: pthread_mutex_t())
-            pthread_mutex_init(mutex, nil)
-            allFinished = .allocate(capacity: 1)
-            allFinished.initialize(to: pthread_cond_t())
-            pthread_cond_init(allFinished, nil)
-        }
-
-        deinit {
-            pthread_cond_destroy(allFinished)
-            allFinished.deallocate()
-            pthread_mutex_destroy(mutex)
-            mutex.deallocate()
         }
 
         /// Runs parts until none is left to claim.
         func work() {
             while let index = claim() {
                 part(index)
-                pthread_mutex_lock(mutex)
+                allFinished.lock()
                 finished += 1
-                if finished == count { pthread_cond_broadcast(allFinished) }
-                pthread_mutex_unlock(mutex)
+                if finished == count { allFinished.broadcast() }
+                allFinished.unlock()
             }
         }
 
         /// Returns once every part has finished.
         func waitUntilFinished() {
-            pthread_mutex_lock(mutex)
-            while finished < count { pthread_cond_wait(allFinished, mutex) }
-            pthread_mutex_unlock(mutex)
+            allFinished.lock()
+            while finished < count { allFinished.wait() }
+            allFinished.unlock()
         }
 
         private func claim() -> Int? {
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
+            allFinished.lock()
+            defer { allFinished.unlock() }
             guard next < count else { return nil }
             next += 1
             return next - 1
