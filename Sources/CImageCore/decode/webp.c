@@ -51,6 +51,25 @@ static ic_status vp8_failure(ic_decoder *d, VP8StatusCode code) {
     return ic_set_error(d->err, st, "WebP: %s", vp8_status_text(code));
 }
 
+static uint32_t le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Whether the RIFF container, or a chunk up to and including the image data, claims more bytes
+ * than the input has (or the input ends before the image data). */
+static bool container_overruns(const uint8_t *p, size_t n) {
+    if (n < 12 || le32(p + 4) > n - 8) return true;
+    size_t at = 12;
+    while (n - at >= 8) {
+        uint32_t size = le32(p + at + 4);
+        if (size > n - at - 8) return true;
+        if (memcmp(p + at, "VP8 ", 4) == 0 || memcmp(p + at, "VP8L", 4) == 0) return false;
+        at += 8 + (size_t)size + (size & 1);
+        if (at > n) return true;
+    }
+    return true;
+}
+
 /* Runs libwebp's incremental decoder over the input with `config`, a step at a time; stops
  * with *cancelled set once the cancel flag is. */
 static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, bool *cancelled) {
@@ -78,10 +97,10 @@ static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, b
  * The incremental decoder expects more input to come, so it is more lenient
  * than WebPDecode (a file whose container claims more bytes than there are
  * may decode) and names some failures differently (a bad alpha plane is a
- * "user abort"). WebPDecode therefore judges the headers first — given an
- * empty output buffer it parses them, checking the container's sizes against
- * the input, and then refuses the buffer — and says what went wrong when the
- * incremental decode fails.
+ * "user abort"). So WebPDecode judges the headers of a container that claims
+ * too much — given an empty output buffer it parses them, checking sizes
+ * against the input, and then refuses the buffer — and says what went wrong
+ * when the incremental decode fails.
  */
 static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t size,
                              uint32_t scaled_w, uint32_t scaled_h) {
@@ -97,11 +116,13 @@ static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t 
         config.options.scaled_width = (int)scaled_w;
         config.options.scaled_height = (int)scaled_h;
     }
-    VP8StatusCode code = WebPDecode(d->data, d->size, &config);
-    if (code != VP8_STATUS_INVALID_PARAM) return vp8_failure(d, code);
+    if (container_overruns(d->data, d->size)) {
+        VP8StatusCode code = WebPDecode(d->data, d->size, &config);
+        if (code != VP8_STATUS_INVALID_PARAM) return vp8_failure(d, code);
+    }
     config.output.u.RGBA.size = size;
     bool cancelled = false;
-    code = decode_in_steps(d, &config, &cancelled);
+    VP8StatusCode code = decode_in_steps(d, &config, &cancelled);
     if (cancelled) return ic_dec_fail_cancelled(d);
     if (code != VP8_STATUS_OK) code = WebPDecode(d->data, d->size, &config);
     WebPFreeDecBuffer(&config.output);
