@@ -7,7 +7,8 @@
  *
  * Stills go through libwebp's incremental decoder, the input handed over in
  * steps, so the cancel flag is looked at between steps as the other decoders
- * look at it between rows; animations look at it between frames.
+ * look at it between rows; animations look at it between frames. What a
+ * still decode accepts and how it fails stay WebPDecode's (see decode_into).
  */
 #include <math.h>
 #include <string.h>
@@ -36,7 +37,6 @@ static const char *vp8_status_text(VP8StatusCode code) {
 #define WEBP_STEPS 8
 
 static ic_status vp8_failure(ic_decoder *d, VP8StatusCode code) {
-    if (code == VP8_STATUS_USER_ABORT) return ic_dec_fail_cancelled(d);
     ic_status st;
     switch (code) {
     case VP8_STATUS_OUT_OF_MEMORY: st = IC_ERR_OUT_OF_MEMORY; break;
@@ -51,40 +51,82 @@ static ic_status vp8_failure(ic_decoder *d, VP8StatusCode code) {
     return ic_set_error(d->err, st, "WebP: %s", vp8_status_text(code));
 }
 
-/* Decodes into `buf` (straight RGBA, `stride` apart) at scaled_w x scaled_h (0: full size);
- * VP8_STATUS_USER_ABORT once the cancel flag is set. */
-static VP8StatusCode decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t size,
-                                 uint32_t scaled_w, uint32_t scaled_h) {
+static uint32_t le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Whether the RIFF container, or a chunk up to and including the image data, claims more bytes
+ * than the input has (or the input ends before the image data). */
+static bool container_overruns(const uint8_t *p, size_t n) {
+    if (n < 12 || le32(p + 4) > n - 8) return true;
+    size_t at = 12;
+    while (n - at >= 8) {
+        uint32_t size = le32(p + at + 4);
+        if (size > n - at - 8) return true;
+        if (memcmp(p + at, "VP8 ", 4) == 0 || memcmp(p + at, "VP8L", 4) == 0) return false;
+        at += 8 + (size_t)size + (size & 1);
+        if (at > n) return true;
+    }
+    return true;
+}
+
+/* Runs libwebp's incremental decoder over the input with `config`, a step at a time; stops
+ * with *cancelled set once the cancel flag is. */
+static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, bool *cancelled) {
+    WebPIDecoder *idec = WebPIDecode(NULL, 0, config);
+    if (!idec) return VP8_STATUS_OUT_OF_MEMORY;
+    size_t step = d->size / WEBP_STEPS > WEBP_MIN_STEP ? d->size / WEBP_STEPS : WEBP_MIN_STEP;
+    size_t fed = 0;
+    VP8StatusCode code = VP8_STATUS_SUSPENDED;
+    while (code == VP8_STATUS_SUSPENDED && fed < d->size) {
+        if (ic_dec_cancelled(d)) {
+            *cancelled = true;
+            break;
+        }
+        fed = d->size - fed > step ? fed + step : d->size;
+        code = WebPIUpdate(idec, d->data, fed);
+    }
+    WebPIDelete(idec);
+    return code;
+}
+
+/*
+ * Decodes into `buf` (straight RGBA, `stride` apart, `size` bytes) at
+ * scaled_w x scaled_h (0: full size).
+ *
+ * The incremental decoder expects more input to come, so it is more lenient
+ * than WebPDecode (a file whose container claims more bytes than there are
+ * may decode) and names some failures differently (a bad alpha plane is a
+ * "user abort"). So WebPDecode judges the headers of a container that claims
+ * too much — given an empty output buffer it parses them, checking sizes
+ * against the input, and then refuses the buffer — and says what went wrong
+ * when the incremental decode fails.
+ */
+static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t size,
+                             uint32_t scaled_w, uint32_t scaled_h) {
     WebPDecoderConfig config;
-    if (!WebPInitDecoderConfig(&config)) return VP8_STATUS_INVALID_PARAM;
+    if (!WebPInitDecoderConfig(&config)) return vp8_failure(d, VP8_STATUS_INVALID_PARAM);
     config.output.colorspace = MODE_RGBA;
     config.output.is_external_memory = 1;
     config.output.u.RGBA.rgba = buf;
     config.output.u.RGBA.stride = (int)stride;
-    config.output.u.RGBA.size = size;
+    config.output.u.RGBA.size = 0;
     if (scaled_w) {
         config.options.use_scaling = 1;
         config.options.scaled_width = (int)scaled_w;
         config.options.scaled_height = (int)scaled_h;
     }
-    WebPIDecoder *idec = WebPIDecode(NULL, 0, &config);
-    if (!idec) return VP8_STATUS_OUT_OF_MEMORY;
-    size_t step = d->size / WEBP_STEPS > WEBP_MIN_STEP ? d->size / WEBP_STEPS : WEBP_MIN_STEP;
-    size_t fed = 0;
-    VP8StatusCode code = VP8_STATUS_SUSPENDED;
-    while (code == VP8_STATUS_SUSPENDED) {
-        if (ic_dec_cancelled(d)) {
-            code = VP8_STATUS_USER_ABORT;
-        } else if (fed == d->size) {
-            code = VP8_STATUS_NOT_ENOUGH_DATA; /* every byte given and still waiting for more */
-        } else {
-            fed = d->size - fed > step ? fed + step : d->size;
-            code = WebPIUpdate(idec, d->data, fed);
-        }
+    if (container_overruns(d->data, d->size)) {
+        VP8StatusCode code = WebPDecode(d->data, d->size, &config);
+        if (code != VP8_STATUS_INVALID_PARAM) return vp8_failure(d, code);
     }
-    WebPIDelete(idec);
+    config.output.u.RGBA.size = size;
+    bool cancelled = false;
+    VP8StatusCode code = decode_in_steps(d, &config, &cancelled);
+    if (cancelled) return ic_dec_fail_cancelled(d);
+    if (code != VP8_STATUS_OK) code = WebPDecode(d->data, d->size, &config);
     WebPFreeDecBuffer(&config.output);
-    return code;
+    return code == VP8_STATUS_OK ? IC_OK : vp8_failure(d, code);
 }
 
 /* Whether decoded pixels may be transparent. Only a lossy image without an
@@ -101,8 +143,8 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
         st = ic_dec_begin(d, w, h, 1);
         if (st != IC_OK) return st;
         ic_image *img = d->image;
-        VP8StatusCode code = decode_into(d, img->pixels, img->stride, img->frame_size, 0, 0);
-        if (code != VP8_STATUS_OK) return vp8_failure(d, code);
+        st = decode_into(d, img->pixels, img->stride, img->frame_size, 0, 0);
+        if (st != IC_OK) return st;
         if (alpha) ic_dec_rows_done(d, 0, 0, h, true);
         return IC_OK;
     }
@@ -125,12 +167,8 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
     ic_dec_buffer staging;
     st = ic_dec_buffer_alloc(d, stride * ch, &staging);
     if (st != IC_OK) return st;
-    VP8StatusCode code = decode_into(d, staging.p, stride, staging.size, cw == w ? 0 : cw, ch);
-    if (code != VP8_STATUS_OK) {
-        ic_dec_buffer_free(d, &staging);
-        return vp8_failure(d, code);
-    }
-    st = ic_dec_begin(d, cw, ch, 1);
+    st = decode_into(d, staging.p, stride, staging.size, cw == w ? 0 : cw, ch);
+    if (st == IC_OK) st = ic_dec_begin(d, cw, ch, 1);
     if (st == IC_OK) ic_dec_put_rows(d, 0, 0, ch, staging.p, stride, alpha);
     ic_dec_buffer_free(d, &staging);
     return st;

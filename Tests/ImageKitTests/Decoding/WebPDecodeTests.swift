@@ -69,6 +69,23 @@ final class WebPDecodeTests: XCTestCase {
         }
     }
 
+    func testDamagedStillsFailAsWebPDecodeSays() {
+        let alpha = webp(Pixels.pattern(width: 64, height: 40, alpha: true), 64, 40, quality: 80)
+        // Cut short: the container claims bytes that are not there.
+        for keep in [alpha.count * 9 / 10, alpha.count - 1] {
+            let (st, message) = decode(Array(alpha.prefix(keep)), cancelFlag: 0)
+            XCTAssertEqual(st, IC_ERR_TRUNCATED, "\(keep) of \(alpha.count) bytes: \(message)")
+        }
+        // A damaged alpha plane is corrupt data, not a cancellation.
+        guard let tag = (0..<alpha.count - 4).first(where: { alpha[$0..<$0 + 4].elementsEqual("ALPH".utf8) }) else {
+            return XCTFail("no ALPH chunk")
+        }
+        var damaged = alpha
+        for i in (tag + 9)..<min(tag + 40, damaged.count) { damaged[i] = 0xFF }
+        let (st, message) = decode(damaged, cancelFlag: 0)
+        XCTAssertEqual(st, IC_ERR_CORRUPT, message)
+    }
+
     func testAnimationFramesAreFullyComposited() throws {
         let w = 24, h = 18
         // Frames that differ only in part, so the encoder writes sub-rectangles with blending.
