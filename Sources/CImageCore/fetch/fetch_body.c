@@ -11,8 +11,14 @@
  *
  * Each buffer starts with a header naming its pool. The pool counts the
  * engine plus every buffer handed out, so a body may outlive its engine.
+ * The engine thread writes a header; whichever thread releases the body reads
+ * it without the pool's lock (the lock is found through the header), so the
+ * pool pointer is stored with release order once the header is complete and
+ * loaded with acquire order: the header is published by the buffer itself,
+ * whatever path the body took between the two threads.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "ic_fetch_internal.h"
@@ -22,7 +28,7 @@
 #define IC_BODY_POOL_LARGEST (4u * 1024u * 1024u)
 
 typedef struct body_header {
-    ic_body_pool *pool;
+    ic_body_pool *_Atomic pool; /* stored last (release), after capacity */
     size_t capacity;
 } body_header;
 
@@ -88,8 +94,8 @@ uint8_t *ic_body_alloc(ic_body_pool *p, size_t capacity) {
             pthread_mutex_unlock(&p->lock);
             return NULL;
         }
-        h->pool = p;
         h->capacity = capacity;
+        atomic_store_explicit(&h->pool, p, memory_order_release);
     }
     p->refs++;
     p->out++;
@@ -99,11 +105,12 @@ uint8_t *ic_body_alloc(ic_body_pool *p, size_t capacity) {
 }
 
 uint8_t *ic_body_resize(uint8_t *body, size_t capacity) {
-    ic_body_pool *p = header_of(body)->pool;
+    ic_body_pool *p = atomic_load_explicit(&header_of(body)->pool, memory_order_relaxed);
     size_t old = header_of(body)->capacity;
     body_header *h = realloc(header_of(body), sizeof *h + capacity);
     if (!h) return NULL;
     h->capacity = capacity;
+    atomic_store_explicit(&h->pool, p, memory_order_release); /* realloc copied it: publish again */
     pthread_mutex_lock(&p->lock);
     p->out_bytes = p->out_bytes - old + capacity;
     pthread_mutex_unlock(&p->lock);
@@ -122,7 +129,7 @@ void ic_body_pool_outstanding(ic_body_pool *p, size_t *count, size_t *bytes) {
 void ic_fetch_body_release(uint8_t *body) {
     if (!body) return;
     body_header *h = header_of(body);
-    ic_body_pool *p = h->pool;
+    ic_body_pool *p = atomic_load_explicit(&h->pool, memory_order_acquire);
     pthread_mutex_lock(&p->lock);
     p->out--;
     p->out_bytes -= h->capacity;

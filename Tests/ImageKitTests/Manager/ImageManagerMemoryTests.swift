@@ -43,7 +43,14 @@ final class ImageManagerMemoryTests: ManagerTestCase {
     /// by what the operating system sees: once the process has warmed up, its peak resident
     /// set must not grow with the number of loads. Holding each body until the decode queue
     /// drains (the defect this guards against) grows it by about one body per load.
+    ///
+    /// Release builds only: debug builds are the sanitizer builds (`make sanitize`), whose
+    /// allocators hold freed memory back on purpose (ASan's quarantine), so their resident set
+    /// says nothing about what ImageKit holds. The body counter test above runs in every build.
     func testResidentMemoryDoesNotGrowWithLoads() async throws {
+        #if DEBUG
+        throw XCTSkip("the resident-set bound is checked in release builds (make test)")
+        #else
         let fixture = try fixture
         // Noise, so the body is large (~4 MB) next to what the process holds anyway.
         let (width, height) = (2000, 1500)
@@ -67,5 +74,6 @@ final class ImageManagerMemoryTests: ManagerTestCase {
         XCTAssertGreaterThan((total - 3 * window) * body, bound, "the bound must be able to catch retained bodies")
         XCTAssertLessThanOrEqual(growth, bound, "peak RSS grew by \(growth >> 20) MiB over \(total) loads (\(line))")
         XCTAssertLessThanOrEqual(try XCTUnwrap(fields["peak-bodies"], line), window, line)
+        #endif
     }
 }
