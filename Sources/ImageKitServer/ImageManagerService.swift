@@ -15,7 +15,7 @@ import ServiceLifecycle
 /// HTTP server that calls the manager: the server stops taking requests and answers those in
 /// flight first, then the manager drains. With a statistics reporter, it also reports the
 /// gauges every `reportingInterval` while it runs, and once more after the drain.
-public struct ImageManagerService: Service {
+public struct ImageManagerService: Service, CustomStringConvertible {
     /// The manager this service stops.
     public let manager: ImageManager
     private let statistics: ImageManagerStatisticsReporter?
@@ -31,6 +31,9 @@ public struct ImageManagerService: Service {
         self.reportingInterval = reportingInterval
         self.logger = logger
     }
+
+    /// `ImageManagerService`, as a `ServiceGroup` logs its services.
+    public var description: String { "ImageManagerService" }
 
     /// Runs until graceful shutdown (then drains the manager) or cancellation (then cancels its
     /// loads), and returns once the manager has stopped.
