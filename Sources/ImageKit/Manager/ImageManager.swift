@@ -310,6 +310,7 @@ public final class ImageManager: Sendable {
 
     /// The id and the per-load observers of a load being asked for, made in the caller's context:
     /// no id (it is taken when needed) and no observers without load observer factories.
+    @inline(__always)
     private func observeLoad(_ url: URL?) -> (id: UInt64?, observers: [any ImageLoadObserver]) {
         guard hasLoadObserverFactories else { return (nil, []) }
         let id = makeID()
