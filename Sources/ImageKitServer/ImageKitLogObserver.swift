@@ -21,55 +21,63 @@ import Logging
 /// Metadata keys: `imagekit.url`, `imagekit.cache_key`, `imagekit.tier`, `imagekit.hit`,
 /// `imagekit.task`, `imagekit.duration_ms`, `imagekit.bytes`, `imagekit.status`,
 /// `imagekit.size`, `imagekit.format`, `imagekit.transformer`, `imagekit.error` (the failure's
-/// kind, as in the metrics) and `imagekit.error_message`. Metadata is built only for the
-/// lines the logger's level lets through.
+/// kind, as in the metrics) and `imagekit.error_message`. An event below the logger's level
+/// costs a comparison: nothing is built for it.
 public struct ImageKitLogObserver: ImageManagerObserver {
     /// The logger lines go to; its level decides what is logged.
     public let logger: Logger
+    /// The logger's level (a log handler's level has value semantics: it is this logger's for good).
+    private let level: Logger.Level
 
     /// An observer logging to `logger`.
     public init(logger: Logger) {
         self.logger = logger
+        level = logger.logLevel
     }
 
     /// Logs one event at its level.
     public func receive(_ event: ImageManagerEvent) {
+        let eventLevel = Self.level(of: event)
+        guard eventLevel >= level else { return }
         switch event {
         case .cacheQuery(let url, let key, let tier, let hit, let duration):
-            logger.trace("cache lookup", metadata: [
+            logger.log(level: eventLevel, "cache lookup", metadata: [
                 "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)",
-                "imagekit.tier": "\(tier)", "imagekit.hit": "\(hit)", "imagekit.duration_ms": "\(duration.milliseconds)",
+                "imagekit.tier": "\(tier)", "imagekit.hit": "\(hit)",
+                "imagekit.duration_ms": "\(duration.milliseconds)",
             ])
         case .originalDataQuery(let url, let key, let hit, let duration):
-            logger.trace("cache lookup", metadata: [
+            logger.log(level: eventLevel, "cache lookup", metadata: [
                 "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)",
-                "imagekit.tier": "original", "imagekit.hit": "\(hit)", "imagekit.duration_ms": "\(duration.milliseconds)",
+                "imagekit.tier": "original", "imagekit.hit": "\(hit)",
+                "imagekit.duration_ms": "\(duration.milliseconds)",
             ])
         case .downloadStarted(let url):
-            logger.trace("download started", metadata: ["imagekit.url": "\(url.absoluteString)"])
+            logger.log(level: eventLevel, "download started", metadata: ["imagekit.url": "\(url.absoluteString)"])
         case .downloadFinished(let url, let response, let metrics):
-            logger.trace("download finished", metadata: [
+            logger.log(level: eventLevel, "download finished", metadata: [
                 "imagekit.url": "\(url.absoluteString)", "imagekit.status": "\(response.statusCode)",
                 "imagekit.bytes": "\(metrics.bodyBytes)", "imagekit.duration_ms": "\(metrics.total.milliseconds)",
             ])
         case .downloadFailed(let url, let error, let duration):
-            logger.debug("download failed", metadata: failure(url, error, duration))
+            logger.log(level: eventLevel, "download failed", metadata: failure(url, error, duration))
         case .decodeStarted(let url, let key):
-            logger.trace("decode started", metadata: ["imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)"])
+            logger.log(level: eventLevel, "decode started",
+                       metadata: ["imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)"])
         case .decoded(let url, let key, let size, let duration):
-            logger.trace("decoded", metadata: [
+            logger.log(level: eventLevel, "decoded", metadata: [
                 "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)", "imagekit.size": "\(size)",
                 "imagekit.duration_ms": "\(duration.milliseconds)",
             ])
         case .decodeFailed(let url, let key, let error, let duration):
-            logger.debug("decode failed", metadata: failure(url, error, duration, key: key))
+            logger.log(level: eventLevel, "decode failed", metadata: failure(url, error, duration, key: key))
         case .transformed(let url, let key, let transformer, let duration, let error):
             if let error {
                 var metadata = failure(url, error, duration, key: key)
                 metadata["imagekit.transformer"] = "\(transformer)"
-                logger.debug("transform failed", metadata: metadata)
+                logger.log(level: eventLevel, "transform failed", metadata: metadata)
             } else {
-                logger.trace("transformed", metadata: [
+                logger.log(level: eventLevel, "transformed", metadata: [
                     "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)",
                     "imagekit.transformer": "\(transformer)", "imagekit.duration_ms": "\(duration.milliseconds)",
                 ])
@@ -78,10 +86,11 @@ public struct ImageKitLogObserver: ImageManagerObserver {
             if let error {
                 var metadata = failure(url, error, duration, key: key)
                 metadata["imagekit.format"] = "\(format)"
-                logger.debug("encode failed", metadata: metadata)
+                logger.log(level: eventLevel, "encode failed", metadata: metadata)
             } else {
-                logger.trace("encoded", metadata: [
-                    "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)", "imagekit.format": "\(format)",
+                logger.log(level: eventLevel, "encoded", metadata: [
+                    "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)",
+                    "imagekit.format": "\(format)",
                     "imagekit.bytes": "\(bytes)", "imagekit.duration_ms": "\(duration.milliseconds)",
                 ])
             }
@@ -89,35 +98,52 @@ public struct ImageKitLogObserver: ImageManagerObserver {
             if let error {
                 var metadata = failure(url, error, duration, key: key)
                 metadata["imagekit.tier"] = "\(tiers)"
-                logger.error("cache write failed", metadata: metadata)
+                logger.log(level: eventLevel, "cache write failed", metadata: metadata)
             } else {
-                logger.trace("stored", metadata: [
-                    "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)", "imagekit.tier": "\(tiers)",
+                logger.log(level: eventLevel, "stored", metadata: [
+                    "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)",
+                    "imagekit.tier": "\(tiers)",
                     "imagekit.duration_ms": "\(duration.milliseconds)",
                 ])
             }
         case .completed(let task, let url, let cacheType, let duration):
-            logger.debug("image loaded", metadata: [
+            logger.log(level: eventLevel, "image loaded", metadata: [
                 "imagekit.task": "\(task)", "imagekit.url": "\(url.absoluteString)",
                 "imagekit.tier": "\(cacheType == .none ? "network" : cacheType.description)",
                 "imagekit.duration_ms": "\(duration.milliseconds)",
             ])
         case .failed(let task, let url, let error, let duration):
-            logger.log(level: Self.level(of: error), "image load failed", metadata: {
+            logger.log(level: eventLevel, "image load failed", metadata: {
                 var metadata = failure(url, error, duration)
                 metadata["imagekit.task"] = "\(task)"
                 return metadata
             }())
         case .cancelled(let task, let url, let duration):
-            logger.debug("image load cancelled", metadata: [
+            logger.log(level: eventLevel, "image load cancelled", metadata: [
                 "imagekit.task": "\(task)", "imagekit.url": "\(url?.absoluteString ?? "")",
                 "imagekit.duration_ms": "\(duration.milliseconds)",
             ])
         }
     }
 
+    /// The level `event` is logged at.
+    private static func level(of event: ImageManagerEvent) -> Logger.Level {
+        switch event {
+        case .cacheQuery, .originalDataQuery, .downloadStarted, .downloadFinished, .decodeStarted, .decoded:
+            .trace
+        case .downloadFailed, .decodeFailed, .completed, .cancelled:
+            .debug
+        case .transformed(_, _, _, _, let error), .encoded(_, _, _, _, _, let error):
+            error == nil ? .trace : .debug
+        case .stored(_, _, _, _, let error):
+            error == nil ? .trace : .error
+        case .failed(_, _, let error, _):
+            level(of: error)
+        }
+    }
+
     /// The level a load failing with `error` is logged at.
-    static func level(of error: ImageKitError) -> Logger.Level {
+    private static func level(of error: ImageKitError) -> Logger.Level {
         switch error {
         case .cancelled, .blocklisted, .notInCache, .shutDown:
             return .debug

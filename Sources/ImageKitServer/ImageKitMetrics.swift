@@ -65,7 +65,8 @@ public final class ImageKitMetrics: ImageManagerObserver, DownloaderObserver, Se
         }
     }
 
-    /// Metrics made by `factory` (default: the one `MetricsSystem` was bootstrapped with).
+    /// Metrics made by `factory` (default: the one `MetricsSystem` was bootstrapped with, which
+    /// must then happen before).
     public init(factory: any MetricsFactory = MetricsSystem.factory) {
         self.factory = factory
         typealias Name = ImageKitMetricName
@@ -197,8 +198,8 @@ public final class ImageKitMetrics: ImageManagerObserver, DownloaderObserver, Se
     private func encodeTimer(_ format: ImageFormat) -> Timer {
         encodeDurations.withLock { made in
             if let timer = made[format] { return timer }
-            let timer = Timer(label: ImageKitMetricName.encodeDuration, dimensions: [("format", format.description.lowercased())],
-                              factory: factory)
+            let timer = Timer(label: ImageKitMetricName.encodeDuration,
+                              dimensions: [("format", format.description.lowercased())], factory: factory)
             made[format] = timer
             return timer
         }

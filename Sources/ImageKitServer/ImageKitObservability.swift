@@ -21,7 +21,8 @@ public struct ImageKitObservability: Sendable {
     public let tracing: ImageKitTracing
 
     /// Logs to `logger`, metrics through `metricsFactory` (default: `MetricsSystem`'s), spans
-    /// from `tracer` (default nil: `InstrumentationSystem.tracer` as each load starts).
+    /// from `tracer` (default nil: `InstrumentationSystem`'s). Bootstrap `MetricsSystem` and
+    /// `InstrumentationSystem` before: the defaults are taken now.
     public init(logger: Logger, metricsFactory: any MetricsFactory = MetricsSystem.factory,
                 tracer: (any Tracer)? = nil) {
         logging = ImageKitLogObserver(logger: logger)

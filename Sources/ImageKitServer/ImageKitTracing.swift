@@ -25,20 +25,27 @@ import Tracing
 /// A failed stage's span records the error and has an error status. Loads that share a
 /// pipeline each get the stages' spans from the moment they joined. A disk write the load does
 /// not wait for comes after its end and is in no trace. Stage spans are recorded when the stage
-/// ends, with the start and end it reports. When the load's span does not record (a no-op
-/// tracer, a trace sampled out), nothing else is made for that load.
+/// ends, with the start and end it reports. With the no-op tracer (nothing bootstrapped) a
+/// load makes nothing; when a load's span does not record (a trace sampled out), nothing else
+/// is made for that load.
 public struct ImageKitTracing: ImageLoadObserverFactory {
-    private let tracer: (any Tracer)?
+    private let tracer: any Tracer
+    /// Whether ``tracer`` is the no-op tracer.
+    private let isNoOp: Bool
 
     /// Spans from `tracer`, or (nil, the default) from `InstrumentationSystem.tracer` as it is
-    /// when each load starts.
+    /// now: bootstrap the instrumentation system first. (Looking it up on every load would
+    /// cost more than the rest of a memory hit.)
     public init(tracer: (any Tracer)? = nil) {
+        let tracer = tracer ?? InstrumentationSystem.tracer
         self.tracer = tracer
+        isNoOp = tracer is NoOpTracer
     }
 
-    /// Starts the load's span in the caller's context; nil when it does not record.
+    /// Starts the load's span in the caller's context; nil when there is no tracer or the span
+    /// does not record.
     public func makeObserver(task: UInt64, url: URL?) -> (any ImageLoadObserver)? {
-        let tracer = self.tracer ?? InstrumentationSystem.tracer
+        guard !isNoOp else { return nil }
         let span = tracer.startSpan("imagekit.load", context: ServiceContext.current ?? .topLevel, ofKind: .internal)
         guard span.isRecording else {
             span.end()

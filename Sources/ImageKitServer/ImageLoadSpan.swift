@@ -36,16 +36,20 @@ final class ImageLoadSpan: ImageLoadObserver {
         case .downloadStarted:
             state.withLock { $0.downloadStart = now }
         case .downloadFinished(let url, let response, let metrics):
-            stage("imagekit.download", kind: .client, start: downloadStart() ?? Self.instant(now, before: metrics.total), end: now, [
-                "url.full": .string(url.absoluteString), "http.response.status_code": .int64(Int64(response.statusCode)),
+            let start = downloadStart() ?? Self.instant(now, before: metrics.total)
+            stage("imagekit.download", kind: .client, start: start, end: now, [
+                "url.full": .string(url.absoluteString),
+                "http.response.status_code": .int64(Int64(response.statusCode)),
                 "imagekit.download.bytes": .int64(metrics.bodyBytes),
                 "imagekit.download.shared_by": .int64(Int64(metrics.sharedBy)),
             ])
         case .downloadFailed(let url, let error, let duration):
             var attributes: [String: SpanAttribute] = ["url.full": .string(url.absoluteString)]
-            if case .httpStatus(let status, _) = error { attributes["http.response.status_code"] = .int64(Int64(status)) }
-            stage("imagekit.download", kind: .client, start: downloadStart() ?? Self.instant(now, before: duration), end: now,
-                  attributes, error: error)
+            if case .httpStatus(let status, _) = error {
+                attributes["http.response.status_code"] = .int64(Int64(status))
+            }
+            let start = downloadStart() ?? Self.instant(now, before: duration)
+            stage("imagekit.download", kind: .client, start: start, end: now, attributes, error: error)
         case .decodeStarted:
             break
         case .decoded(_, _, let size, let duration):

@@ -8,7 +8,7 @@ extension ImageManager {
     public convenience init(cache: ImageCache, observability: ImageKitObservability,
                             configuration: ImageManagerConfiguration = ImageManagerConfiguration(),
                             downloaderConfiguration: DownloaderConfiguration = DownloaderConfiguration()) throws {
-        self.init(cache: cache, downloader: try Downloader(configuration: observability.instrument(downloaderConfiguration)),
-                  configuration: observability.instrument(configuration))
+        let downloader = try Downloader(configuration: observability.instrument(downloaderConfiguration))
+        self.init(cache: cache, downloader: downloader, configuration: observability.instrument(configuration))
     }
 }

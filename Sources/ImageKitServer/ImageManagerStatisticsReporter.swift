@@ -59,7 +59,8 @@ public final class ImageManagerStatisticsReporter: Sendable {
         runningDownloads = gauge(Name.downloadsInFlight, [("state", "running")])
         bodyBytes = gauge(Name.downloadBodyBytes)
         blocklisted = gauge(Name.blocklistedURLs)
-        self.evictions = Evictions(memoryLimit: evictions("memory", "limit"), memoryExpired: evictions("memory", "expired"),
+        self.evictions = Evictions(memoryLimit: evictions("memory", "limit"),
+                                   memoryExpired: evictions("memory", "expired"),
                                    diskLimit: evictions("disk", "limit"), diskExpired: evictions("disk", "expired"))
     }
 
