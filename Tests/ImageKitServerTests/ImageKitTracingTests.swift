@@ -38,9 +38,11 @@ final class ImageKitTracingTests: ServerTestCase {
         XCTAssertEqual(load.attributes.get("imagekit.cache.tier"), .string("network"))
         XCTAssertNil(load.status)
 
-        let stages = children(tracer, of: load).sorted { $0.startInstant.nanosecondsSinceEpoch < $1.startInstant.nanosecondsSinceEpoch }
-        XCTAssertEqual(stages.map(\.operationName), ["imagekit.cache.query", "imagekit.cache.query", "imagekit.cache.query",
-                                                    "imagekit.download", "imagekit.decode", "imagekit.store"])
+        let stages = children(tracer, of: load)
+            .sorted { $0.startInstant.nanosecondsSinceEpoch < $1.startInstant.nanosecondsSinceEpoch }
+        XCTAssertEqual(stages.map(\.operationName),
+                       ["imagekit.cache.query", "imagekit.cache.query", "imagekit.cache.query", "imagekit.download",
+                        "imagekit.decode", "imagekit.store"])
         XCTAssertEqual(stages.prefix(3).map { $0.attributes.get("imagekit.cache.tier") },
                        [.string("memory"), .string("disk"), .string("original")])
         XCTAssertTrue(stages.prefix(3).allSatisfy { $0.attributes.get("imagekit.cache.hit") == .bool(false) })

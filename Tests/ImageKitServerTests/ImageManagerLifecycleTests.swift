@@ -74,7 +74,9 @@ final class ImageManagerLifecycleTests: ServerTestCase {
         let k = unique("report")
         try await testGracefulShutdown { trigger in
             let service = Task {
-                try await ImageManagerService(manager: m, statistics: reporter, reportingInterval: .milliseconds(10)).run()
+                let service = ImageManagerService(manager: m, statistics: reporter,
+                                                  reportingInterval: .milliseconds(10))
+                try await service.run()
             }
             let held = Task { _ = try await m.image(for: o.script.url("/gate_png?key=\(k)")) }
             await waitUntil("a report saw the load in flight") {

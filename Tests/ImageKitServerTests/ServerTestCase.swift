@@ -15,7 +15,8 @@ final class Origin: Sendable {
     static func png(width: Int, height: Int) throws -> [UInt8] {
         var pixels = [UInt8](repeating: 255, count: width * height * 4)
         for i in 0..<width * height { pixels[i * 4] = UInt8(i % 251) }
-        return Array(try ImageEncoder.encode(Image(width: width, height: height, premultipliedRGBA: pixels), as: .png()))
+        let image = try Image(width: width, height: height, premultipliedRGBA: pixels)
+        return Array(try ImageEncoder.encode(image, as: .png()))
     }
 
     init() throws {
