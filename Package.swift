@@ -116,7 +116,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ImageKitBenchmarks",
-            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitTestSupport", "TestServers"],
+            dependencies: ["ImageKit", "ImageKitServer", "CImageCore", "CAnchors", "ImageKitTestSupport", "TestServers",
+                           .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks",
             // A separate package (AsyncHTTPClient comparison), built only by `make bench-peers`.
             exclude: ["Peers"]
