@@ -129,7 +129,7 @@ final class ImageKitTracingTests: ServerTestCase {
         }
     }
 
-    func testNothingIsMadeForALoadWhoseSpanDoesNotRecord() throws {
+    func testNothingIsMadeWithTheNoOpTracer() throws {
         let factory = ImageKitTracing(tracer: NoOpTracer())
         XCTAssertNil(factory.makeObserver(task: 1, url: URL(string: "https://images.example/a.png")))
     }
