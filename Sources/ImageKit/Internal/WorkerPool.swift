@@ -34,9 +34,6 @@ final class WorkerPool: Sendable {
     /// Most threads the pool runs at once.
     var maxThreads: Int { core.maxThreads }
 
-    /// Jobs waiting to start (for tests and metrics).
-    var queuedCount: Int { core.queuedCount }
-
     /// Queues `job`; false (and the job dropped) once the pool is shut down.
     @discardableResult
     func submit(priority: Priority = .normal, _ job: @escaping Job) -> Bool {
@@ -52,9 +49,12 @@ final class WorkerPool: Sendable {
 
     /// Runs `body` on the pool and returns its result to the awaiting task.
     ///
-    /// If the task is already cancelled the body does not run and
-    /// `CancellationError` is thrown; a body that has started runs to the end.
-    /// Once the pool is shut down, ``ImageKitError/shutDown(_:)`` is thrown.
+    /// Cancellation is checked once, before queueing: if the task is already
+    /// cancelled, the body does not run and `CancellationError` is thrown. Once
+    /// queued, the body always runs (cancelling the task, shutting the pool down
+    /// or releasing it does not drop a queued job) and the call returns when it
+    /// ends. If the pool is already shut down, the body does not run and
+    /// ``ImageKitError/shutDown(_:)`` is thrown.
     func run<T: Sendable>(priority: Priority = .normal,
                           _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try Task.checkCancellation()
@@ -78,13 +78,13 @@ final class WorkerPool: Sendable {
     /// The queue and the threads. Threads keep the core alive, not the pool,
     /// so releasing the pool is what lets them finish.
     // @unchecked Sendable: all mutable state (queues, counters, the stopping
-    // flag) is read and written only between pthread_mutex_lock and unlock of
-    // `mutex`; jobs are @Sendable closures.
+    // flag) is read and written only between `wake.lock()` and `wake.unlock()`;
+    // jobs are @Sendable closures.
     private final class Core: @unchecked Sendable {
         let name: String
         let maxThreads: Int
-        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-        private let wake: UnsafeMutablePointer<pthread_cond_t>
+        /// Guards the state below; idle threads wait on it for jobs.
+        private let wake = PthreadCondition()
         /// Per priority, the jobs not yet taken from `heads[p]` on. A taken job's slot is
         /// emptied at once: the closure holds what the job captured (a download body, a
         /// bitmap), which must not outlive the job while later jobs keep the queue busy.
@@ -99,71 +99,52 @@ final class WorkerPool: Sendable {
         init(name: String, maxThreads: Int) {
             self.name = name
             self.maxThreads = maxThreads
-            mutex = .allocate(capacity: 1)
-            mutex.initialize(to: pthread_mutex_t())
-            pthread_mutex_init(mutex, nil)
-            wake = .allocate(capacity: 1)
-            wake.initialize(to: pthread_cond_t())
-            pthread_cond_init(wake, nil)
-        }
-
-        deinit {
-            pthread_cond_destroy(wake)
-            wake.deallocate()
-            pthread_mutex_destroy(mutex)
-            mutex.deallocate()
-        }
-
-        var queuedCount: Int {
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
-            return (0..<3).reduce(0) { $0 + queues[$1].count - heads[$1] }
         }
 
         func submit(priority: Priority, _ job: @escaping Job) -> Bool {
-            pthread_mutex_lock(mutex)
+            wake.lock()
             guard !stopping else {
-                pthread_mutex_unlock(mutex)
+                wake.unlock()
                 return false
             }
             queues[priority.rawValue].append(job)
             var spawn = false
             if idle > 0 {
-                pthread_cond_signal(wake)
+                wake.signal()
             } else if threads < maxThreads {
                 threads += 1
                 spawn = true
             }
-            pthread_mutex_unlock(mutex)
+            wake.unlock()
             if spawn { startThread() }
             return true
         }
 
         func shutdown() {
-            pthread_mutex_lock(mutex)
+            wake.lock()
             stopping = true
-            pthread_cond_broadcast(wake)
-            pthread_mutex_unlock(mutex)
+            wake.broadcast()
+            wake.unlock()
         }
 
         /// Stops the pool; `continuation` resumes once no thread is left.
         func shutdown(whenDone continuation: CheckedContinuation<Void, Never>) {
-            pthread_mutex_lock(mutex)
+            wake.lock()
             stopping = true
-            pthread_cond_broadcast(wake)
+            wake.broadcast()
             let done = threads == 0
             if !done { exitWaiters.append(continuation) }
-            pthread_mutex_unlock(mutex)
+            wake.unlock()
             if done { continuation.resume() }
         }
 
         /// A thread leaving the pool; the last one resumes the shutdown's waiters.
         private func threadExited() {
-            pthread_mutex_lock(mutex)
+            wake.lock()
             threads -= 1
             let waiters = threads == 0 ? exitWaiters : []
             if threads == 0 { exitWaiters = [] }
-            pthread_mutex_unlock(mutex)
+            wake.unlock()
             for waiter in waiters { waiter.resume() }
         }
 
@@ -187,13 +168,13 @@ final class WorkerPool: Sendable {
 
         /// Takes the next job, waiting while there is none; nil once stopping and empty.
         private func nextJob() -> Job? {
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
+            wake.lock()
+            defer { wake.unlock() }
             while true {
                 if let job = dequeueLocked() { return job }
                 if stopping { return nil }
                 idle += 1
-                pthread_cond_wait(wake, mutex)
+                wake.wait()
                 idle -= 1
             }
         }
@@ -216,17 +197,17 @@ final class WorkerPool: Sendable {
             // No thread could start: undo the count and, if no thread runs at
             // all, run the queued work here rather than never.
             Unmanaged<Core>.fromOpaque(context).release()
-            pthread_mutex_lock(mutex)
+            wake.lock()
             let orphaned = threads == 1
-            pthread_mutex_unlock(mutex)
+            wake.unlock()
             guard orphaned else {
                 threadExited()
                 return
             }
             while true {
-                pthread_mutex_lock(mutex)
+                wake.lock()
                 let job = dequeueLocked()
-                pthread_mutex_unlock(mutex)
+                wake.unlock()
                 guard let job else { break }
                 job()
             }

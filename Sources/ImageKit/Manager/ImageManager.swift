@@ -53,7 +53,7 @@ public final class ImageManager: Sendable {
     private let failedURLs: FailedURLList
     /// Cleared by ``shutdown(_:)``: loads asked for later fail.
     private let accepting = Atomic<Bool>(true)
-    private let hasObservers: Bool
+    private let events: EventFanOut<ImageManagerEvent>
     /// Whether loads make per-load observers (``ImageManagerConfiguration/loadObserverFactories``).
     let hasLoadObserverFactories: Bool
     private let nextID = Atomic<UInt64>(0)
@@ -87,7 +87,7 @@ public final class ImageManager: Sendable {
         workers = WorkerPool(name: "imagekit-decode", maxThreads: max(1, configuration.decodeThreads))
         limiter = PipelineLimiter(limit: configuration.maxActivePipelines, maxWaiting: configuration.maxWaitingPipelines)
         failedURLs = FailedURLList(timeToLive: configuration.failedURLTimeToLive)
-        hasObservers = !configuration.observers.isEmpty
+        events = EventFanOut(configuration.observers.map { observer in { observer.receive($0) } })
         hasLoadObserverFactories = !configuration.loadObserverFactories.isEmpty
     }
 
@@ -100,7 +100,7 @@ public final class ImageManager: Sendable {
     /// new one.
     ///
     /// - Throws: ``ImageKitError`` — ``ImageKitError/invalidURL(_:)``,
-    ///   ``ImageKitError/blocklisted(_:)``, ``ImageKitError/notInCache(_:)``,
+    ///   ``ImageKitError/blocklisted(_:original:)``, ``ImageKitError/notInCache(_:)``,
     ///   ``ImageKitError/deadlineExceeded(_:)``, the download's or the decoder's error, and
     ///   ``ImageKitError/cancelled`` when the calling task is cancelled.
     public func image(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil) async throws
@@ -166,7 +166,11 @@ public final class ImageManager: Sendable {
     /// cached image changed, and never after the returned task was cancelled.
     ///
     /// - Parameters:
+    ///   - url: The image's URL; `nil` or an unusable URL fails with ``ImageKitError/invalidURL(_:)``.
+    ///   - options: Flags of this load.
+    ///   - context: Values of this load that are not flags, or nil for the defaults.
     ///   - progress: Called on the callback queue as the download's body arrives.
+    ///   - completed: Called with the result or the error, as described above.
     /// - Returns: A task that cancels the load.
     @discardableResult
     public func loadImage(with url: URL?, options: ImageOptions = [], context: ImageContext? = nil,
@@ -408,7 +412,7 @@ public final class ImageManager: Sendable {
     /// bytes, else the decoded image), reported to the manager's observers and the load's.
     private func memoryHit(_ url: URL, _ keys: ImageLoadKeys, _ cache: ImageCache,
                            _ loadObservers: [any ImageLoadObserver]) -> LoadResult? {
-        let observed = hasObservers || !loadObservers.isEmpty
+        let observed = !events.isEmpty || !loadObservers.isEmpty
         let start = observed ? MonotonicClock.now() : 0
         var result: LoadResult?
         if let variantKey = keys.variantKey {
@@ -507,12 +511,9 @@ public final class ImageManager: Sendable {
     }
 
     /// Sends `event` to the manager's observers, then to `loadObservers` (those of the loads it
-    /// is about); builds nothing when there are none.
+    /// is about), through ``EventFanOut``; builds nothing when there are none.
     func emit(_ event: @autoclosure () -> ImageManagerEvent, to loadObservers: [any ImageLoadObserver] = []) {
-        guard hasObservers || !loadObservers.isEmpty else { return }
-        let e = event()
-        for observer in configuration.observers { observer.receive(e) }
-        for observer in loadObservers { observer.receive(e) }
+        events.emit(event(), to: loadObservers)
     }
 
     private func makeID() -> UInt64 {
