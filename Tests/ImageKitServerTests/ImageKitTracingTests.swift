@@ -66,6 +66,34 @@ final class ImageKitTracingTests: ServerTestCase {
         }
     }
 
+    func testATransformedVariantHasTransformAndEncodeSpansAfterTheDecode() async throws {
+        let o = try origin
+        let tracer = InMemoryTracer()
+        let m = try tracedManager(tracer)
+        let context = ImageContext(imageTransformer: RotationTransformer(quarterTurns: 1))
+        let result = try await tracer.withSpan("GET /rotated") { _ in
+            try await m.encodedImage(for: o.nginx.url("/photo.png"), as: .fixed(.png()), context: context)
+        }
+        await settle(m)
+        let load = try XCTUnwrap(spans(tracer, named: "imagekit.load").first)
+        XCTAssertEqual(load.attributes.get("imagekit.result"), .string("success"))
+        let stages = children(tracer, of: load)
+        func stage(_ name: String) throws -> FinishedInMemorySpan {
+            try XCTUnwrap(stages.first { $0.operationName == name }, "\(stages.map(\.operationName))")
+        }
+        let decode = try stage("imagekit.decode"), transform = try stage("imagekit.transform")
+        let encode = try stage("imagekit.encode")
+        XCTAssertEqual(transform.attributes.get("imagekit.transformer"), .string("rotate(90)"))
+        XCTAssertNil(transform.status)
+        XCTAssertEqual(encode.attributes.get("imagekit.image.format"), .string("png"))
+        XCTAssertEqual(encode.attributes.get("imagekit.encoded.bytes"), .int64(Int64(result.encoded.data.count)))
+        XCTAssertNil(encode.status)
+        XCTAssertLessThanOrEqual(decode.endInstant.nanosecondsSinceEpoch, transform.endInstant.nanosecondsSinceEpoch)
+        XCTAssertLessThanOrEqual(transform.endInstant.nanosecondsSinceEpoch, encode.endInstant.nanosecondsSinceEpoch)
+        XCTAssertEqual(stages.filter { $0.operationName == "imagekit.transform" }.count, 1)
+        XCTAssertEqual(stages.filter { $0.operationName == "imagekit.encode" }.count, 1)
+    }
+
     func testAMemoryHitIsALoadWithOneLookup() async throws {
         let o = try origin
         let tracer = InMemoryTracer()

@@ -81,7 +81,8 @@ class ServerTestCase: XCTestCase {
         XCTFail("timed out waiting until \(what)", file: file, line: line)
     }
 
-    /// Waits until the manager and its downloader are idle, and their observers' queue ran.
+    /// Waits until the manager and its downloader are idle, and the handlers already on their
+    /// callback queues ran.
     func settle(_ m: ImageManager, file: StaticString = #filePath, line: UInt = #line) async {
         await waitUntil("the manager is idle", file: file, line: line) {
             m.statistics.isIdle && m.downloader.statistics.isIdle
