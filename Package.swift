@@ -8,15 +8,23 @@ import PackageDescription
 /// Apple platform is declared.
 ///
 /// `ImageKit` is the only product a service needs; it has no Swift package
-/// dependencies.
+/// dependencies. `ImageKitServer` adds the glue to the Swift server ecosystem (swift-log,
+/// swift-metrics, swift-distributed-tracing, swift-service-lifecycle); only it depends on
+/// those packages.
 let package = Package(
     name: "ImageKit",
     products: [
         .library(name: "ImageKit", targets: ["ImageKit"]),
+        .library(name: "ImageKitServer", targets: ["ImageKitServer"]),
         .executable(name: "imagekit", targets: ["ImageKitCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // ImageKitServer's (and its tests' in-memory backends); the versions it was tested with.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -40,6 +48,17 @@ let package = Package(
         .target(
             name: "ImageKit",
             dependencies: ["CImageCore"]
+        ),
+        // Logs, metrics, spans and a lifecycle service for ImageKit, in the server ecosystem's terms.
+        .target(
+            name: "ImageKitServer",
+            dependencies: [
+                "ImageKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         .executableTarget(
             name: "ImageKitCLI",
@@ -87,8 +106,21 @@ let package = Package(
             path: "Tests/ImageKitTests"
         ),
         .testTarget(
+            name: "ImageKitServerTests",
+            dependencies: [
+                "ImageKitServer", "ImageKit", "TestServers",
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/ImageKitServerTests"
+        ),
+        .testTarget(
             name: "ImageKitBenchmarks",
-            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitTestSupport", "TestServers"],
+            dependencies: ["ImageKit", "ImageKitServer", "CImageCore", "CAnchors", "ImageKitTestSupport", "TestServers",
+                           .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks",
             // A separate package (AsyncHTTPClient comparison), built only by `make bench-peers`.
             exclude: ["Peers"]

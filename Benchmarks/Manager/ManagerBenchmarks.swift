@@ -18,7 +18,7 @@ final class ManagerBenchmarks: XCTestCase {
     }
 
     /// An empty cache in a temporary folder removed after the test.
-    private func temporaryCache() throws -> ImageCache {
+    func temporaryCache() throws -> ImageCache {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("imagekit-bench-\(UUID().uuidString)")
         addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
         return try ImageCache(namespace: "bench", directory: dir)
@@ -63,7 +63,7 @@ final class ManagerBenchmarks: XCTestCase {
 
     /// Times `load` (which must answer from memory) 20,000 times per sample and records µs per
     /// load against a 5 µs target.
-    private func recordWarmLoads(_ name: String,
+    func recordWarmLoads(_ name: String,
                                  _ load: @escaping @Sendable () async throws -> ImageCacheType) throws {
         let loads = 20_000
         let batch: @Sendable () async throws -> Void = {

@@ -14,15 +14,24 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Hummingbird's own; declared to name a custom header field (`HTTPField.Name`).
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // `/metrics`: swift-metrics and its Prometheus backend (Hummingbird already depends on
+        // swift-metrics and swift-log; declared to import them).
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         .executableTarget(
             name: "ThumbnailServer",
             dependencies: [
                 .product(name: "ImageKit", package: "ImageKit"),
+                .product(name: "ImageKitServer", package: "ImageKit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -54,6 +54,8 @@ public final class ImageManager: Sendable {
     /// Cleared by ``shutdown(_:)``: loads asked for later fail.
     private let accepting = Atomic<Bool>(true)
     private let events: EventFanOut<ImageManagerEvent>
+    /// Whether loads make per-load observers (``ImageManagerConfiguration/loadObserverFactories``).
+    let hasLoadObserverFactories: Bool
     private let nextID = Atomic<UInt64>(0)
     /// Loads that have not ended, by id.
     private let tasks = Locked<[UInt64: ImageTask]>([:])
@@ -86,6 +88,7 @@ public final class ImageManager: Sendable {
         limiter = PipelineLimiter(limit: configuration.maxActivePipelines, maxWaiting: configuration.maxWaitingPipelines)
         failedURLs = FailedURLList(timeToLive: configuration.failedURLTimeToLive)
         events = EventFanOut(configuration.observers.map { observer in { observer.receive($0) } })
+        hasLoadObserverFactories = !configuration.loadObserverFactories.isEmpty
     }
 
     // MARK: - Loading
@@ -128,20 +131,25 @@ public final class ImageManager: Sendable {
         -> Output {
         let started = MonotonicClock.now()
         if Task.isCancelled { throw ImageKitError.cancelled }
-        let prelude = prepare(url, output, options, context)
+        let observed = observeLoad(url)
+        let prelude = prepare(url, output, options, context, observed.observers)
         switch prelude {
         case .hit(var result, _, _):
             let total = MonotonicClock.duration(since: started)
-            emit(.completed(task: makeID(), url: result.url, cacheType: .memory, duration: total))
+            emit(.completed(task: observed.id ?? makeID(), url: result.url, cacheType: .memory, duration: total),
+                 to: observed.observers)
+            for observer in observed.observers { observer.loadEnded() }
             result.metrics = ImageLoadMetrics(total: total)
             return try extract(result).get()
         case .failed(let url, let error):
-            emit(.failed(task: makeID(), url: url, error: error, duration: MonotonicClock.duration(since: started)))
+            emit(.failed(task: observed.id ?? makeID(), url: url, error: error,
+                         duration: MonotonicClock.duration(since: started)), to: observed.observers)
+            for observer in observed.observers { observer.loadEnded() }
             throw error
         default:
             let adapter = ImageTaskContinuation(extract)
-            let task = ImageTask(id: makeID(), url: url, options: prelude.options, started: started, manager: self,
-                                 sink: adapter.receive, progress: nil)
+            let task = ImageTask(id: observed.id ?? makeID(), url: url, options: prelude.options, started: started,
+                                 manager: self, sink: adapter.receive, progress: nil, observers: observed.observers)
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     adapter.install(continuation)
@@ -193,7 +201,8 @@ public final class ImageManager: Sendable {
                                          _ completed: @escaping @Sendable (Result<Output, ImageKitError>) -> Void)
         -> ImageTask {
         let started = MonotonicClock.now()
-        let prelude = prepare(url, output, options, context)
+        let observed = observeLoad(url)
+        let prelude = prepare(url, output, options, context, observed.observers)
         let queue = prelude.callbackQueue ?? context?.callbackQueue ?? configuration.callbackQueue
         let sink: ImageTask.Sink = { task, delivery in
             switch delivery {
@@ -211,8 +220,8 @@ public final class ImageManager: Sendable {
         if let progress {
             progressSink = { task, value in queue.async { if task.isRunning { progress(value) } } }
         }
-        let task = ImageTask(id: makeID(), url: url, options: prelude.options, started: started, manager: self,
-                             sink: sink, progress: progressSink)
+        let task = ImageTask(id: observed.id ?? makeID(), url: url, options: prelude.options, started: started,
+                             manager: self, sink: sink, progress: progressSink, observers: observed.observers)
         launch(task, prelude)
         return task
     }
@@ -303,10 +312,20 @@ public final class ImageManager: Sendable {
 
     // MARK: - The load
 
+    /// The id and the per-load observers of a load being asked for, made in the caller's context:
+    /// no id (it is taken when needed) and no observers without load observer factories.
+    @inline(__always)
+    private func observeLoad(_ url: URL?) -> (id: UInt64?, observers: [any ImageLoadObserver]) {
+        guard hasLoadObserverFactories else { return (nil, []) }
+        let id = makeID()
+        return (id, configuration.loadObserverFactories.compactMap { $0.makeObserver(task: id, url: url) })
+    }
+
     /// Steps 1–5 of a load, synchronously: validate the URL, check the blocklist, run the
-    /// options processor, compute the keys, look in the memory tier.
+    /// options processor, compute the keys, look in the memory tier (reported to the
+    /// manager's observers and the load's).
     private func prepare(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions,
-                         _ context: ImageContext?) -> Prelude {
+                         _ context: ImageContext?, _ loadObservers: [any ImageLoadObserver]) -> Prelude {
         guard accepting.load(ordering: .relaxed) else {
             return .failed(url, .shutDown("the image manager was shut down"))
         }
@@ -329,7 +348,7 @@ public final class ImageManager: Sendable {
         let keys = ImageLoadKeys(url: url, urlString: string, output: output, options: options, context: context,
                                  configuration: configuration)
         let hit = ImageLoadRequest.query(options, context).includesMemory
-            ? memoryHit(url, keys, context.cache ?? cache) : nil
+            ? memoryHit(url, keys, context.cache ?? cache, loadObservers) : nil
         if let hit, !options.contains(.refreshCached), !options.contains(.queryMemoryData) {
             return .hit(hit, options, context.callbackQueue ?? configuration.callbackQueue)
         }
@@ -390,9 +409,11 @@ public final class ImageManager: Sendable {
     }
 
     /// What the memory tier holds for the request (the encoded variant for loads asking for
-    /// bytes, else the decoded image), reported to the observers.
-    private func memoryHit(_ url: URL, _ keys: ImageLoadKeys, _ cache: ImageCache) -> LoadResult? {
-        let start = events.isEmpty ? 0 : MonotonicClock.now()
+    /// bytes, else the decoded image), reported to the manager's observers and the load's.
+    private func memoryHit(_ url: URL, _ keys: ImageLoadKeys, _ cache: ImageCache,
+                           _ loadObservers: [any ImageLoadObserver]) -> LoadResult? {
+        let observed = !events.isEmpty || !loadObservers.isEmpty
+        let start = observed ? MonotonicClock.now() : 0
         var result: LoadResult?
         if let variantKey = keys.variantKey {
             result = cache.memoryCache.encodedImage(forKey: variantKey).map {
@@ -403,9 +424,9 @@ public final class ImageManager: Sendable {
                 LoadResult(image: $0, cacheType: .memory, url: url, metrics: ImageLoadMetrics())
             }
         }
-        if !events.isEmpty {
+        if observed {
             emit(.cacheQuery(url: url, key: keys.variantKey ?? keys.key, tier: .memory, hit: result != nil,
-                             duration: MonotonicClock.duration(since: start)))
+                             duration: MonotonicClock.duration(since: start)), to: loadObservers)
         }
         return result
     }
@@ -489,9 +510,10 @@ public final class ImageManager: Sendable {
         }
     }
 
-    /// Sends `event` to the observers (see ``EventFanOut``); builds nothing when there are none.
-    func emit(_ event: @autoclosure () -> ImageManagerEvent) {
-        events.emit(event())
+    /// Sends `event` to the manager's observers, then to `loadObservers` (those of the loads it
+    /// is about), through ``EventFanOut``; builds nothing when there are none.
+    func emit(_ event: @autoclosure () -> ImageManagerEvent, to loadObservers: [any ImageLoadObserver] = []) {
+        events.emit(event(), to: loadObservers)
     }
 
     private func makeID() -> UInt64 {

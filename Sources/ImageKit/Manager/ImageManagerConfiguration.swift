@@ -40,6 +40,9 @@ public struct ImageManagerConfiguration: Sendable {
     public var optionsProcessor: OptionsProcessor?
     /// Receivers of load events (cache queries, download, decode, transform, store, completion).
     public var observers: [any ImageManagerObserver]
+    /// Makers of per-load observers, asked in the caller's context as each load starts (for
+    /// tracing spans and request-scoped logs; see ``ImageLoadObserverFactory``).
+    public var loadObserverFactories: [any ImageLoadObserverFactory]
     /// The serial queue completion and progress handlers run on unless a load's context names
     /// another. The `async` API resumes its caller directly and never uses it.
     public var callbackQueue: DispatchQueue
@@ -61,6 +64,7 @@ public struct ImageManagerConfiguration: Sendable {
         delegate = nil
         optionsProcessor = nil
         observers = []
+        loadObserverFactories = []
         callbackQueue = DispatchQueue(label: "ImageKit.ImageManager.callbacks")
         decodeThreads = ProcessorCount.online
         maxActivePipelines = 6 + 2 * ProcessorCount.online

@@ -62,10 +62,13 @@ public final class ImageTask: Sendable, Hashable {
     private let manager: ImageManager
     private let sink: Sink
     private let progressSink: ProgressSink?
+    /// The load's own observers (from the manager's load observer factories), told of its events
+    /// and of the pipeline's while it waits on one.
+    let loadObservers: [any ImageLoadObserver]
     private let state = Locked(State())
 
     init(id: UInt64, url: URL?, options: ImageOptions, started: UInt64, manager: ImageManager, sink: @escaping Sink,
-         progress: ProgressSink?) {
+         progress: ProgressSink?, observers: [any ImageLoadObserver]) {
         self.id = id
         self.url = url
         self.options = options
@@ -73,6 +76,7 @@ public final class ImageTask: Sendable, Hashable {
         self.manager = manager
         self.sink = sink
         progressSink = progress
+        loadObservers = observers
     }
 
     /// Cancels the load: its completion will not be called, and its share of the download and
@@ -97,7 +101,8 @@ public final class ImageTask: Sendable, Hashable {
             release(taken.work)
             manager.taskEnded(self)
         }
-        manager.emit(.cancelled(task: id, url: url, duration: elapsed))
+        manager.emit(.cancelled(task: id, url: url, duration: elapsed), to: loadObservers)
+        for observer in loadObservers { observer.loadEnded() }
         sink(self, .cancelled)
     }
 
@@ -198,11 +203,14 @@ public final class ImageTask: Sendable, Hashable {
         switch delivery {
         case .image(let result, _):
             manager.emit(.completed(task: id, url: result.url, cacheType: result.cacheType,
-                                    duration: result.metrics.total))
+                                    duration: result.metrics.total), to: loadObservers)
         case .failure(let error):
-            manager.emit(.failed(task: id, url: url, error: error, duration: elapsed))
+            manager.emit(.failed(task: id, url: url, error: error, duration: elapsed), to: loadObservers)
         case .notModified, .cancelled:
             break
+        }
+        if isFinal {
+            for observer in loadObservers { observer.loadEnded() }
         }
         return true
     }

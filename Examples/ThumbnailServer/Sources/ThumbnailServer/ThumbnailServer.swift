@@ -4,15 +4,27 @@
 /// `ImageManager`, shrinks it to fit N×N pixels and answers the encoded bytes. Without `format`
 /// the client's `Accept` header picks WebP or JPEG/PNG. Variants are cached as bytes in memory
 /// and on disk (`X-Cache: memory|disk|none` says where this one came from), and answers carry
-/// an `ETag` for `If-None-Match`. SIGTERM or SIGINT stops it gracefully.
+/// an `ETag` for `If-None-Match`. SIGTERM or SIGINT stops it gracefully: the server answers the
+/// requests in flight, then the manager drains (`ImageManagerService`).
+///
+/// Observability, through ImageKitServer: ImageKit's logs go to the server's logger
+/// (`--log-level debug` shows each load), its metrics to a Prometheus registry served at
+/// `GET /metrics`, and each request's span (Hummingbird's `TracingMiddleware`) is the parent of
+/// its load's span — bootstrap `InstrumentationSystem` with a tracer (swift-otel, for example)
+/// to export them; none is by default.
 ///
 ///     swift run -c release thumbnail-server --port 8080 --origin https://images.example.com --cache /tmp/thumbs
 ///     curl -o cat.webp 'http://127.0.0.1:8080/thumb/photos/cat.jpg?w=256&format=webp'
+///     curl http://127.0.0.1:8080/metrics
 import ArgumentParser
 import Foundation
 import HTTPTypes
 import Hummingbird
 import ImageKit
+import ImageKitServer
+import Logging
+import Metrics
+import Prometheus
 
 @main
 struct ThumbnailServer: AsyncParsableCommand {
@@ -23,31 +35,47 @@ struct ThumbnailServer: AsyncParsableCommand {
     @Option(help: "The address to listen on.") var host = "127.0.0.1"
     @Option(help: "The base URL the image names are relative to.") var origin: String
     @Option(help: "The folder for the disk cache.") var cache: String
+    @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
+    }
 
     func run() async throws {
-        let manager = ImageManager(
+        var logger = Logger(label: "thumbnail-server")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+
+        // ImageKit's logs, metrics and spans (the two-line bootstrap), its gauges, and a service
+        // that drains the manager once the server has stopped.
+        let observability = ImageKitObservability(logger: logger)
+        let manager = try ImageManager(
             cache: try ImageCache(namespace: "thumbnails", directory: URL(fileURLWithPath: cache)),
-            downloader: try Downloader())
+            observability: observability)
+        let statistics = ImageManagerStatisticsReporter(manager: manager)
         let origin = self.origin.hasSuffix("/") ? String(self.origin.dropLast()) : self.origin
 
         let router = Router()
+        router.middlewares.add(TracingMiddleware())
         router.get("thumb/**") { request, context in
             await thumbnail(request, name: context.parameters.getCatchAll().joined(separator: "/"),
                             origin: origin, manager: manager)
         }
-        let app = Application(router: router, configuration: .init(address: .hostname(host, port: port)))
-        app.logger.info("listening on http://\(host):\(port), origin \(origin), cache \(cache)")
-
-        // Runs the app in a ServiceGroup (swift-service-lifecycle) that shuts the server down
-        // gracefully on these signals: requests in flight are answered first.
-        do {
-            try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
-        } catch {
-            await manager.shutdown()
-            throw error
+        router.get("metrics") { _, _ in
+            await statistics.report()  // the gauges as they are now
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
-        // Lets the loads in flight finish, waits for the disk writes and joins the threads.
-        await manager.shutdown()
+        // A ServiceGroup shuts its services down in reverse order: the HTTP server first (it
+        // answers the requests in flight), then the manager (it drains, waits for the disk
+        // writes and joins its threads).
+        let app = Application(router: router, configuration: .init(address: .hostname(host, port: port)),
+                              services: [ImageManagerService(manager: manager, statistics: statistics, logger: logger)],
+                              logger: logger)
+        app.logger.info("listening on http://\(host):\(port), origin \(origin), cache \(cache)")
+        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
     }
 }
 

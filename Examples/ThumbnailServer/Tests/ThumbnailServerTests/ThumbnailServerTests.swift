@@ -8,6 +8,8 @@ final class ThumbnailServerTests: XCTestCase {
     private var folder: URL!
     private var server: Process!
     private var serverPort = 0
+    /// The bytes of the origin's `photos/cat.jpg`.
+    private var jpegSize = 0
 
     override func setUpWithError() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("thumbnail-server-\(UUID())")
@@ -18,6 +20,7 @@ final class ThumbnailServerTests: XCTestCase {
         for i in 0..<400 * 300 { pixels[i * 4] = UInt8(i % 400 * 255 / 399); pixels[i * 4 + 1] = UInt8(i / 400 * 255 / 299) }
         let jpeg = try ImageEncoder.encode(Image(width: 400, height: 300, premultipliedRGBA: pixels), as: .jpeg())
         try jpeg.write(to: images.appendingPathComponent("cat.jpg"))
+        jpegSize = jpeg.count
 
         let originPort = try freePort()
         try start("/usr/bin/python3", ["-m", "http.server", "--bind", "127.0.0.1", "\(originPort)",
@@ -83,6 +86,41 @@ final class ThumbnailServerTests: XCTestCase {
         XCTAssertEqual(try get("/thumb/photos/%2E%2E/cat.jpg?w=10").status, 400)
     }
 
+    /// ImageKit's metrics, scraped from `/metrics` in Prometheus's text format after some loads.
+    func testMetricsCountTheLoads() throws {
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=100").headers["x-cache"], "none")  // downloaded
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=100").headers["x-cache"], "memory")
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=64&format=webp").headers["x-cache"], "disk")  // the original bytes
+        XCTAssertEqual(try get("/thumb/photos/missing.jpg?w=100").status, 404)
+
+        let scrape = try get("/metrics")
+        XCTAssertEqual(scrape.status, 200)
+        XCTAssertEqual(scrape.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8")
+        let metrics = Self.samples(String(decoding: scrape.body, as: UTF8.self))
+        func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+            metrics[Series(name: name, labels: labels)]
+        }
+        XCTAssertEqual(value("imagekit_loads_total", ["result": "success", "tier": "network"]), 1)
+        XCTAssertEqual(value("imagekit_loads_total", ["result": "success", "tier": "memory"]), 1)
+        XCTAssertEqual(value("imagekit_loads_total", ["result": "success", "tier": "disk"]), 1)
+        XCTAssertEqual(value("imagekit_loads_total", ["result": "failure", "tier": "none"]), 1)
+        XCTAssertEqual(value("imagekit_load_failures_total", ["error": "http_status"]), 1)
+        XCTAssertEqual(value("imagekit_cache_queries_total", ["tier": "memory", "result": "hit"]), 1)
+        XCTAssertEqual(value("imagekit_cache_queries_total", ["tier": "original", "result": "hit"]), 1)
+        XCTAssertEqual(value("imagekit_downloads_total", ["result": "ok"]), 1)
+        XCTAssertEqual(value("imagekit_downloads_total", ["result": "http_error"]), 1)
+        XCTAssertEqual(value("imagekit_download_bytes_total").map { $0 >= Double(jpegSize) }, true)
+        XCTAssertEqual(value("imagekit_decode_duration_seconds_count"), 2)
+        XCTAssertEqual(value("imagekit_encode_duration_seconds_count", ["format": "jpeg"]), 1)
+        XCTAssertEqual(value("imagekit_encode_duration_seconds_count", ["format": "webp"]), 1)
+        XCTAssertEqual(value("imagekit_load_duration_seconds_count", ["result": "success", "tier": "memory"]), 1)
+        // The gauges, as they were at the scrape.
+        XCTAssertEqual(value("imagekit_cache_entries", ["tier": "memory"]), 2, "two variants")
+        XCTAssertEqual(value("imagekit_loads_in_flight"), 0)
+        XCTAssertEqual(value("imagekit_downloads_in_flight", ["state": "queued"]), 0)
+        XCTAssertEqual(value("imagekit_blocklisted_urls"), 1)
+    }
+
     func testExitsCleanlyOnSIGTERM() throws {
         XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=32").status, 200)
         kill(server.processIdentifier, SIGTERM)
@@ -95,6 +133,35 @@ final class ThumbnailServerTests: XCTestCase {
     }
 
     // MARK: - Helpers
+
+    /// One series of a scrape: a metric's name and its labels.
+    private struct Series: Hashable {
+        let name: String
+        let labels: [String: String]
+    }
+
+    /// The samples of a Prometheus text-format scrape, by series.
+    private static func samples(_ text: String) -> [Series: Double] {
+        var samples: [Series: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+                continue
+            }
+            let series = line[..<space]
+            guard let brace = series.firstIndex(of: "{") else {
+                samples[Series(name: String(series), labels: [:])] = value
+                continue
+            }
+            var labels: [String: String] = [:]
+            for pair in series[series.index(after: brace)..<series.index(before: series.endIndex)].split(separator: ",") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2 else { continue }
+                labels[String(parts[0])] = String(parts[1].dropFirst().dropLast())
+            }
+            samples[Series(name: String(series[..<brace]), labels: labels)] = value
+        }
+        return samples
+    }
 
     @discardableResult
     private func start(_ path: String, _ arguments: [String]) throws -> Process {

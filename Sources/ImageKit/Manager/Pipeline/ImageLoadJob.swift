@@ -247,7 +247,7 @@ final class ImageLoadJob: Sendable {
         let disk = r.cache.diskCache
         let entry = disk.mayHold(variantKey, data: true) ? try? await disk.dataEntry(forKey: variantKey) : nil
         let hit = entry.flatMap { e in e.isExpired ? nil : (try? EncodedImage(data: e.value)).map { ($0, e.metadata) } }
-        manager.emit(.cacheQuery(url: r.url, key: variantKey, tier: .disk, hit: hit != nil,
+        emit(.cacheQuery(url: r.url, key: variantKey, tier: .disk, hit: hit != nil,
                                  duration: MonotonicClock.duration(since: start)))
         return hit.map { Found(encoded: $0.0, encodedTier: .disk, metadata: $0.1) }
     }
@@ -270,7 +270,7 @@ final class ImageLoadJob: Sendable {
             }
             let duration = MonotonicClock.duration(since: start)
             metrics.encode = duration
-            manager.emit(.encoded(url: r.url, key: key, format: encoded.format, bytes: encoded.data.count,
+            emit(.encoded(url: r.url, key: key, format: encoded.format, bytes: encoded.data.count,
                                   duration: duration, error: nil))
             var done = found
             done.encoded = encoded
@@ -278,7 +278,7 @@ final class ImageLoadJob: Sendable {
             return done
         } catch {
             let e = ImageKitError(wrapping: error)
-            manager.emit(.encoded(url: r.url, key: key, format: format.imageFormat, bytes: 0,
+            emit(.encoded(url: r.url, key: key, format: format.imageFormat, bytes: 0,
                                   duration: MonotonicClock.duration(since: start), error: e))
             throw e
         }
@@ -291,7 +291,7 @@ final class ImageLoadJob: Sendable {
         let disk = r.cache.diskCache
         let entry = disk.mayHold(r.key) ? try? await disk.entry(forKey: r.key) : nil
         let hit = entry.flatMap { $0.isExpired ? nil : $0 }
-        manager.emit(.cacheQuery(url: r.url, key: r.key, tier: .disk, hit: hit != nil,
+        emit(.cacheQuery(url: r.url, key: r.key, tier: .disk, hit: hit != nil,
                                  duration: MonotonicClock.duration(since: start)))
         return hit.map { Found(image: $0.value, imageTier: .disk, metadata: $0.metadata) }
     }
@@ -304,7 +304,7 @@ final class ImageLoadJob: Sendable {
         let disk = r.cache.diskCache
         let entry = disk.mayHold(r.baseKey, data: true) ? try? await disk.dataEntry(forKey: r.baseKey) : nil
         let hit = entry.flatMap { $0.isExpired ? nil : $0 }
-        manager.emit(.originalDataQuery(url: r.url, key: r.baseKey, hit: hit != nil,
+        emit(.originalDataQuery(url: r.url, key: r.baseKey, hit: hit != nil,
                                         duration: MonotonicClock.duration(since: start)))
         guard let hit else { return nil }
         // Decoding holds the bytes and a bitmap: it takes a turn like a download.
@@ -356,17 +356,17 @@ final class ImageLoadJob: Sendable {
             }
             download = modified
         }
-        manager.emit(.downloadStarted(url: r.url))
+        emit(.downloadStarted(url: r.url))
         let start = MonotonicClock.now()
         do {
             let result = try await r.downloader.download(download, priority: r.downloadPriority) { [weak self] p in
                 self?.progress(p)
             }
-            manager.emit(.downloadFinished(url: r.url, response: result.response, metrics: result.metrics))
+            emit(.downloadFinished(url: r.url, response: result.response, metrics: result.metrics))
             return Fetched(data: result.data, status: result.status, response: result.response, metrics: result.metrics)
         } catch {
             let e = ImageKitError(wrapping: error)
-            manager.emit(.downloadFailed(url: r.url, error: e, duration: MonotonicClock.duration(since: start)))
+            emit(.downloadFailed(url: r.url, error: e, duration: MonotonicClock.duration(since: start)))
             throw e
         }
     }
@@ -374,11 +374,10 @@ final class ImageLoadJob: Sendable {
     /// Decodes and transforms `data` on the worker threads.
     private func process(_ data: Data) async throws -> Processed {
         let r = request
-        let manager = self.manager
         let flag = cancelFlag
         do {
-            return try await manager.workers.run(priority: r.workerPriority) {
-                try Self.decodeAndTransform(data, r, manager, flag)
+            return try await manager.workers.run(priority: r.workerPriority) { [self] in
+                try Self.decodeAndTransform(data, r, self, flag)
             }
         } catch {
             throw ImageKitError(wrapping: error)
@@ -386,22 +385,22 @@ final class ImageLoadJob: Sendable {
     }
 
     /// The decode (stopped when `flag` is set) and the transform; runs on a worker thread.
-    private static func decodeAndTransform(_ data: Data, _ r: ImageLoadRequest, _ manager: ImageManager,
+    private static func decodeAndTransform(_ data: Data, _ r: ImageLoadRequest, _ job: ImageLoadJob,
                                            _ flag: DecodeCancelFlag) throws -> Processed {
-        manager.emit(.decodeStarted(url: r.url, key: r.key))
+        job.emit(.decodeStarted(url: r.url, key: r.key))
         let start = MonotonicClock.now()
-        let decoder = ImageDecoder(options: r.decodeOptions, bufferPool: manager.configuration.bufferPool)
+        let decoder = ImageDecoder(options: r.decodeOptions, bufferPool: job.manager.configuration.bufferPool)
         var statistics = DecodeStatistics()
         let image: Image
         do {
             image = try data.withUnsafeBytes { try decoder.decode($0, statistics: &statistics, cancelFlag: flag.pointer) }
         } catch {
             let e = ImageKitError(wrapping: error)
-            manager.emit(.decodeFailed(url: r.url, key: r.key, error: e, duration: MonotonicClock.duration(since: start)))
+            job.emit(.decodeFailed(url: r.url, key: r.key, error: e, duration: MonotonicClock.duration(since: start)))
             throw e
         }
         let decode = MonotonicClock.duration(since: start)
-        manager.emit(.decoded(url: r.url, key: r.key, size: PixelSize(width: image.width, height: image.height),
+        job.emit(.decoded(url: r.url, key: r.key, size: PixelSize(width: image.width, height: image.height),
                               duration: decode))
         guard let transformer = r.transformer(for: image) else {
             return Processed(image: image, decode: decode)
@@ -410,12 +409,12 @@ final class ImageLoadJob: Sendable {
         do {
             let transformed = try transformer.transform(image)
             let transform = MonotonicClock.duration(since: transformStart)
-            manager.emit(.transformed(url: r.url, key: r.key, transformer: transformer.key, duration: transform,
+            job.emit(.transformed(url: r.url, key: r.key, transformer: transformer.key, duration: transform,
                                       error: nil))
             return Processed(image: transformed, decode: decode, transform: transform)
         } catch {
             let e = ImageKitError.transformFailed("\(transformer.key): \(error)")
-            manager.emit(.transformed(url: r.url, key: r.key, transformer: transformer.key,
+            job.emit(.transformed(url: r.url, key: r.key, transformer: transformer.key,
                                       duration: MonotonicClock.duration(since: transformStart), error: e))
             throw e
         }
@@ -440,7 +439,7 @@ final class ImageLoadJob: Sendable {
             storedInMemory = true
         }
         if storedInMemory {
-            manager.emit(.stored(url: r.url, key: r.variantKey ?? r.key, tiers: .memory,
+            emit(.stored(url: r.url, key: r.variantKey ?? r.key, tiers: .memory,
                                  duration: MonotonicClock.duration(since: start), error: nil))
         }
         // Decoded here (downloaded, or from the original-data store): the bitmap is new to disk.
@@ -469,16 +468,17 @@ final class ImageLoadJob: Sendable {
         }
         guard writesDisk else { return }
         result.metrics.store = await store(bitmap: bitmap, encoded: encoded, original: original,
-                                           metadata: found.metadata ?? DiskCacheMetadata())
+                                           metadata: found.metadata ?? DiskCacheMetadata(), for: later)
         for task in later { task.finish(.image(result, isFinal: true), detach: false) }
     }
 
     /// Writes the decoded image, the encoded variant and the original bytes to the disk tier;
     /// returns the time it took. A failed write (disk full, …) is reported to the observers and
-    /// otherwise ignored.
+    /// otherwise ignored. `tasks`: the loads it is reported to besides the manager's observers
+    /// (nil: those waiting on the pipeline).
     @discardableResult
     private func store(bitmap image: Image?, encoded: EncodedImage?, original: Data?,
-                       metadata: DiskCacheMetadata) async -> Duration {
+                       metadata: DiskCacheMetadata, for tasks: [ImageTask]? = nil) async -> Duration {
         let r = request
         let start = MonotonicClock.now()
         var failure: ImageKitError?
@@ -498,7 +498,8 @@ final class ImageLoadJob: Sendable {
             }
         }
         let duration = MonotonicClock.duration(since: start)
-        manager.emit(.stored(url: r.url, key: r.variantKey ?? r.key, tiers: .disk, duration: duration, error: failure))
+        emit(.stored(url: r.url, key: r.variantKey ?? r.key, tiers: .disk, duration: duration, error: failure),
+             to: tasks)
         return duration
     }
 
@@ -527,6 +528,14 @@ final class ImageLoadJob: Sendable {
         guard !Task.isCancelled else { return }
         manager.recordFailure(request.url, error)
         finishAll(.failure(error))
+    }
+
+    /// Sends `event` to the manager's observers and to the load observers of `tasks` (nil: the
+    /// loads waiting on the pipeline now).
+    private func emit(_ event: @autoclosure () -> ImageManagerEvent, to tasks: [ImageTask]? = nil) {
+        guard manager.hasLoadObserverFactories else { return manager.emit(event()) }
+        let waiting = tasks ?? state.withLock { $0.waiters }
+        manager.emit(event(), to: waiting.flatMap(\.loadObservers))
     }
 
     /// Passes download progress to every waiting load.
