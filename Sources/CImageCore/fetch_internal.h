@@ -48,6 +48,7 @@ struct ic_xfer {
     bool in_multi;
     CURL *easy;
     struct curl_slist *header_list;
+    struct ic_fetch_guard *guard; /* destination policy checks (fetch_guard.c) */
     ic_fetch_callbacks cb;
     void *ctx;
     bool cookies;

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "fetch_guard.h"
 #include "fetch_internal.h"
 #include "ic_internal.h"
 
@@ -147,6 +148,11 @@ ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *
         ic_xfer_destroy(x);
         return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot copy the request headers");
     }
+    ic_status guarded = ic_fetch_guard_create(x->easy, req, &x->guard, err);
+    if (guarded != IC_OK) {
+        ic_xfer_destroy(x);
+        return guarded;
+    }
     if (!configure(x, req)) {
         ic_status st = ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: libcurl refused an option: %s",
                                     x->message);
@@ -168,6 +174,7 @@ CURL *ic_xfer_take_handle(ic_xfer *x) {
 void ic_xfer_destroy(ic_xfer *x) {
     if (!x) return;
     if (x->easy) curl_easy_cleanup(x->easy);
+    ic_fetch_guard_destroy(x->guard);
     curl_slist_free_all(x->header_list);
     free(x->raw_headers);
     free(x->fields);
@@ -400,6 +407,11 @@ static ic_fetch_result classify(ic_xfer *x, CURLcode code) {
     if (x->aborted) {
         snprintf(x->message, sizeof x->message, "the transfer was stopped by its receiver");
         return IC_FETCH_ABORTED;
+    }
+    const char *refusal = ic_fetch_guard_refusal(x->guard);
+    if (code != CURLE_OK && refusal) {
+        snprintf(x->message, sizeof x->message, "%s", refusal);
+        return IC_FETCH_DESTINATION_REFUSED;
     }
     if (code == CURLE_OK) {
         if (!x->reject_status) return IC_FETCH_OK;

@@ -34,16 +34,23 @@ struct ResolvedRequest: Hashable, Sendable {
         var ifModifiedSince: String?
         var username: String?
         var password: String?
+        var destinationPolicy: DestinationPolicy
+        var proxy: String?
     }
 
     /// The configuration's part, converted and checked once per downloader.
     struct Defaults: Sendable {
         let wire: Wire
         let headers: HTTPHeaders
+        /// The configuration's destination policy, built once.
+        let policy: CompiledDestinationPolicy
 
-        /// Checks and converts `c`; fails on a default header or user name that cannot go on the wire.
+        /// Checks and converts `c`; fails on a default header, user name, proxy or destination
+        /// policy that cannot be used.
         init(_ c: DownloaderConfiguration) throws(ImageKitError) {
             headers = c.defaultHeaders
+            policy = try CompiledDestinationPolicy(c.destinationPolicy)
+            if let proxy = c.proxy { try ResolvedRequest.checkText(proxy, "proxy") }
             var username: String?
             if let cred = c.credentials {
                 try ResolvedRequest.checkText(cred.username, "user name")
@@ -60,11 +67,13 @@ struct ResolvedRequest: Hashable, Sendable {
                         statusMin: Int32(clamping: c.acceptableStatusCodes.lowerBound),
                         statusEnd: Int32(clamping: c.acceptableStatusCodes.upperBound),
                         range: nil, ifNoneMatch: nil, ifModifiedSince: nil, username: username,
-                        password: c.credentials?.password)
+                        password: c.credentials?.password, destinationPolicy: c.destinationPolicy, proxy: c.proxy)
         }
     }
 
     let wire: Wire
+    /// The destination policy in force: the configuration's, or the request's own.
+    let policy: CompiledDestinationPolicy
     /// `host:port`, what the per-host limit counts.
     let authority: String
     private let hash: Int
@@ -87,6 +96,12 @@ struct ResolvedRequest: Hashable, Sendable {
         if let tls = request.tls {
             w.verifiesPeer = tls.verifiesPeer
             w.caFile = tls.caFile
+        }
+        if let policy = request.destinationPolicy, policy != defaults.wire.destinationPolicy {
+            self.policy = try CompiledDestinationPolicy(policy)
+            w.destinationPolicy = policy
+        } else {
+            self.policy = defaults.policy
         }
         if let cookies = request.usesCookies { w.cookies = cookies }
         if let r = request.byteRange {
@@ -140,6 +155,7 @@ struct ResolvedRequest: Hashable, Sendable {
         let imsAt = wire.ifModifiedSince.map { pack.add($0) }
         let userAt = wire.username.map { pack.add($0) }
         let passAt = wire.password.map { pack.add($0) }
+        let proxyAt = wire.proxy.map { pack.add($0) }
         return pack.bytes.withUnsafeBufferPointer { bytes in
             // UInt8 and CChar may alias each other.
             let base = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
@@ -169,6 +185,8 @@ struct ResolvedRequest: Hashable, Sendable {
                 req.if_modified_since = at(imsAt)
                 req.username = at(userAt)
                 req.password = at(passAt)
+                req.proxy = at(proxyAt)
+                req.policy = policy.pointer
                 return body(&req)
             }
         }
