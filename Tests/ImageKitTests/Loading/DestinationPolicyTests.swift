@@ -12,9 +12,16 @@ import Glibc
 final class DestinationPolicyTests: LoopbackTestCase {
     /// The Python server on ::1, for the IPv6 loopback spelling.
     static let ipv6 = SharedServer(start: { try ScriptServer(address: "::1") }, stop: { $0.stop() })
+    /// nginx as a forward proxy for plain HTTP, marking what it passed on (it has no resolver:
+    /// only address hosts get through it).
+    static let proxy = SharedServer(start: {
+        try NginxServer(files: [:],
+                        locations: "location / { proxy_pass http://$http_host; add_header X-Proxied yes always; }")
+    }, stop: { $0.stop() })
 
     override class func tearDown() {
         ipv6.stop()
+        proxy.stop()
         super.tearDown()
     }
 
@@ -176,7 +183,9 @@ final class DestinationPolicyTests: LoopbackTestCase {
         let key = "policies-\(UUID().uuidString.prefix(8))"
         let url = f.script.url("/gate?key=\(key)&n=200")
         let allowed = Task { await DownloadTesting.result(d, DownloadRequest(url: url)) }
-        await DownloadTesting.waitUntil("the first request reached the server") { (try? f.script.stats(key).count) == 1 }
+        await DownloadTesting.waitUntil("the first request reached the server") {
+            (try? f.script.stats(key).count) == 1
+        }
         await expectRefusal(d, url, policy: .publicOnly,
                             "destination 127.0.0.1 is loopback, which the policy does not allow")
         try f.script.open(key)
@@ -185,8 +194,54 @@ final class DestinationPolicyTests: LoopbackTestCase {
         await DownloadTesting.assertIdle(d)
     }
 
+    func testThroughAProxyOnlyTheURLsHostIsChecked() async throws {
+        let f = try fixture
+        let proxy = try Self.proxy.get()
+        func through(_ policy: DestinationPolicy) throws -> Downloader {
+            try DownloadTesting.downloader {
+                $0.destinationPolicy = policy
+                $0.proxy = "http://127.0.0.1:\(proxy.port)"
+                $0.timeout = .seconds(5)
+            }
+        }
+        // The proxy is the operator's choice and may be on loopback; the URL's host is still checked.
+        let strict = try through(.publicOnly)
+        let probe = "/small.png?proxy=\(UUID().uuidString.prefix(8))"
+        await expectRefusal(strict, f.nginx.url(probe),
+                            "destination 127.0.0.1 is loopback, which the policy does not allow")
+        await expectRefusal(strict, try XCTUnwrap(URL(string: "http://localhost:\(f.nginx.port)\(probe)")),
+                            "destination localhost is loopback, which the policy does not allow")
+        XCTAssertFalse(proxy.accessLog().contains { $0.contains(probe) }, "a refused request reached the proxy")
+        // A name is the proxy's to resolve: the policy lets it pass and the proxy answers (this one
+        // cannot resolve names: 502). A real proxy must refuse internal destinations itself.
+        let name = try XCTUnwrap(URL(string: "http://images.example.com:\(f.nginx.port)/small.png"))
+        switch await DownloadTesting.result(strict, DownloadRequest(url: name)) {
+        case .failure(.httpStatus(502, _)): break
+        case let other: XCTFail("a name through the proxy: \(other)")
+        }
+
+        let open = try through(DestinationPolicy(allowsLoopback: true))
+        let small = DownloadRequest(url: f.nginx.url("/small.png"))
+        guard case .success(let r) = await DownloadTesting.result(open, small) else {
+            return XCTFail("the download through the proxy failed")
+        }
+        XCTAssertEqual(r.response.headers["X-Proxied"], "yes")
+        XCTAssertTrue(Array(r.data) == LoopbackFixture.files["small.png"])
+
+        // Without a proxy setting the environment's proxy variables are not used.
+        setenv("http_proxy", "http://127.0.0.1:\(proxy.port)", 1)
+        defer { unsetenv("http_proxy") }
+        let direct = try downloader(DestinationPolicy(allowsLoopback: true))
+        guard case .success(let d) = await DownloadTesting.result(direct, small) else {
+            return XCTFail("the direct download failed")
+        }
+        XCTAssertNil(d.response.headers["X-Proxied"])
+        for d in [strict, open, direct] { await DownloadTesting.assertIdle(d) }
+    }
+
     func testCloudMetadataIsRefusedEvenWithPrivateAndLinkLocalAllowed() async throws {
-        let d = try downloader(DestinationPolicy(allowsLoopback: true, allowsPrivateNetworks: true, allowsLinkLocal: true))
+        let d = try downloader(DestinationPolicy(allowsLoopback: true, allowsPrivateNetworks: true,
+                                                 allowsLinkLocal: true))
         let cases = [
             ("169.254.169.254", "169.254.169.254"), ("2852039166", "169.254.169.254"),
             ("[::ffff:169.254.169.254]", "::ffff:169.254.169.254"), ("[fd00:ec2::254]", "fd00:ec2::254"),
@@ -223,8 +278,8 @@ final class DestinationPolicyTests: LoopbackTestCase {
         let open = try downloader(DestinationPolicy(allowsLoopback: true))
         await expectRefusal(open, f.nginx.url("/small.png"), policy: .publicOnly)
         // A bad entry in a request's policy fails that request only.
-        switch await DownloadTesting.result(open, DownloadRequest(url: f.nginx.url("/small.png"),
-                                                                  destinationPolicy: DestinationPolicy(allowList: ["10.0.0.0/40"]))) {
+        let bad = DestinationPolicy(allowList: ["10.0.0.0/40"])
+        switch await DownloadTesting.result(open, DownloadRequest(url: f.nginx.url("/small.png"), destinationPolicy: bad)) {
         case .failure(.invalidArgument(let m)): XCTAssertTrue(m.contains("10.0.0.0/40"), m)
         case let other: XCTFail("\(other)")
         }

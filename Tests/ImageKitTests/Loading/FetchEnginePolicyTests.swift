@@ -24,7 +24,8 @@ final class FetchEnginePolicyTests: LoopbackTestCase {
 
     /// GETs `url` on a fresh engine with `resolve` entries, under a policy of `allow` bits and
     /// `allowList` (nil: the request names no policy, so the default applies).
-    private func fetch(_ url: String, resolve: [String], allow: UInt32? = nil, allowList: [String] = []) throws -> Outcome {
+    private func fetch(_ url: String, resolve: [String], allow: UInt32? = nil,
+                       allowList: [String] = []) throws -> Outcome {
         var cfg = ic_fetch_config()
         ic_fetch_config_init(&cfg)
         var err = ic_error()

@@ -12,7 +12,8 @@ final class ImageManagerDestinationPolicyTests: ManagerTestCase {
         try f.write(path, ManagerFixture.tile(3))
         let url = f.nginx.url(path)
         let refused = await ManagerTesting.error(m, url)
-        XCTAssertEqual(refused, .destinationRefused("destination 127.0.0.1 is loopback, which the policy does not allow"))
+        let sentence = "destination 127.0.0.1 is loopback, which the policy does not allow"
+        XCTAssertEqual(refused, .destinationRefused(sentence))
         XCTAssertEqual(refused?.suggestedHTTPStatus, 403)
         XCTAssertTrue(m.isBlocklisted(url))
         let again = await ManagerTesting.error(m, url)
