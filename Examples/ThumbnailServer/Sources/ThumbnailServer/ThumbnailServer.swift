@@ -6,6 +6,11 @@
 /// and on disk (`X-Cache: memory|disk|none` says where this one came from), and answers carry
 /// an `ETag` for `If-None-Match`. SIGTERM or SIGINT stops it gracefully.
 ///
+/// The origin is the operator's: its host is trusted even when it is on a private network or
+/// this machine. Everything else the server would connect to — where the origin redirects,
+/// which request input can steer — stays under ImageKit's default destination policy: public
+/// addresses only, never loopback, private networks, link-local or cloud metadata (403).
+///
 ///     swift run -c release thumbnail-server --port 8080 --origin https://images.example.com --cache /tmp/thumbs
 ///     curl -o cat.webp 'http://127.0.0.1:8080/thumb/photos/cat.jpg?w=256&format=webp'
 import ArgumentParser
@@ -24,10 +29,25 @@ struct ThumbnailServer: AsyncParsableCommand {
     @Option(help: "The base URL the image names are relative to.") var origin: String
     @Option(help: "The folder for the disk cache.") var cache: String
 
+    func validate() throws {
+        guard originHost != nil else { throw ValidationError("--origin must be an http or https URL with a host") }
+    }
+
+    /// The host of `origin`, when it is an http or https URL with one.
+    private var originHost: String? {
+        guard let url = URL(string: origin), ["http", "https"].contains(url.scheme?.lowercased()),
+              let host = url.host, !host.isEmpty else { return nil }
+        return host
+    }
+
     func run() async throws {
+        guard let originHost else { throw ValidationError("--origin must be an http or https URL with a host") }
+        var downloads = DownloaderConfiguration()
+        // The configured origin is trusted wherever it is; any other destination must be public.
+        downloads.destinationPolicy = DestinationPolicy(allowList: [originHost])
         let manager = ImageManager(
             cache: try ImageCache(namespace: "thumbnails", directory: URL(fileURLWithPath: cache)),
-            downloader: try Downloader())
+            downloader: try Downloader(configuration: downloads))
         let origin = self.origin.hasSuffix("/") ? String(self.origin.dropLast()) : self.origin
 
         let router = Router()
