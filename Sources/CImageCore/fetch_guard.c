@@ -48,7 +48,7 @@ static bool check(ic_fetch_guard *g, const ic_net_addr *addr) {
     char *url = NULL, *host = NULL;
     if (curl_easy_getinfo(g->easy, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK || !url ||
         curl_url_set(g->url, CURLUPART_URL, url, 0) != CURLUE_OK ||
-        curl_url_get(g->url, CURLUPART_HOST, &host, CURLU_PUNYCODE) != CURLUE_OK || !host) {
+        curl_url_get(g->url, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host) {
         refuse(g, "the destination's host cannot be read from the URL");
         return false;
     }

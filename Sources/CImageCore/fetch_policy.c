@@ -255,7 +255,18 @@ bool ic_fetch_policy_check(const ic_fetch_policy *p, const char *host, size_t ho
     size_t name_len = 0;
     ic_net_addr host_addr;
     bool host_is_addr = false;
-    if (host && host_len > 0) {
+    bool international = false;
+    for (size_t i = 0; host && i < host_len; i++) international |= (unsigned char)host[i] >= 0x80;
+    if (international) {
+        /* The resolver sees its punycode form, which no list entry can be matched against here. */
+        if (p->denied.name_count > 0) {
+            snprintf(why, cap,
+                     "destination host \"%.*s\" is an internationalised name, which a deny-list of names cannot check",
+                     (int)(host_len > 200 ? 200 : host_len), host);
+            return false;
+        }
+        snprintf(name, sizeof name, "%.*s", (int)(host_len > 200 ? 200 : host_len), host);
+    } else if (host && host_len > 0) {
         host_is_addr = ic_net_host_address(host, host_len, &host_addr);
         name_len = ic_net_host_normalize(host, host_len, name, sizeof name);
         if (name_len == 0) {
@@ -271,8 +282,9 @@ bool ic_fetch_policy_check(const ic_fetch_policy *p, const char *host, size_t ho
     char shown[IC_NET_ADDR_TEXT + IC_NET_HOST_TEXT + 8];
     char addr_text[IC_NET_ADDR_TEXT] = "";
     if (a) ic_net_addr_format(a, addr_text, sizeof addr_text);
-    if (a && name_len) snprintf(shown, sizeof shown, "%s (%s)", addr_text, name);
+    if (a && name[0] && !host_is_addr) snprintf(shown, sizeof shown, "%s (%s)", addr_text, name);
     else snprintf(shown, sizeof shown, "%s", a ? addr_text : name);
+    if (international) name_len = 0; /* shown, never matched */
 
     if ((name_len && name_matches(&p->denied, name, name_len)) || (a && list_has_address(&p->denied, a, false))) {
         snprintf(why, cap, "destination %s is on the policy's deny-list", shown);

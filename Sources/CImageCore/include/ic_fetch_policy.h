@@ -146,7 +146,9 @@ enum {
  * whatever their class — but a cloud metadata address only when an entry is that
  * exact address (or a name resolving to it). Otherwise the address's class decides.
  * Names of the "localhost" family (RFC 6761: localhost, *.localhost, with or without
- * the final dot) count as loopback whatever they resolve to.
+ * the final dot) count as loopback whatever they resolve to. Internationalised names
+ * (any byte above 0x7F) match no entry, since the resolver sees their punycode form,
+ * and a policy whose deny-list holds names refuses them.
  */
 typedef struct ic_fetch_policy_spec {
     /** IC_FETCH_ALLOW_* bits; 0 (the default) allows public destinations only. */

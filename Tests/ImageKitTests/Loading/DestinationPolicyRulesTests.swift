@@ -219,6 +219,21 @@ final class DestinationPolicyRulesTests: XCTestCase {
         XCTAssertNil(refusal(p, host: "evil.example", addr: "8.8.8.8"))
     }
 
+    func testInternationalisedNamesAreCheckedByAddressOnly() throws {
+        let host = "b\u{fc}cher.example"
+        XCTAssertNil(refusal(ic_fetch_policy_default(), host: host, addr: "93.184.216.34"))
+        XCTAssertEqual(refusal(ic_fetch_policy_default(), host: host, addr: "127.0.0.1"),
+                       "destination 127.0.0.1 (\(host)) is loopback, which the policy does not allow")
+        // Their punycode form is what the resolver sees: no entry matches them, and a deny-list of
+        // names, which they could slip past, refuses them.
+        let allowing = try makePolicy(allowList: ["xn--bcher-kva.example", host.replacingOccurrences(of: "\u{fc}", with: "u")])
+        XCTAssertNotNil(refusal(allowing, host: host, addr: "10.0.0.1"))
+        let denying = try makePolicy(denyList: ["*.internal"])
+        XCTAssertEqual(refusal(denying, host: host, addr: "93.184.216.34"),
+                       "destination host \"\(host)\" is an internationalised name, which a deny-list of names cannot check")
+        XCTAssertNil(refusal(denying, host: "xn--bcher-kva.example", addr: "93.184.216.34"))
+    }
+
     func testBadEntriesAreRefusedByName() {
         for entry in ["10.0.0.0/33", "fd00::/129", "10.0.0.0/", "10.0.0.0/x", "*.", "*.10.0.0.1", "a..b", "", "http://x",
                       "1.2.3.4.5", "exa mple"] {
