@@ -91,6 +91,13 @@ static bool configure(ic_xfer *x, const ic_fetch_request *req) {
         SET(CURLOPT_SSL_VERIFYHOST, 0L);
     }
     if (req->ca_file) SET(CURLOPT_CAINFO, req->ca_file);
+    if (req->client_cert) {
+        SET(CURLOPT_SSLCERT, req->client_cert);
+        SET(CURLOPT_SSLCERTTYPE, "PEM");
+        SET(CURLOPT_SSLKEY, req->client_key ? req->client_key : req->client_cert);
+        SET(CURLOPT_SSLKEYTYPE, "PEM");
+        if (req->client_key_password) SET(CURLOPT_KEYPASSWD, req->client_key_password);
+    }
     if (req->cookies) SET(CURLOPT_COOKIEFILE, "");
     /* Refuses a too long Content-Length before the body (HEAD has no body to refuse). */
     if (req->method != IC_FETCH_HEAD) SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->max_body);

@@ -227,6 +227,13 @@ typedef struct ic_fetch_request {
     const char *username;
     const char *password;
     /**
+     * Optional TLS client certificate: a PEM file holding the certificate (and the
+     * key, unless client_key names another PEM file), and the key's password.
+     */
+    const char *client_cert;
+    const char *client_key;
+    const char *client_key_password;
+    /**
      * Which destinations the transfer may connect to, checked on every address it
      * connects to, for the request and every redirect (retained by ic_fetch_start).
      * NULL: ic_fetch_policy_default(), public addresses only.

@@ -17,11 +17,14 @@ public struct DownloaderConfiguration: Sendable {
         public var verifiesPeer: Bool
         /// A PEM file of CA certificates to trust instead of the system's, or nil.
         public var caFile: String?
+        /// The certificate to present to servers that ask for one (mutual TLS), or nil.
+        public var clientCertificate: ClientCertificate?
 
-        /// TLS options; by default verify against the system's CAs.
-        public init(verifiesPeer: Bool = true, caFile: String? = nil) {
+        /// TLS options; by default verify against the system's CAs and present no certificate.
+        public init(verifiesPeer: Bool = true, caFile: String? = nil, clientCertificate: ClientCertificate? = nil) {
             self.verifiesPeer = verifiesPeer
             self.caFile = caFile
+            self.clientCertificate = clientCertificate
         }
     }
 
