@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses in Fuzz/ against the C core and runs each for
 # FUZZ_SECONDS (0: no time limit) or until FUZZ_RUNS executions, whichever comes
-# first, seeded from the corpus manifest's files, Tests/Fixtures/HARNESS-seeds/ and the
-# committed regression
-# files. Prints execs/s and total execs per harness; exits 1 if any harness
-# found a crash (the reproducer is left in .build-fuzz/artifacts/).
+# first, seeded from the corpus manifest's files, Tests/Fixtures/HARNESS-seeds/ and
+# the committed regression files. Prints execs/s and total execs per harness; exits 1
+# if any harness found a crash (the reproducer is left in .build-fuzz/artifacts/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
