@@ -23,8 +23,12 @@
 #include <netinet/in.h>
 
 #include "fetch_guard.h"
+#include "fetch_internal.h"
 #include "ic_fetch_policy.h"
 #include "ic_internal.h"
+
+/* A transfer reports the refusal in its message buffer whole. */
+_Static_assert(sizeof(((ic_xfer *)0)->message) >= IC_FETCH_POLICY_REASON, "ic_xfer.message cannot hold a refusal");
 
 struct ic_fetch_guard {
     CURL *easy;

@@ -78,7 +78,7 @@ struct ic_xfer {
     bool progress_sent;
 
     char errbuf[CURL_ERROR_SIZE];
-    char message[CURL_ERROR_SIZE + 64];
+    char message[CURL_ERROR_SIZE + 160]; /* room for a policy refusal (IC_FETCH_POLICY_REASON) */
 };
 
 /**
