@@ -35,7 +35,9 @@ struct ic_fetch_guard {
     const ic_fetch_policy *policy; /* retained, or the default */
     bool via_proxy;
     struct curl_slist *resolve;
-    CURLU *url; /* reused to read the host of the current URL */
+    CURLU *url;        /* reused to read the host of the current URL */
+    char *last_url;    /* the URL last read, and its host: the callbacks of one */
+    char *last_host;   /* request read the same URL up to three times */
     bool refused;
     char reason[IC_FETCH_POLICY_REASON];
 };
@@ -47,18 +49,38 @@ static void refuse(ic_fetch_guard *g, const char *why) {
     snprintf(g->reason, sizeof g->reason, "%s", why);
 }
 
+/* The host of the URL being fetched now (the latest redirect's), or NULL. */
+static const char *current_host(ic_fetch_guard *g) {
+    char *url = NULL, *host = NULL;
+    if (curl_easy_getinfo(g->easy, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK || !url) return NULL;
+    if (g->last_url && strcmp(g->last_url, url) == 0) return g->last_host;
+    if (curl_url_set(g->url, CURLUPART_URL, url, 0) != CURLUE_OK ||
+        curl_url_get(g->url, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host) {
+        return NULL;
+    }
+    char *url_copy = strdup(url), *host_copy = strdup(host);
+    curl_free(host);
+    if (!url_copy || !host_copy) {
+        free(url_copy);
+        free(host_copy);
+        return NULL;
+    }
+    free(g->last_url);
+    free(g->last_host);
+    g->last_url = url_copy;
+    g->last_host = host_copy;
+    return host_copy;
+}
+
 /* Checks the host of the URL being fetched now (with `addr` when known). */
 static bool check(ic_fetch_guard *g, const ic_net_addr *addr) {
-    char *url = NULL, *host = NULL;
-    if (curl_easy_getinfo(g->easy, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK || !url ||
-        curl_url_set(g->url, CURLUPART_URL, url, 0) != CURLUE_OK ||
-        curl_url_get(g->url, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host) {
+    const char *host = current_host(g);
+    if (!host) {
         refuse(g, "the destination's host cannot be read from the URL");
         return false;
     }
     char why[IC_FETCH_POLICY_REASON];
     bool allowed = ic_fetch_policy_check(g->policy, host, strlen(host), addr, why, sizeof why);
-    curl_free(host);
     if (!allowed) refuse(g, why);
     return allowed;
 }
@@ -171,5 +193,7 @@ void ic_fetch_guard_destroy(ic_fetch_guard *g) {
     ic_fetch_policy_release(g->policy);
     curl_slist_free_all(g->resolve);
     curl_url_cleanup(g->url);
+    free(g->last_url);
+    free(g->last_host);
     free(g);
 }
