@@ -16,7 +16,7 @@ ASAN_FLAGS := --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-re
 # TSan cannot see inside Synchronization.Mutex's slow path: use pthread locks there.
 TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
 
-.PHONY: deps deps-list build test bench bench-peers bench-service example conformance sanitize soak fuzz coverage clean
+.PHONY: deps deps-list build test docs bench bench-peers bench-service example conformance sanitize soak fuzz coverage clean
 
 # $(call install-missing,PACKAGES): apt-get installs those of PACKAGES not installed yet
 # (one `dpkg-query` each; nothing else happens when all are there).
@@ -48,10 +48,24 @@ build: deps
 test: deps
 	$(SWIFT) test -c release $(SKIP_BENCH)
 
+## docs: the ImageKit library's DocC documentation, into .build-docs/plugins/Swift-DocC/outputs/
+## ImageKit.doccarchive. swift-docc-plugin is a dependency only while IMAGEKIT_DOCS=1 (see
+## Package.swift). Fails on any DocC warning (an unresolved link, …) other than a missing
+## parameter description.
+docs: deps
+	@mkdir -p .build-docs
+	IMAGEKIT_DOCS=1 $(SWIFT) package --scratch-path .build-docs generate-documentation --target ImageKit 2>&1 | \
+	  tee .build-docs/docs.log; test $${PIPESTATUS[0]} -eq 0
+	@if grep -E '^(warning|error): ' .build-docs/docs.log | grep -v "^warning: Parameter '.*' is missing documentation"; then \
+	  echo "make docs: fix the DocC warnings above"; exit 1; \
+	fi
+
 ## bench: release XCTest measure benchmarks on built-in inputs (INPUT=dir: your files), then the report
 bench: deps
 	rm -f bench-results/results.jsonl
-	$(SWIFT) build -c release --build-tests
+	# -enable-testing: the unit tests built with the benchmarks use @testable imports (`swift test`
+	# turns it on itself; `swift build` does not). The same flag as `make test`'s build, too.
+	$(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
 	IMAGEKIT_BENCH_OUT=$(CURDIR)/bench-results IMAGEKIT_BENCH_INPUT_DIR=$(abspath $(INPUT)) \
 	  $(SWIFT) test -c release --skip-build --filter ImageKitBenchmarks 2>&1 | \
 	  grep --line-buffered -E '^\[bench\]|error|failed|Test Case .* (passed|failed|skipped)' ; \

@@ -3,11 +3,14 @@ import PackageDescription
 
 /// ImageKit: image loading for server-side Swift on Linux.
 ///
+/// Linux only (Debian 12 tested): the Swift code imports Glibc, and the C core links
+/// Debian's codec libraries (libjpeg-turbo, libpng, libwebp), LZ4 and libcurl, so no
+/// Apple platform is declared.
+///
 /// `ImageKit` is the only product a service needs; it has no Swift package
-/// dependencies. The C core links the Debian codec, LZ4 and libcurl libraries.
+/// dependencies.
 let package = Package(
     name: "ImageKit",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "ImageKit", targets: ["ImageKit"]),
         .executable(name: "imagekit", targets: ["ImageKitCLI"]),
@@ -44,7 +47,7 @@ let package = Package(
                 "ImageKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Sources/imagekit"
+            path: "Sources/ImageKitCLI"
         ),
         // Bare codec-library calls (the anchors the benchmarks compare against, and
         // independent reference encoders/decoders for the tests). Not part of any product.
@@ -93,3 +96,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `make docs` sets IMAGEKIT_DOCS=1 for swift-docc-plugin's generate-documentation command. Only
+// then is the plugin a dependency, so packages that use ImageKit never resolve or fetch it.
+if Context.environment["IMAGEKIT_DOCS"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"))
+}

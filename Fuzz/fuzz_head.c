@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "fetch_internal.h"
+#include "../Sources/CImageCore/fetch/ic_fetch_internal.h"
 #include "fuzz_common.h"
 
 static ic_body_pool *g_pool;

@@ -1,12 +1,19 @@
 /* fuzz_store.c — the disk tier's reader: arbitrary bytes as a cache entry file. */
 #include "fuzz_common.h"
 
+/* Runs a split read's parts on the calling thread, last part first. */
+static void run_parts_backwards(void *context, uint32_t count, ic_store_part_fn part, void *arg) {
+    (void)context;
+    while (count > 0) part(arg, --count);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ic_store_read_options o;
     ic_store_read_options_init(&o);
     o.max_bytes = 32u << 20;
-    /* The last byte picks one or two decode threads; the entry is whole. */
+    /* The last byte picks a read in one part or in two; the entry is whole. */
     o.threads = size > 0 && (data[size - 1] & 1) ? 2 : 1;
+    o.run_parts = run_parts_backwards;
     for (int kind = IC_STORE_KIND_BITMAP; kind <= IC_STORE_KIND_DATA; kind++) {
         ic_store_record r;
         ic_error err;

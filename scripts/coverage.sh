@@ -13,7 +13,7 @@ rm -rf "$OUT/debug/codecov"
     -Xcc -fprofile-instr-generate -Xcc -fcoverage-mapping --skip ImageKitBenchmarks
 "$BIN/llvm-profdata" merge -sparse "$OUT"/debug/codecov/*.profraw -o "$OUT/coverage.profdata"
 "$BIN/llvm-cov" report "$OUT/debug/ImageKitPackageTests.xctest" -instr-profile="$OUT/coverage.profdata" \
-    -ignore-filename-regex='(\.build|/Tests/|/Benchmarks/|checkouts|/Sources/imagekit/)' > "$OUT/coverage.txt"
+    -ignore-filename-regex='(\.build|/Tests/|/Benchmarks/|checkouts|/Sources/ImageKitCLI/)' > "$OUT/coverage.txt"
 cat "$OUT/coverage.txt"
 echo
 awk '

@@ -15,13 +15,13 @@ CC=${FUZZ_CC:-/opt/swift/usr/bin/clang}
 OUT=.build-fuzz
 mkdir -p "$OUT/artifacts"
 
-CORE=$(ls Sources/CImageCore/*.c)
+CORE=$(find Sources/CImageCore -name "*.c" | sort)
 # FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION: the disk tier's reader accepts any checksum, so
 # the store harness reaches the parsing behind them.
 # Fuzz/coverage_ignore.txt: pixel loops keep ASan and UBSan but are not coverage-traced.
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
        -fsanitize-coverage-ignorelist=Fuzz/coverage_ignore.txt \
-       -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -ISources/CImageCore/include -ISources/CImageCore"
+       -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -ISources/CImageCore/include"
 LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -lwebp -lwebpdemux -llz4 -lcurl -lm -lpthread"
 
 seed_dir() { # harness -> directory of seed files

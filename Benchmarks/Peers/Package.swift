@@ -15,7 +15,6 @@ import PackageDescription
 /// without ImageKit, from Hummingbird, AsyncHTTPClient and libvips.
 let package = Package(
     name: "ImageKitPeerBenchmarks",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "peer-thumbnail-server", targets: ["PeerThumbnailServer"]),
     ],

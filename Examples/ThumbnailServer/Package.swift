@@ -5,7 +5,6 @@ import PackageDescription
 /// Its own package, so that ImageKit itself depends on no web framework.
 let package = Package(
     name: "ThumbnailServer",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "thumbnail-server", targets: ["ThumbnailServer"]),
     ],

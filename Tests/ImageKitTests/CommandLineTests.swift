@@ -82,6 +82,29 @@ final class CommandLineTests: XCTestCase {
         XCTAssertNotEqual(try run(["thumbnail", input, "--size", "abc"]).status, 0)
     }
 
+    /// The defaults the help shows are the library's, so the two cannot drift apart.
+    func testHelpShowsTheLibrarysDefaults() throws {
+        // Help text wraps at the terminal width: compare with runs of white space made one space.
+        func help(_ command: String) throws -> String {
+            let result = try run([command, "--help"])
+            XCTAssertEqual(result.status, 0, result.output)
+            return result.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }
+        let limits = DecodeLimits()
+        let decode = try help("decode")
+        XCTAssertTrue(decode.contains("Largest image in pixels (default \(limits.maxPixels))."), decode)
+        XCTAssertTrue(decode.contains("in bytes (default \(limits.maxMemoryBytes))."), decode)
+        var jpeg = -1, webp = -1
+        if case .jpeg(let quality, _, _) = EncodeFormat.jpeg() { jpeg = quality }
+        if case .webp(let quality) = EncodeFormat.webp() { webp = quality }
+        let thumbnail = try help("thumbnail")
+        XCTAssertTrue(thumbnail.contains("JPEG or WebP quality (default \(jpeg) / \(webp))."), thumbnail)
+        XCTAssertTrue(thumbnail.contains("Largest source image in pixels (default \(limits.maxPixels))."), thumbnail)
+        let fetch = try help("fetch")
+        XCTAssertTrue(fetch.contains("Most loads in flight at once. (default: \(DownloaderConfiguration().maxConcurrentDownloads))"), fetch)
+        XCTAssertTrue(fetch.contains("Cache directory (default \(ImageCache.defaultDirectory.path))."), fetch)
+    }
+
     func testFetchLoadsThroughTheCacheTiers() throws {
         let pngs = [[40, 30], [20, 40]].map { size in
             PNGWriter(width: size[0], height: size[1], colorType: .rgba, bitDepth: 8,

@@ -16,7 +16,8 @@ func thumbnail(_ url: URL, cacheDirectory: URL,
 }
 // README-END
 
-/// Runs the README's usage example against nginx on 127.0.0.1 and checks the README shows exactly this code.
+/// Runs the README's usage example against nginx on 127.0.0.1 and checks the README and the
+/// documentation's landing page show exactly this code.
 final class ReadmeExampleTests: XCTestCase {
     func testExampleRuns() async throws {
         let jpeg = makeJPEG(Pixels.pattern(width: 640, height: 480), width: 640, height: 480)
@@ -39,10 +40,12 @@ final class ReadmeExampleTests: XCTestCase {
     func testReadmeShowsThisCode() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let example = source.components(separatedBy: "// README-BEGIN\n")[1].components(separatedBy: "// README-END")[0]
-        XCTAssertTrue(readme.contains("```swift\nimport Foundation\nimport ImageKit\n\n" + example + "```"),
-                      "README.md's Swift example differs from ReadmeExampleTests.swift")
+        for document in ["README.md", "Sources/ImageKit/ImageKit.docc/ImageKit.md"] {
+            let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
+            XCTAssertTrue(text.contains("```swift\nimport Foundation\nimport ImageKit\n\n" + example + "```"),
+                          "\(document)'s Swift example differs from ReadmeExampleTests.swift")
+        }
     }
 }

@@ -3,9 +3,10 @@ import Foundation
 import Glibc
 #endif
 
-/// A child process with a pipe on its stdin and one on its stdout.
+/// A child process with a pipe on its stdin and one on its stdout: the test
+/// servers, and the test helper executable the cache and memory tests run.
 ///
-/// The helpers started here exit when their stdin closes, so a test run that
+/// The servers started here exit when their stdin closes, so a test run that
 /// dies leaves nothing behind.
 public struct ChildProcess: Sendable {
     /// The child's process id.
@@ -81,12 +82,15 @@ public struct ChildProcess: Sendable {
         return waitpid(pid, &status, WNOHANG) == pid
     }
 
-    /// Closes the child's stdin (it exits), then waits for it.
-    public func stop() {
+    /// Closes the child's stdin (a server exits), then waits for it; returns its raw
+    /// wait status (the signal that ended it in the low 7 bits, if one did).
+    @discardableResult
+    public func stop() -> Int32 {
         close(stdinFD)
         close(stdoutFD)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status
     }
 }
 

@@ -31,9 +31,6 @@ typedef enum ic_format {
     IC_FORMAT_SVG = 12
 } ic_format;
 
-/** Fewest leading bytes ic_sniff needs to recognise every format (SVG may need more). */
-#define IC_SNIFF_MIN_BYTES 32
-
 /**
  * Identifies the format from the first bytes of a file.
  * Reads at most 1024 bytes (SVG looks past an XML prolog). Returns

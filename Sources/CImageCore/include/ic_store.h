@@ -184,14 +184,19 @@ typedef struct ic_store_write_options {
     int min_lz4_saving_percent;
     /** Raw bytes per chunk; 0 = IC_STORE_DEFAULT_CHUNK_BYTES. Rounded down to whole rows. */
     uint32_t chunk_bytes;
-    /**
-     * Fault injection for tests, off when 0: once `fault_after_bytes` bytes of the
-     * file have been written, the next write fails with this errno (e.g. ENOSPC or
-     * EDQUOT), exactly as if the file system had returned it.
-     */
-    int fault_errno;
-    uint64_t fault_after_bytes;
 } ic_store_write_options;
+
+/** Part `part` of a read split into parts; see ic_store_run_parts_fn. */
+typedef void (*ic_store_part_fn)(void *arg, uint32_t part);
+
+/**
+ * Runs a read's parts for the store, on the caller's threads (the store starts
+ * none): calls part(arg, 0) ... part(arg, count - 1), each exactly once, in any
+ * order and on any threads (the calling thread among them, typically), and
+ * returns once every call has returned. The parts write disjoint memory.
+ */
+typedef void (*ic_store_run_parts_fn)(void *context, uint32_t count, ic_store_part_fn part,
+                                      void *arg);
 
 /** How reads validate. Start from ic_store_read_options_init. */
 typedef struct ic_store_read_options {
@@ -203,14 +208,19 @@ typedef struct ic_store_read_options {
     int64_t touch_after_ms;
     /** ic_store_read deletes a corrupt file (default 1). */
     int remove_corrupt;
-    /** Most threads decoding one entry: the caller's plus (threads - 1) started for the call,
-     *  used only for payloads of IC_STORE_PARALLEL_MIN_BYTES or more (default 1). */
+    /** Most threads decoding one entry: a payload of IC_STORE_PARALLEL_MIN_BYTES or more is
+     *  split into up to this many parts (at most 16) for run_parts (default 1: no split). */
     int threads;
+    /** Runs the parts of a split read (NULL: reads are not split and run on the calling
+     *  thread alone). */
+    ic_store_run_parts_fn run_parts;
+    /** Passed to run_parts. */
+    void *run_parts_context;
     /** Pool the image's pixels and the read buffers come from and return to (NULL: none). */
     ic_pool *pool;
 } ic_store_read_options;
 
-/** Smallest payload ic_store_read_options.threads applies to. */
+/** Smallest payload ic_store_read_options.threads splits. */
 #define IC_STORE_PARALLEL_MIN_BYTES ((uint64_t)4 << 20)
 
 /** An entry read back. Free its contents with ic_store_record_free. */
@@ -258,10 +268,11 @@ typedef struct ic_store_listing {
     size_t count;
 } ic_store_listing;
 
-/** Defaults: AUTO filter, no sync, LZ4 where it saves 12 %, default chunk size, no fault. */
+/** Defaults: AUTO filter, no sync, LZ4 where it saves 12 %, default chunk size. */
 void ic_store_write_options_init(ic_store_write_options *options);
 
-/** Defaults: max_bytes IC_STORE_DEFAULT_MAX_BYTES, touch after 60 s, remove corrupt files, one thread, no pool. */
+/** Defaults: max_bytes IC_STORE_DEFAULT_MAX_BYTES, touch after 60 s, remove corrupt files, one
+ *  thread (no run_parts), no pool. */
 void ic_store_read_options_init(ic_store_read_options *options);
 
 /** The file name of (kind, key): 64 hex digits of SHA-256 and ".ikc". */

@@ -30,6 +30,11 @@ public final class DiskCache: Sendable {
 
     private let path: String
     private let pool: WorkerPool
+    /// Decodes the parts of a large entry alongside the I/O thread reading it; `nil` when
+    /// ``DiskCacheConfiguration/decodeThreads`` is 1.
+    private let partRunner: PartRunner?
+    /// The part runner's threads.
+    private let partPool: WorkerPool?
     private let state = Locked(State())
     private let sweeper = Locked<Task<Void, Never>?>(nil)
 
@@ -52,6 +57,9 @@ public final class DiskCache: Sendable {
         self.configuration = configuration
         path = directory.path
         pool = WorkerPool(name: "imagekit-disk", maxThreads: max(1, configuration.ioThreads))
+        partPool = configuration.decodeThreads > 1
+            ? WorkerPool(name: "imagekit-parts", maxThreads: configuration.decodeThreads - 1) : nil
+        partRunner = partPool.map { PartRunner(pool: $0) }
         var err = ic_error()
         let st = ic_store_create_directory(path, &err)
         guard st == IC_OK else { throw ImageKitError(status: st, error: err) }
@@ -88,6 +96,7 @@ public final class DiskCache: Sendable {
     public func shutdown() async {
         sweeper.withLock { $0?.cancel() }
         await pool.shutdown()
+        await partPool?.shutdown()
     }
 
     // MARK: - Bitmaps
@@ -329,7 +338,7 @@ public final class DiskCache: Sendable {
     }
 
     /// Bitmaps from this size up are "large" for ``DiskCacheCompression/balanced``; it is also
-    /// where the C store starts decoding with several threads.
+    /// where the C store starts splitting a read into parts for several threads.
     private static let largeBitmapBytes = Int(IC_STORE_PARALLEL_MIN_BYTES)
 
     /// Writes one entry (kind and payload filled in by `fill`; `pixelBytes` 0 for data) and
@@ -380,7 +389,7 @@ public final class DiskCache: Sendable {
         let name = Self.entryName(kind, original)
         var options = ic_store_read_options()
         ic_store_read_options_init(&options)
-        options.threads = Int32(clamping: configuration.decodeThreads)
+        partRunner?.configure(&options, parts: configuration.decodeThreads)
         options.pool = configuration.bufferPool?.raw
         var record = ic_store_record()
         var err = ic_error()

@@ -18,7 +18,9 @@ public struct DiskCacheConfiguration: Sendable, Hashable {
     public var compression: DiskCacheCompression
     /// Threads doing the cache's disk I/O, compression and hashing. Default 2.
     public var ioThreads: Int
-    /// Threads decoding one large entry (4 MiB of pixels or more) in parallel;
+    /// Threads decoding one large entry (4 MiB of pixels or more) in parallel: the
+    /// I/O thread reading it and up to `decodeThreads - 1` threads the cache keeps
+    /// for that (shared by all reads; a read never waits for them to be free).
     /// 1 decodes on the I/O thread alone. Default 2.
     public var decodeThreads: Int
     /// Where the pixels of images read back come from (and return to once freed),

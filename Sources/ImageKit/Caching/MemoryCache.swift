@@ -111,8 +111,11 @@ public final class MemoryCache: Sendable {
     /// Stores `image` for `key` (replacing any image stored for it) and evicts
     /// least recently used images while the limits are exceeded.
     ///
-    /// - Parameter ttl: how long the entry lives; `nil` takes the configuration's ``MemoryCacheConfiguration/ttl``.
-    ///   An image costing more than the whole cost limit is not stored (and any older image for the key is removed).
+    /// - Parameters:
+    ///   - image: The image to keep.
+    ///   - string: The key.
+    ///   - ttl: How long the entry lives; `nil` takes the configuration's ``MemoryCacheConfiguration/ttl``.
+    ///     An image costing more than the whole cost limit is not stored (and any older image for the key is removed).
     public func set(_ image: Image, forKey string: String, ttl: Duration? = nil) {
         set(.image(image), forKey: string, ttl: ttl)
     }
@@ -120,7 +123,10 @@ public final class MemoryCache: Sendable {
     /// Stores `encoded` for `key` (replacing anything stored for it), costing its byte count,
     /// and evicts least recently used entries while the limits are exceeded.
     ///
-    /// - Parameter ttl: how long the entry lives, as for an image.
+    /// - Parameters:
+    ///   - encoded: The bytes to keep.
+    ///   - string: The key.
+    ///   - ttl: How long the entry lives, as for an image.
     public func set(_ encoded: EncodedImage, forKey string: String, ttl: Duration? = nil) {
         set(.encoded(encoded), forKey: string, ttl: ttl)
     }

@@ -52,14 +52,16 @@ public enum ImageFormat: Int, Sendable, Hashable, CaseIterable, CustomStringConv
 
     /// Whether ImageKit can decode this format.
     public var isDecodable: Bool {
-        switch self {
-        case .jpeg, .png, .gif, .webp: true
-        default: false
-        }
+        ic_format_is_decodable(cValue) != 0
     }
 
     /// The conventional name, e.g. `"JPEG"` or `"WebP"`.
     public var description: String {
-        String(cString: ic_format_name(ic_format(rawValue: UInt32(rawValue))))
+        String(cString: ic_format_name(cValue))
+    }
+
+    /// The C core's value for this format.
+    var cValue: ic_format {
+        ic_format(rawValue: UInt32(rawValue))
     }
 }

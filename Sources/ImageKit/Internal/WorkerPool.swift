@@ -34,9 +34,6 @@ final class WorkerPool: Sendable {
     /// Most threads the pool runs at once.
     var maxThreads: Int { core.maxThreads }
 
-    /// Jobs waiting to start (for tests and metrics).
-    var queuedCount: Int { core.queuedCount }
-
     /// Queues `job`; false (and the job dropped) once the pool is shut down.
     @discardableResult
     func submit(priority: Priority = .normal, _ job: @escaping Job) -> Bool {
@@ -52,9 +49,12 @@ final class WorkerPool: Sendable {
 
     /// Runs `body` on the pool and returns its result to the awaiting task.
     ///
-    /// If the task is already cancelled the body does not run and
-    /// `CancellationError` is thrown; a body that has started runs to the end.
-    /// Once the pool is shut down, ``ImageKitError/shutDown(_:)`` is thrown.
+    /// Cancellation is checked once, before queueing: if the task is already
+    /// cancelled, the body does not run and `CancellationError` is thrown. Once
+    /// queued, the body always runs (cancelling the task, shutting the pool down
+    /// or releasing it does not drop a queued job) and the call returns when it
+    /// ends. If the pool is already shut down, the body does not run and
+    /// ``ImageKitError/shutDown(_:)`` is thrown.
     func run<T: Sendable>(priority: Priority = .normal,
                           _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try Task.checkCancellation()
@@ -112,12 +112,6 @@ final class WorkerPool: Sendable {
             wake.deallocate()
             pthread_mutex_destroy(mutex)
             mutex.deallocate()
-        }
-
-        var queuedCount: Int {
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
-            return (0..<3).reduce(0) { $0 + queues[$1].count - heads[$1] }
         }
 
         func submit(priority: Priority, _ job: @escaping Job) -> Bool {

@@ -105,10 +105,11 @@ public struct DownloaderConfiguration: Sendable {
     public var requestModifier: RequestModifier?
     /// Accepts or rejects response heads, or nil.
     public var responseValidator: ResponseValidator?
-    /// Receivers of download events (start, response, progress, finish, failure).
+    /// Receivers of download events (start, response, progress, finish, failure), called
+    /// where the events happen (see ``DownloaderObserver``).
     public var observers: [any DownloaderObserver]
-    /// Where completion handlers, progress handlers and observers are called. The
-    /// async API resumes its caller directly and uses this queue only for progress.
+    /// Where completion handlers and progress handlers are called. The async API resumes
+    /// its caller directly and uses this queue only for progress.
     public var callbackQueue: DispatchQueue
     /// Shortest interval between two progress reports of one download (default 100 ms).
     public var progressInterval: Duration

@@ -53,7 +53,7 @@ public final class ImageManager: Sendable {
     private let failedURLs: FailedURLList
     /// Cleared by ``shutdown(_:)``: loads asked for later fail.
     private let accepting = Atomic<Bool>(true)
-    private let hasObservers: Bool
+    private let events: EventFanOut<ImageManagerEvent>
     private let nextID = Atomic<UInt64>(0)
     /// Loads that have not ended, by id.
     private let tasks = Locked<[UInt64: ImageTask]>([:])
@@ -85,7 +85,7 @@ public final class ImageManager: Sendable {
         workers = WorkerPool(name: "imagekit-decode", maxThreads: max(1, configuration.decodeThreads))
         limiter = PipelineLimiter(limit: configuration.maxActivePipelines, maxWaiting: configuration.maxWaitingPipelines)
         failedURLs = FailedURLList(timeToLive: configuration.failedURLTimeToLive)
-        hasObservers = !configuration.observers.isEmpty
+        events = EventFanOut(configuration.observers.map { observer in { observer.receive($0) } })
     }
 
     // MARK: - Loading
@@ -97,7 +97,7 @@ public final class ImageManager: Sendable {
     /// new one.
     ///
     /// - Throws: ``ImageKitError`` — ``ImageKitError/invalidURL(_:)``,
-    ///   ``ImageKitError/blocklisted(_:)``, ``ImageKitError/notInCache(_:)``,
+    ///   ``ImageKitError/blocklisted(_:original:)``, ``ImageKitError/notInCache(_:)``,
     ///   ``ImageKitError/deadlineExceeded(_:)``, the download's or the decoder's error, and
     ///   ``ImageKitError/cancelled`` when the calling task is cancelled.
     public func image(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil) async throws
@@ -158,7 +158,11 @@ public final class ImageManager: Sendable {
     /// cached image changed, and never after the returned task was cancelled.
     ///
     /// - Parameters:
+    ///   - url: The image's URL; `nil` or an unusable URL fails with ``ImageKitError/invalidURL(_:)``.
+    ///   - options: Flags of this load.
+    ///   - context: Values of this load that are not flags, or nil for the defaults.
     ///   - progress: Called on the callback queue as the download's body arrives.
+    ///   - completed: Called with the result or the error, as described above.
     /// - Returns: A task that cancels the load.
     @discardableResult
     public func loadImage(with url: URL?, options: ImageOptions = [], context: ImageContext? = nil,
@@ -388,7 +392,7 @@ public final class ImageManager: Sendable {
     /// What the memory tier holds for the request (the encoded variant for loads asking for
     /// bytes, else the decoded image), reported to the observers.
     private func memoryHit(_ url: URL, _ keys: ImageLoadKeys, _ cache: ImageCache) -> LoadResult? {
-        let start = hasObservers ? MonotonicClock.now() : 0
+        let start = events.isEmpty ? 0 : MonotonicClock.now()
         var result: LoadResult?
         if let variantKey = keys.variantKey {
             result = cache.memoryCache.encodedImage(forKey: variantKey).map {
@@ -399,7 +403,7 @@ public final class ImageManager: Sendable {
                 LoadResult(image: $0, cacheType: .memory, url: url, metrics: ImageLoadMetrics())
             }
         }
-        if hasObservers {
+        if !events.isEmpty {
             emit(.cacheQuery(url: url, key: keys.variantKey ?? keys.key, tier: .memory, hit: result != nil,
                              duration: MonotonicClock.duration(since: start)))
         }
@@ -485,11 +489,9 @@ public final class ImageManager: Sendable {
         }
     }
 
-    /// Sends `event` to the observers; builds nothing when there are none.
+    /// Sends `event` to the observers (see ``EventFanOut``); builds nothing when there are none.
     func emit(_ event: @autoclosure () -> ImageManagerEvent) {
-        guard hasObservers else { return }
-        let e = event()
-        for observer in configuration.observers { observer.receive(e) }
+        events.emit(event())
     }
 
     private func makeID() -> UInt64 {

@@ -45,6 +45,7 @@ public final class ImagePrefetcher: Sendable {
     /// Loads `urls` into the caches.
     ///
     /// - Parameters:
+    ///   - urls: The images to load.
     ///   - options: Options of these loads (default: the prefetcher's).
     ///   - context: Context of these loads (default: the prefetcher's).
     ///   - progress: Called after each load ends, with how many have ended and how many there are.

@@ -136,12 +136,17 @@ func encodeEntry(_ image: UnsafePointer<ic_image>, key: String = "key", filter: 
     return out.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
 }
 
-/// Decodes `bytes` as the bitmap entry for `key`; returns the status and the record.
+/// Decodes `bytes` as the bitmap entry for `key`; returns the status and the record. With
+/// `threads` > 1 a large entry is split into parts that run on Dispatch's threads at once.
 func decodeEntry(_ bytes: [UInt8], key: String = "key", kind: ic_store_kind = IC_STORE_KIND_BITMAP,
                  threads: Int32 = 1, maxBytes: UInt64 = 0) -> (ic_status, ic_store_record) {
     var options = ic_store_read_options()
     ic_store_read_options_init(&options)
     options.threads = threads
+    options.run_parts = { _, count, part, arg in
+        let address = Int(bitPattern: arg)  // the store keeps it valid until run_parts returns
+        DispatchQueue.concurrentPerform(iterations: Int(count)) { part!(UnsafeMutableRawPointer(bitPattern: address), UInt32($0)) }
+    }
     if maxBytes > 0 { options.max_bytes = maxBytes }
     var record = ic_store_record()
     var err = ic_error()

@@ -2,6 +2,7 @@ import CImageCore
 import Foundation
 import Glibc
 import ImageKit
+import TestServers
 import XCTest
 
 /// Writers SIGKILLed at random moments never leave an entry that reads back
@@ -14,20 +15,20 @@ final class DiskCacheCrashTests: XCTestCase {
         var kills = 0
         for round in 0..<210 {
             let writers = try (0..<(round % 3 == 0 ? 2 : 1)).map { n in
-                try ChildProcess.start(["write-loop", dir.path, "\(round * 2 + n)"])
+                try TestHelper.start(["write-loop", dir.path, "\(round * 2 + n)"])
             }
-            for child in writers { XCTAssertEqual(child.readLine(), "ready") }
+            for child in writers { XCTAssertEqual(try child.readLine(), "ready") }
             usleep(UInt32.random(in: 0...12_000, using: &rng))
             for child in writers {
                 kill(child.pid, SIGKILL)
                 // Killed by SIGKILL (the low 7 bits of the wait status hold the signal).
-                if child.wait() & 0x7F == SIGKILL { kills += 1 }
+                if child.stop() & 0x7F == SIGKILL { kills += 1 }
             }
         }
         XCTAssertGreaterThanOrEqual(kills, 200)
 
         // Every entry reads back exactly (checked pixel for pixel against what its version wrote) or is a miss.
-        let result = ChildProcess.fields(try ChildProcess.run(["verify", dir.path]))
+        let result = TestHelper.fields(try TestHelper.run(["verify", dir.path]))
         XCTAssertEqual(result["corrupt"], 0, "corrupt reads")
         XCTAssertEqual(result["wrong"], 0, "entries that read back different pixels")
         XCTAssertGreaterThan(result["ok"] ?? 0, 0)

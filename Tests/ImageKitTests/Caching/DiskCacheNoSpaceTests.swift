@@ -1,6 +1,7 @@
 import Foundation
 import ImageKit
 import ImageKitTestSupport
+import TestServers
 import XCTest
 
 /// A disk cache on a real 3 MiB tmpfs: filling it gives a clean `noSpace`
@@ -22,10 +23,12 @@ final class DiskCacheNoSpaceTests: XCTestCase {
 
     func testFullDiskFailsCleanlyAndRecovers() async throws {
         let mountPoint = TemporaryDirectory("imagekit-tmpfs")
-        guard try ChildProcess.status("/bin/mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", mountPoint.path]) == 0 else {
-            throw XCTSkip("cannot mount a tmpfs here (not root?)")
+        do {
+            try ChildProcess.run(["/bin/mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", mountPoint.path])
+        } catch {
+            throw XCTSkip("cannot mount a tmpfs here (not root?): \(error)")
         }
-        defer { _ = try? ChildProcess.status("/bin/umount", [mountPoint.path]) }
+        defer { try? ChildProcess.run(["/bin/umount", mountPoint.path]) }
         let cache = try DiskCache(directory: mountPoint.url.appendingPathComponent("cache"),
                                   configuration: DiskCacheConfiguration(sweepInterval: nil))
         var stored: [Int] = []

@@ -101,6 +101,25 @@ final class DiskCacheTests: XCTestCase {
         return try! Image(width: width, height: height, premultipliedRGBA: pixels)
     }
 
+    func testLargeEntriesReadBackIdenticallyWhateverTheDecodeThreads() async throws {
+        // 4.4 MB of pixels: read in parts. Eight reads at once on three I/O threads keep the
+        // cache's part threads busy, so reads also run parts no helper took.
+        let image = TestPixels.image(width: 1100, height: 1000, opaque: false)
+        for decodeThreads in [1, 2, 4] {
+            let dir = TemporaryDirectory()
+            let cache = try DiskCache(directory: dir.url, configuration: DiskCacheConfiguration(
+                sweepInterval: nil, ioThreads: 3, decodeThreads: decodeThreads))
+            try await cache.store(image, forKey: "large")
+            let reads = try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+                for _ in 0..<8 { group.addTask { try await cache.image(forKey: "large")?.packedPixels() } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(reads.count, 8)
+            for pixels in reads { XCTAssertEqual(pixels, image.packedPixels(), "\(decodeThreads) decode threads") }
+            await cache.shutdown()
+        }
+    }
+
     func testExpiredEntriesAreMissesButKeepTheirValidators() async throws {
         let dir = TemporaryDirectory()
         let cache = try open(dir)

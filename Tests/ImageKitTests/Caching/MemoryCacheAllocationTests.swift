@@ -6,7 +6,7 @@ import XCTest
 /// the check is skipped.
 final class MemoryCacheAllocationTests: XCTestCase {
     func testHitsAndMissesDoNotAllocate() throws {
-        let result = ChildProcess.fields(try ChildProcess.run(["alloc-probe"]))
+        let result = TestHelper.fields(try TestHelper.run(["alloc-probe"]))
         guard result["available"] == 1 else { throw XCTSkip("allocation counting is off in sanitizer builds") }
         XCTAssertEqual(result["hits"], 100_000)
         XCTAssertEqual(result["control-allocations"], 10, "the counter must see allocations")

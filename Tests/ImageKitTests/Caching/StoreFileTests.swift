@@ -1,17 +1,17 @@
 import CImageCore
+import CImageCore.Testing
 import Foundation
 import XCTest
 
 /// The disk tier's files through the C API: atomic writes, reads that delete
 /// damaged files, scanning, clearing, a vanished directory, injected write faults.
 final class StoreFileTests: XCTestCase {
+    /// Writes `image` for `key` with default options; with a non-zero `faultErrno`, the
+    /// write fails with it once `faultAfter` bytes of the file are written (test-only hook).
     private func write(_ dir: String, key: String, image: UnsafePointer<ic_image>,
-                       options: ic_store_write_options? = nil) -> (ic_status, ic_store_written, ic_error) {
-        var opts = options ?? {
-            var o = ic_store_write_options()
-            ic_store_write_options_init(&o)
-            return o
-        }()
+                       faultErrno: Int32 = 0, faultAfter: UInt64 = 0) -> (ic_status, ic_store_written, ic_error) {
+        var opts = ic_store_write_options()
+        ic_store_write_options_init(&opts)
         var entry = ic_store_entry()
         entry.kind = IC_STORE_KIND_BITMAP
         entry.image = image
@@ -20,7 +20,8 @@ final class StoreFileTests: XCTestCase {
         let st = key.withCString { k -> ic_status in
             entry.key = k
             entry.key_length = strlen(k)
-            return ic_store_write(dir, &entry, &opts, &written, &err)
+            return faultErrno == 0 ? ic_store_write(dir, &entry, &opts, &written, &err)
+                : ic_store_write_with_fault(dir, &entry, &opts, faultErrno, faultAfter, &written, &err)
         }
         return (st, written, err)
     }
@@ -190,11 +191,7 @@ final class StoreFileTests: XCTestCase {
         for (errnum, expected) in [(ENOSPC, IC_ERR_NO_SPACE), (EDQUOT, IC_ERR_NO_SPACE), (EIO, IC_ERR_IO)] {
             // In the header, in the payload, at the last byte.
             for after in [0, 50, written.size / 2, written.size - 1] {
-                var options = ic_store_write_options()
-                ic_store_write_options_init(&options)
-                options.fault_errno = errnum
-                options.fault_after_bytes = after
-                let (st, _, err) = write(dir.path, key: "next", image: img, options: options)
+                let (st, _, err) = write(dir.path, key: "next", image: img, faultErrno: errnum, faultAfter: after)
                 XCTAssertEqual(st, expected, "errno \(errnum) after \(after) bytes")
                 XCTAssertEqual(err.code, expected)
                 XCTAssertEqual(dir.files(), [name("kept")], "a failed write leaves nothing behind")

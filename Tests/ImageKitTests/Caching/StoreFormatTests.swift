@@ -159,6 +159,47 @@ final class StoreFormatTests: XCTestCase {
         ic_store_record_free(&record)
     }
 
+    /// Decodes `bytes` split into `threads` parts that `runParts` runs.
+    private func decodeInParts(_ bytes: [UInt8], threads: Int32,
+                               runParts: ic_store_run_parts_fn?) -> (ic_status, ic_store_record) {
+        var options = ic_store_read_options()
+        ic_store_read_options_init(&options)
+        options.threads = threads
+        options.run_parts = runParts
+        var record = ic_store_record()
+        var err = ic_error()
+        let st = bytes.withUnsafeBufferPointer {
+            ic_store_decode($0.baseAddress, $0.count, IC_STORE_KIND_BITMAP, "key", 3, &options, &record, &err)
+        }
+        XCTAssertEqual(err.code, st)
+        return (st, record)
+    }
+
+    func testSplitReadsRunEveryPartThroughTheCallersRunner() {
+        let img = makeCImage(width: 1300, height: 1250, seed: 4)
+        defer { ic_image_free(img) }
+        let bytes = encodeEntry(img)
+        // Parts in reverse order, all on the calling thread.
+        var (st, record) = decodeInParts(bytes, threads: 5) { _, count, part, arg in
+            for i in (0..<count).reversed() { part!(arg, i) }
+        }
+        XCTAssertEqual(st, IC_OK)
+        if st == IC_OK { XCTAssertTrue(sameImage(img, record.image)) }
+        ic_store_record_free(&record)
+        // Without a runner the read is not split.
+        (st, record) = decodeInParts(bytes, threads: 5, runParts: nil)
+        XCTAssertEqual(st, IC_OK)
+        if st == IC_OK { XCTAssertTrue(sameImage(img, record.image)) }
+        ic_store_record_free(&record)
+        // A runner that leaves a part out fails the read rather than return missing rows.
+        (st, record) = decodeInParts(bytes, threads: 5) { _, count, part, arg in
+            for i in 0..<count - 1 { part!(arg, i) }
+        }
+        XCTAssertEqual(st, IC_ERR_INTERNAL)
+        XCTAssertNil(record.image)
+        ic_store_record_free(&record)
+    }
+
     func testDataEntriesAndMetadataRoundTrip() {
         let payload = (0..<1_300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
         for data in [[], [7], payload] {

@@ -25,6 +25,10 @@ final class FormatAndLimitsTests: XCTestCase {
         }
     }
 
+    func testOnlyTheFourDecodedFormatsAreDecodable() {
+        XCTAssertEqual(ImageFormat.allCases.filter(\.isDecodable), [.jpeg, .png, .gif, .webp])
+    }
+
     func testUnsupportedFormatsSaySo() {
         let tiff = Array("II*\0".utf8) + [UInt8](repeating: 0, count: 60)
         XCTAssertThrowsError(try ImageDecoder().decode(tiff)) { error in

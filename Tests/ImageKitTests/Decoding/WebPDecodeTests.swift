@@ -1,4 +1,5 @@
 import CAnchors
+import CImageCore
 import ImageKit
 import XCTest
 
@@ -30,6 +31,41 @@ final class WebPDecodeTests: XCTestCase {
             let data = webp(Pixels.pattern(width: 64, height: 40, alpha: alpha), 64, 40, quality: 80)
             let image = try ImageDecoder().decode(data)
             XCTAssertEqual(image.packedPixels(), Pixels.premultiplied(bareDecode(data)), "alpha \(alpha)")
+        }
+    }
+
+    /// Decodes `data` through the C core with the cancel flag at `flag`.
+    private func decode(_ data: [UInt8], cancelFlag flag: Int32, thumbnail: UInt32 = 0) -> (ic_status, String) {
+        var cancel = flag
+        var options = ic_decode_options()
+        ic_decode_options_init(&options)
+        options.thumbnail_width = thumbnail
+        options.thumbnail_height = thumbnail
+        var out: UnsafeMutablePointer<ic_image>?
+        var err = ic_error()
+        let st = withUnsafePointer(to: &cancel) { flag in
+            options.cancel_flag = flag
+            return ic_decode(data, data.count, &options, &out, nil, &err)
+        }
+        ic_image_free(out)
+        XCTAssertEqual(st == IC_OK, out != nil)
+        return (st, cString(err.message))
+    }
+
+    func testStillsStopOnTheCancelFlag() {
+        let stills = [
+            ("lossless", webp(Pixels.pattern(width: 300, height: 200, alpha: true), 300, 200, quality: -1)),
+            ("lossy", webp(Pixels.pattern(width: 300, height: 200, alpha: false), 300, 200, quality: 80)),
+            ("lossy with alpha", webp(Pixels.pattern(width: 300, height: 200, alpha: true), 300, 200, quality: 80)),
+        ]
+        // Full size, and thumbnails: libwebp's scaler for opaque pictures, the resampler for the others.
+        for (name, data) in stills {
+            for thumbnail: UInt32 in [0, 64] {
+                let (st, message) = decode(data, cancelFlag: 1, thumbnail: thumbnail)
+                XCTAssertEqual(st, IC_ERR_CANCELLED, "\(name), thumbnail \(thumbnail)")
+                XCTAssertEqual(message, "WebP: decode cancelled", "\(name), thumbnail \(thumbnail)")
+                XCTAssertEqual(decode(data, cancelFlag: 0, thumbnail: thumbnail).0, IC_OK, "\(name), thumbnail \(thumbnail)")
+            }
         }
     }
 

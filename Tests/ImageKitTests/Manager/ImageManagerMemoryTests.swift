@@ -56,9 +56,9 @@ final class ImageManagerMemoryTests: ManagerTestCase {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("imagekit-rss-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
         let line = try await Task.detached {
-            try ChildProcess.run(["cold-loads", base, "\(total)", "\(window)", dir.path])
+            try TestHelper.run(["cold-loads", base, "\(total)", "\(window)", dir.path])
         }.value
-        let fields = ChildProcess.fields(line)
+        let fields = TestHelper.fields(line)
         let warm = try XCTUnwrap(fields["warm-hwm"], line), end = try XCTUnwrap(fields["end-hwm"], line)
         let growth = (end - warm) << 10
         // Loads in flight hold at most `window` bodies and their decodes; allow that twice over

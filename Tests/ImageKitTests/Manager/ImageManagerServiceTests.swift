@@ -134,7 +134,10 @@ final class ImageManagerServiceTests: ManagerTestCase {
         }
         let k = unique("limit")
         let first = Task { try await m.image(for: f.script.url("/gate_png?key=\(k)&w=5")) }
-        await DownloadTesting.waitUntil("the first holds the turn") { m.statistics.activePipelines == 1 }
+        // Its request reaching the server comes after the turn is taken, on the downloader's thread.
+        await DownloadTesting.waitUntil("the first holds the turn and is downloading") {
+            m.statistics.activePipelines == 1 && (try? f.script.stats(k).count) == 1
+        }
         let second = Task { try await m.image(for: f.script.url("/gate_png?key=\(k)&w=6")) }
         await DownloadTesting.waitUntil("the second waits") { m.statistics.waitingPipelines == 1 }
         XCTAssertEqual(try f.script.stats(k).count, 1, "the waiting load has not started its download")

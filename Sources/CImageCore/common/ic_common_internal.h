@@ -1,0 +1,60 @@
+/*
+ * ic_common_internal.h — what every part of the C core shares: error
+ * formatting, clocks and a character class (common/). Not installed.
+ */
+#ifndef IC_COMMON_INTERNAL_H
+#define IC_COMMON_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "ic_error.h"
+
+#if defined(__GNUC__)
+#define IC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define IC_PRINTF(f, a)
+#endif
+
+/* ---- Errors (error.c). ---- */
+
+/** Fills err (if non-NULL) with code and a formatted message; returns code. */
+ic_status ic_set_error(ic_error *err, ic_status code, const char *fmt, ...) IC_PRINTF(3, 4);
+
+/**
+ * Fills err for a failed system call: IC_ERR_NO_SPACE for ENOSPC and EDQUOT,
+ * IC_ERR_IO otherwise, with the formatted message, ": " and strerror(errnum).
+ * Returns the code.
+ */
+ic_status ic_sys_error(ic_error *err, int errnum, const char *fmt, ...) IC_PRINTF(3, 4);
+
+/** Clears err to IC_OK with an empty message. */
+void ic_clear_error(ic_error *err);
+
+/** Bytes as MiB, for messages. */
+double ic_mib(uint64_t bytes);
+
+/* ---- Time and characters. ---- */
+
+/** Milliseconds of CLOCK_MONOTONIC, for ages and intervals. */
+static inline uint64_t ic_monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/** Wall-clock time in ms since the Unix epoch, for times stored in or compared with files. */
+static inline int64_t ic_realtime_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/** True for the ASCII white space of HTTP headers and XML: space, tab, CR and LF. */
+static inline bool ic_is_space(unsigned char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+#endif /* IC_COMMON_INTERNAL_H */

@@ -1,0 +1,190 @@
+/*
+ * decode.c — the decode and probe entry points: limits, memory accounting,
+ * cancellation, and the EXIF orientation applied last.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ic_decode_internal.h"
+#include "ic_transform.h"
+
+void ic_limits_init(ic_limits *limits) {
+    limits->max_pixels = IC_DEFAULT_MAX_PIXELS;
+    limits->max_frames = IC_DEFAULT_MAX_FRAMES;
+    limits->max_input_bytes = IC_DEFAULT_MAX_INPUT_BYTES;
+    limits->max_memory_bytes = IC_DEFAULT_MAX_MEMORY_BYTES;
+}
+
+void ic_decode_options_init(ic_decode_options *options) {
+    memset(options, 0, sizeof *options);
+    ic_limits_init(&options->limits);
+}
+
+void ic_cancel_flag_set(int *flag, int value) { __atomic_store_n(flag, value, __ATOMIC_RELEASE); }
+
+bool ic_dec_cancelled(const ic_decoder *d) {
+    return d->opts.cancel_flag && __atomic_load_n(d->opts.cancel_flag, __ATOMIC_ACQUIRE) != 0;
+}
+
+ic_status ic_dec_fail_cancelled(ic_decoder *d) {
+    return ic_set_error(d->err, IC_ERR_CANCELLED, "%s: decode cancelled", ic_format_name(d->format));
+}
+
+ic_status ic_dec_reserve(ic_decoder *d, uint64_t bytes) {
+    uint64_t limit = d->opts.limits.max_memory_bytes;
+    if (limit && (bytes > limit || d->mem_current > limit - bytes)) {
+        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
+                            "%s: decoding needs more than the memory limit of %.1f MiB",
+                            ic_format_name(d->format), ic_mib(limit));
+    }
+    d->mem_current += bytes;
+    if (d->mem_current > d->mem_peak) d->mem_peak = d->mem_current;
+    return IC_OK;
+}
+
+void ic_dec_release(ic_decoder *d, uint64_t bytes) {
+    d->mem_current = bytes > d->mem_current ? 0 : d->mem_current - bytes;
+}
+
+void *ic_dec_malloc(ic_decoder *d, size_t size) {
+    if (ic_dec_reserve(d, size) != IC_OK) return NULL;
+    void *p = malloc(size ? size : 1);
+    if (!p) {
+        ic_dec_release(d, size);
+        ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes",
+                     ic_format_name(d->format), size);
+    }
+    return p;
+}
+
+void ic_dec_free(ic_decoder *d, void *p, size_t size) {
+    if (!p) return;
+    free(p);
+    ic_dec_release(d, size);
+}
+
+static void free_output(ic_decoder *d) {
+    ic_dec_sink_free(d);
+    if (d->image) {
+        ic_dec_release(d, ic_image_byte_count(d->image));
+        ic_image_free(d->image);
+        d->image = NULL;
+    }
+}
+
+/* Replaces d->image by a copy with EXIF orientation `orientation` applied. */
+static ic_status apply_orientation(ic_decoder *d, uint8_t orientation) {
+    const ic_image *img = d->image;
+    uint32_t dw = orientation >= 5 ? img->height : img->width;
+    uint32_t dh = orientation >= 5 ? img->width : img->height;
+    uint64_t bytes = (uint64_t)ic_stride_for_width(dw) * dh * img->frame_count;
+    ic_status st = ic_dec_reserve(d, bytes);
+    if (st != IC_OK) return st;
+    ic_image *oriented;
+    st = ic_image_orient(d->image, (ic_orientation)orientation, &oriented, d->err);
+    if (st != IC_OK) {
+        ic_dec_release(d, bytes);
+        return st;
+    }
+    ic_dec_release(d, ic_image_byte_count(d->image));
+    ic_image_free(d->image);
+    d->image = oriented;
+    return IC_OK;
+}
+
+static ic_status unsupported(ic_error *err, ic_format f) {
+    if (f == IC_FORMAT_UNKNOWN) {
+        return ic_set_error(err, IC_ERR_UNKNOWN_FORMAT,
+                            "unknown format: the data is not JPEG, PNG, GIF or WebP");
+    }
+    return ic_set_error(err, IC_ERR_UNSUPPORTED_FORMAT, "unsupported format: %s",
+                        ic_format_name(f));
+}
+
+ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *options,
+                    ic_image **out, ic_decode_stats *stats, ic_error *err) {
+    ic_clear_error(err);
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "decode: NULL output pointer");
+    *out = NULL;
+    if (!data || size == 0) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "decode: no data");
+
+    ic_decoder d;
+    memset(&d, 0, sizeof d);
+    if (options) {
+        d.opts = *options;
+    } else {
+        ic_decode_options_init(&d.opts);
+    }
+    d.data = data;
+    d.size = size;
+    d.err = err;
+    d.orientation = 1;
+    d.format = ic_sniff(data, size);
+
+    if (d.opts.limits.max_input_bytes && size > d.opts.limits.max_input_bytes) {
+        return ic_set_error(err, IC_ERR_LIMIT_EXCEEDED,
+                            "%s: input is %zu bytes, over the limit of %llu bytes",
+                            d.format == IC_FORMAT_UNKNOWN ? "decode" : ic_format_name(d.format),
+                            size, (unsigned long long)d.opts.limits.max_input_bytes);
+    }
+
+    ic_status st;
+    switch (d.format) {
+    case IC_FORMAT_JPEG: st = ic_jpeg_decode(&d); break;
+    case IC_FORMAT_PNG: st = ic_png_decode(&d); break;
+    case IC_FORMAT_GIF: st = ic_gif_decode(&d); break;
+    case IC_FORMAT_WEBP: st = ic_webp_decode(&d); break;
+    default: return unsupported(err, d.format);
+    }
+    if (st == IC_OK && !d.image) {
+        st = ic_set_error(err, IC_ERR_INTERNAL, "%s: decoder produced no image",
+                          ic_format_name(d.format));
+    }
+    if (st == IC_OK) st = ic_dec_finish(&d);
+    if (st == IC_OK && d.orientation > 1 && !d.opts.keep_orientation) {
+        st = apply_orientation(&d, d.orientation);
+    }
+    if (st != IC_OK) {
+        free_output(&d);
+        if (err && err->code == IC_OK) {
+            ic_set_error(err, st, "%s: %s", ic_format_name(d.format), ic_status_name(st));
+        }
+        return st;
+    }
+    ic_image *img = d.image;
+    img->source_format = d.format;
+    img->source_width = d.source_width;
+    img->source_height = d.source_height;
+    img->orientation = d.orientation;
+    img->orientation_applied = d.orientation > 1 && !d.opts.keep_orientation;
+    img->is_opaque = d.all_opaque;
+    img->loop_count = d.loop_count;
+    if (stats) {
+        stats->peak_bytes = d.mem_peak;
+        stats->codec_width = d.codec_width;
+        stats->codec_height = d.codec_height;
+    }
+    ic_clear_error(err);
+    *out = img;
+    return IC_OK;
+}
+
+ic_status ic_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err) {
+    ic_clear_error(err);
+    if (!info) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "probe: NULL info pointer");
+    memset(info, 0, sizeof *info);
+    if (!data || size == 0) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "probe: no data");
+    ic_format f = ic_sniff(data, size);
+    info->format = f;
+    info->orientation = 1;
+    info->frame_count = 1;
+    info->bit_depth = 8;
+    switch (f) {
+    case IC_FORMAT_JPEG: return ic_jpeg_probe(data, size, info, err);
+    case IC_FORMAT_PNG: return ic_png_probe(data, size, info, err);
+    case IC_FORMAT_GIF: return ic_gif_probe(data, size, info, err);
+    case IC_FORMAT_WEBP: return ic_webp_probe(data, size, info, err);
+    default: return unsupported(err, f);
+    }
+}

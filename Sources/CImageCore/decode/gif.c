@@ -1,0 +1,612 @@
+/*
+ * gif.c — GIF decoding: block parsing, LZW and compositing.
+ *
+ * Our own LZW decoder rather than giflib's: giflib 5.2.1 loses sync on valid
+ * streams whose code table fills up without a clear code ("deferred clear"),
+ * cannot tell a bad code from a short stream, and grows a per-image array as
+ * it reads. Here:
+ *  - a code above the next free table slot is an error ("invalid LZW code");
+ *  - a stream that ends properly (terminator or end code) before every pixel
+ *    is filled leaves the rest of the image undrawn, as browsers do;
+ *  - a file that ends in the middle of image data is truncated: an error.
+ *
+ * Frame i is the logical screen after image i is drawn, starting from a
+ * transparent canvas, with the disposal of image i-1 applied first (restore
+ * to background clears to transparent, as browsers do). Images are clipped to
+ * the screen. Pixels are written premultiplied directly: palette colours are
+ * opaque and the transparent index is 0,0,0,0, so no premultiply pass is needed.
+ */
+#include <string.h>
+
+#include "ic_decode_internal.h"
+
+#define LZW_MAX_CODES 4096
+
+/* ---- Sub-block bit reader. ---- */
+
+typedef struct gif_bits {
+    const uint8_t *data;
+    size_t size;
+    size_t pos;         /* next byte of the file */
+    size_t block_left;  /* bytes left in the current sub-block */
+    uint64_t acc;
+    unsigned count;     /* valid bits in acc */
+    bool ended;         /* block terminator reached */
+    bool eof;           /* the file ended inside the sub-blocks */
+} gif_bits;
+
+static bool refill(gif_bits *b) {
+    while (b->block_left == 0) {
+        if (b->ended) return false;
+        if (b->pos >= b->size) {
+            b->eof = b->ended = true;
+            return false;
+        }
+        uint8_t len = b->data[b->pos++];
+        if (len == 0) {
+            b->ended = true;
+            return false;
+        }
+        b->block_left = len;
+    }
+    if (b->pos >= b->size) {
+        b->eof = b->ended = true;
+        return false;
+    }
+    b->acc |= (uint64_t)b->data[b->pos++] << b->count;
+    b->count += 8;
+    b->block_left--;
+    return true;
+}
+
+/* Next code of `bits` bits, or -1 when the data ends. */
+static inline int read_code(gif_bits *b, unsigned bits) {
+    while (b->count < bits) {
+        if (!refill(b)) return -1;
+    }
+    int code = (int)(b->acc & ((1u << bits) - 1));
+    b->acc >>= bits;
+    b->count -= bits;
+    return code;
+}
+
+/* Skips the rest of the sub-blocks; false if the file ends first. */
+static bool finish_blocks(gif_bits *b) {
+    if (!b->ended) {
+        b->pos += b->block_left;
+        b->block_left = 0;
+        while (b->pos < b->size) {
+            uint8_t len = b->data[b->pos++];
+            if (len == 0) {
+                b->ended = true;
+                return true;
+            }
+            b->pos += len;
+        }
+        b->eof = true;
+        return false;
+    }
+    return !b->eof;
+}
+
+/* Skips a run of sub-blocks starting at *pos; false if the file ends first. */
+static bool skip_sub_blocks(const uint8_t *p, size_t n, size_t *pos) {
+    size_t i = *pos;
+    while (i < n) {
+        size_t len = p[i++];
+        if (len == 0) {
+            *pos = i;
+            return true;
+        }
+        i += len;
+    }
+    *pos = n;
+    return false;
+}
+
+/* ---- Header facts and a block walker for frame counts. ---- */
+
+typedef struct gif_header {
+    uint32_t width, height;
+    size_t first_block;      /* offset after the global colour table */
+    const uint8_t *palette;  /* global colour table or NULL */
+    uint32_t colors;
+} gif_header;
+
+static ic_status read_header(const uint8_t *p, size_t n, gif_header *h, ic_error *err) {
+    if (n < 13) return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated header");
+    h->width = (uint32_t)p[6] | (uint32_t)p[7] << 8;
+    h->height = (uint32_t)p[8] | (uint32_t)p[9] << 8;
+    h->first_block = 13;
+    h->palette = NULL;
+    h->colors = 0;
+    if (p[10] & 0x80) {
+        h->colors = 2u << (p[10] & 7);
+        if (n - 13 < 3 * (size_t)h->colors) {
+            return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated global colour table");
+        }
+        h->palette = p + 13;
+        h->first_block += 3 * (size_t)h->colors;
+    }
+    return IC_OK;
+}
+
+typedef struct gif_scan {
+    uint32_t images;
+    bool interlaced;
+    uint32_t loop_count;
+    bool truncated; /* the data ends before the trailer */
+} gif_scan;
+
+static void scan_blocks(const uint8_t *p, size_t n, size_t i, gif_scan *s) {
+    memset(s, 0, sizeof *s);
+    s->truncated = true;
+    while (i < n) {
+        uint8_t kind = p[i++];
+        if (kind == 0x2C) {
+            if (n - i < 10) return;
+            uint8_t flags = p[i + 8];
+            if (flags & 0x40) s->interlaced = true;
+            i += 9;
+            if (flags & 0x80) i += (size_t)6 << (flags & 7);
+            if (i >= n) return;
+            i += 1; /* LZW minimum code size */
+            if (!skip_sub_blocks(p, n, &i)) return;
+            s->images++;
+        } else if (kind == 0x21) {
+            if (i >= n) return;
+            uint8_t label = p[i++];
+            if (label == 0xFF && i + 16 <= n && p[i] == 11 &&
+                (memcmp(p + i + 1, "NETSCAPE2.0", 11) == 0 ||
+                 memcmp(p + i + 1, "ANIMEXTS1.0", 11) == 0) &&
+                p[i + 12] == 3 && p[i + 13] == 1) {
+                s->loop_count = (uint32_t)p[i + 14] | (uint32_t)p[i + 15] << 8;
+            }
+            if (!skip_sub_blocks(p, n, &i)) return;
+        } else {
+            s->truncated = false; /* trailer, or garbage after it */
+            return;
+        }
+    }
+}
+
+/* The error for a file with no complete image. */
+static ic_status no_image(ic_error *err, const gif_scan *scan, size_t size) {
+    if (scan->truncated) {
+        return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes, before any image",
+                            size);
+    }
+    return ic_set_error(err, IC_ERR_CORRUPT, "GIF: no image data");
+}
+
+/* ---- LZW and drawing. ---- */
+
+typedef struct gif_gce {
+    int disposal;      /* 0-1 keep, 2 background, 3 previous */
+    int transparent;   /* index or -1 */
+    uint32_t delay_ms;
+} gif_gce;
+
+typedef struct gif_rect {
+    uint32_t x0, y0, x1, y1; /* clipped to the screen, half-open */
+} gif_rect;
+
+typedef struct gif_image {
+    uint32_t left, top, width, height;
+    bool interlaced;
+    const uint8_t *palette;
+    uint32_t colors;
+    int min_code_size;
+} gif_image;
+
+typedef struct gif_state {
+    ic_decoder *d;
+    uint32_t sw, sh;      /* the logical screen */
+    size_t stride;        /* bytes a screen row */
+    /* Where the screen is composited: the output frames themselves (full-size
+     * decode), a staging screen (resampled animations or interlaced images),
+     * or nowhere — rows streamed to the resampler one by one (`stream`, for the
+     * first frame of a non-interlaced GIF). */
+    ic_dec_buffer staging;
+    bool stream;
+    uint8_t *stream_row;  /* the screen row being streamed */
+    uint32_t next_row;    /* next screen row to stream */
+    uint16_t *line;       /* one row of palette indices */
+    size_t line_size;
+    uint8_t *saved;       /* screen copy for "restore previous" */
+    size_t saved_size;
+    uint32_t palette[LZW_MAX_CODES]; /* indices past the colour table are opaque black */
+    uint16_t prefix[LZW_MAX_CODES];
+    uint16_t suffix[LZW_MAX_CODES];
+    uint16_t length[LZW_MAX_CODES];
+    uint16_t stack[LZW_MAX_CODES];
+} gif_state;
+
+/* Row of the k-th stored row of an interlaced image of height h. */
+static uint32_t interlaced_row(uint32_t k, uint32_t h) {
+    uint32_t p1 = (h + 7) / 8, p2 = (h + 3) / 8, p3 = (h + 1) / 4;
+    if (k < p1) return k * 8;
+    k -= p1;
+    if (k < p2) return k * 8 + 4;
+    k -= p2;
+    if (k < p3) return k * 4 + 2;
+    k -= p3;
+    return k * 2 + 1;
+}
+
+/* Streams transparent screen rows up to (not including) y. */
+static void stream_until(gif_state *s, uint32_t y) {
+    memset(s->stream_row, 0, (size_t)s->sw * 4);
+    for (; s->next_row < y && s->next_row < s->sh; s->next_row++) {
+        ic_dec_put_rows(s->d, 0, s->next_row, 1, s->stream_row, s->stride, false);
+    }
+}
+
+static void put_row(gif_state *s, uint8_t *frame, const gif_image *im, uint32_t k,
+                    const gif_gce *gce) {
+    uint32_t y = im->top + (im->interlaced ? interlaced_row(k, im->height) : k);
+    if (y >= s->sh || im->left >= s->sw) return;
+    uint32_t x1 = im->left + im->width < s->sw ? im->left + im->width : s->sw;
+    uint8_t *row;
+    if (s->stream) {
+        stream_until(s, y);
+        row = s->stream_row;
+    } else {
+        row = frame + (size_t)y * s->stride;
+    }
+    for (uint32_t x = im->left; x < x1; x++) {
+        uint16_t index = s->line[x - im->left];
+        if ((int)index == gce->transparent) continue;
+        memcpy(row + 4 * (size_t)x, &s->palette[index], 4);
+    }
+    if (s->stream) {
+        ic_dec_put_rows(s->d, 0, y, 1, row, s->stride, false);
+        s->next_row = y + 1;
+    }
+}
+
+static void load_palette(gif_state *s, const gif_image *im, const gif_gce *gce) {
+    uint32_t count = 1u << im->min_code_size;
+    if (count < 256) count = 256;
+    for (uint32_t i = 0; i < count; i++) {
+        if (i < im->colors) {
+            const uint8_t *c = im->palette + 3 * (size_t)i;
+            s->palette[i] = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | 0xFF000000u;
+        } else {
+            s->palette[i] = 0xFF000000u; /* outside the table: opaque black */
+        }
+    }
+    if (gce->transparent >= 0) s->palette[gce->transparent] = 0;
+}
+
+/* Decodes one image's LZW data from b into `frame`. */
+static ic_status draw_image(gif_state *s, gif_bits *b, uint8_t *frame, const gif_image *im,
+                            const gif_gce *gce) {
+    ic_decoder *d = s->d;
+    load_palette(s, im, gce);
+    const uint32_t clear = 1u << im->min_code_size, end = clear + 1;
+    for (uint32_t c = 0; c < clear; c++) {
+        s->suffix[c] = (uint16_t)c;
+        s->length[c] = 1;
+    }
+    uint32_t next = clear + 2, bits = (uint32_t)im->min_code_size + 1;
+    int prev = -1;
+    uint32_t x = 0, k = 0; /* pixel cursor: column and stored row */
+    const uint32_t w = im->width, h = im->height;
+
+    while (k < h) {
+        int code = read_code(b, bits);
+        if (code < 0) break;
+        if ((uint32_t)code == clear) {
+            next = clear + 2;
+            bits = (uint32_t)im->min_code_size + 1;
+            prev = -1;
+            continue;
+        }
+        if ((uint32_t)code == end) break;
+        uint32_t c = (uint32_t)code;
+        uint32_t len;
+        if (c < clear || (c > end && c < next)) {
+            /* A literal or a string already in the table. */
+            len = s->length[c];
+            uint32_t t = c;
+            for (uint32_t i = len; i-- > 0;) {
+                s->stack[i] = s->suffix[t];
+                t = s->prefix[t];
+            }
+            if (prev >= 0 && next < LZW_MAX_CODES) {
+                s->prefix[next] = (uint16_t)prev;
+                s->suffix[next] = s->stack[0];
+                s->length[next] = (uint16_t)(s->length[prev] + 1);
+                next++;
+            }
+        } else if (c == next && prev >= 0 && next < LZW_MAX_CODES) {
+            /* KwKwK: the previous string plus its own first character. */
+            len = (uint32_t)s->length[prev] + 1;
+            uint32_t t = (uint32_t)prev;
+            for (uint32_t i = len - 1; i-- > 0;) {
+                s->stack[i] = s->suffix[t];
+                t = s->prefix[t];
+            }
+            s->stack[len - 1] = s->stack[0];
+            s->prefix[next] = (uint16_t)prev;
+            s->suffix[next] = s->stack[0];
+            s->length[next] = (uint16_t)len;
+            next++;
+        } else {
+            return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: invalid LZW code %u (next free code %u)",
+                                c, next);
+        }
+        /* Codes widen once the table reaches the current width (no early change). */
+        if (next >= (1u << bits) && bits < 12) bits++;
+        prev = (int)c;
+
+        /* Copy the string to the cursor, row by row. */
+        uint32_t done = 0;
+        while (done < len && k < h) {
+            uint32_t take = len - done < w - x ? len - done : w - x;
+            memcpy(s->line + x, s->stack + done, take * sizeof(uint16_t));
+            done += take;
+            x += take;
+            if (x == w) {
+                put_row(s, frame, im, k, gce);
+                x = 0;
+                k++;
+                if ((k & 63) == 0 && ic_dec_cancelled(d)) return ic_dec_fail_cancelled(d);
+            }
+        }
+    }
+    if (b->eof && k < h) {
+        return ic_set_error(d->err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes", d->size);
+    }
+    if (k < h && x > 0) {
+        /* The stream ended inside a row: draw the part of it that arrived. */
+        gif_image part = *im;
+        part.width = x;
+        put_row(s, frame, &part, k, gce);
+    }
+    if (!finish_blocks(b) && k < h) {
+        return ic_set_error(d->err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes", d->size);
+    }
+    return IC_OK;
+}
+
+/* ---- Compositing frames. ---- */
+
+static void clear_rect(uint8_t *frame, size_t stride, gif_rect r) {
+    for (uint32_t y = r.y0; y < r.y1; y++) {
+        memset(frame + (size_t)y * stride + 4 * (size_t)r.x0, 0, 4 * (size_t)(r.x1 - r.x0));
+    }
+}
+
+static void copy_rect(uint8_t *dst, const uint8_t *src, size_t stride, gif_rect r) {
+    for (uint32_t y = r.y0; y < r.y1; y++) {
+        size_t off = (size_t)y * stride + 4 * (size_t)r.x0;
+        memcpy(dst + off, src + off, 4 * (size_t)(r.x1 - r.x0));
+    }
+}
+
+static gif_rect clip_rect(const gif_image *im, uint32_t sw, uint32_t sh) {
+    gif_rect r = {0, 0, 0, 0};
+    if (im->left >= sw || im->top >= sh || im->width == 0 || im->height == 0) return r;
+    r.x0 = im->left;
+    r.y0 = im->top;
+    r.x1 = im->left + im->width < sw ? im->left + im->width : sw;
+    r.y1 = im->top + im->height < sh ? im->top + im->height : sh;
+    return r;
+}
+
+static bool frame_has_transparency(const ic_image *img, uint32_t f) {
+    const uint8_t *frame = ic_image_frame(img, f);
+    for (uint32_t y = 0; y < img->height; y++) {
+        const uint8_t *row = frame + (size_t)y * img->stride;
+        for (uint32_t x = 0; x < img->width; x++) {
+            if (row[4 * (size_t)x + 3] != 0xFF) return true;
+        }
+    }
+    return false;
+}
+
+static ic_status truncated(ic_decoder *d) {
+    return ic_set_error(d->err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes", d->size);
+}
+
+/* Reads an image descriptor at *pos (after the 0x2C). */
+static ic_status read_image(ic_decoder *d, const gif_header *hdr, size_t *pos, gif_image *im) {
+    const uint8_t *p = d->data;
+    size_t n = d->size, i = *pos;
+    if (n - i < 9) return truncated(d);
+    im->left = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8;
+    im->top = (uint32_t)p[i + 2] | (uint32_t)p[i + 3] << 8;
+    im->width = (uint32_t)p[i + 4] | (uint32_t)p[i + 5] << 8;
+    im->height = (uint32_t)p[i + 6] | (uint32_t)p[i + 7] << 8;
+    uint8_t flags = p[i + 8];
+    im->interlaced = (flags & 0x40) != 0;
+    i += 9;
+    im->palette = hdr->palette;
+    im->colors = hdr->colors;
+    if (flags & 0x80) {
+        im->colors = 2u << (flags & 7);
+        if (n - i < 3 * (size_t)im->colors) return truncated(d);
+        im->palette = p + i;
+        i += 3 * (size_t)im->colors;
+    }
+    if (i >= n) return truncated(d);
+    im->min_code_size = p[i++];
+    if (im->min_code_size < 1 || im->min_code_size > 11) {
+        return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: LZW minimum code size %d is not 1...11",
+                            im->min_code_size);
+    }
+    *pos = i;
+    return IC_OK;
+}
+
+/* The screen for frame f, with the previous image's disposal applied. */
+static uint8_t *screen_for(gif_state *s, uint32_t f, const gif_gce *prev_gce, gif_rect prev_rect) {
+    ic_image *img = s->d->image;
+    size_t bytes = s->stride * s->sh;
+    uint8_t *screen;
+    if (s->staging.p) {
+        screen = s->staging.p;
+        if (f == 0) memset(screen, 0, bytes);
+    } else {
+        screen = ic_image_frame(img, f);
+        if (f == 0) {
+            memset(screen, 0, bytes);
+        } else {
+            memcpy(screen, ic_image_frame(img, f - 1), bytes);
+        }
+    }
+    if (f > 0 && prev_gce->disposal == 2) clear_rect(screen, s->stride, prev_rect);
+    if (f > 0 && prev_gce->disposal == 3) copy_rect(screen, s->saved, s->stride, prev_rect);
+    return screen;
+}
+
+static ic_status decode_frames(gif_state *s, const gif_header *hdr, uint32_t frames) {
+    ic_decoder *d = s->d;
+    ic_image *img = d->image;
+    const uint8_t *p = d->data;
+    size_t n = d->size, pos = hdr->first_block;
+    gif_gce gce = {0, -1, 0}, prev_gce = gce;
+    gif_rect prev_rect = {0, 0, 0, 0};
+    uint32_t done = 0;
+
+    while (done < frames && pos < n) {
+        uint8_t kind = p[pos++];
+        if (kind == 0x3B) break;
+        if (kind == 0x21) {
+            if (pos >= n) return truncated(d);
+            uint8_t label = p[pos++];
+            if (label == 0xF9 && pos < n && p[pos] >= 4 && n - pos >= 5) {
+                gce.disposal = (p[pos + 1] >> 2) & 7;
+                gce.transparent = (p[pos + 1] & 1) ? p[pos + 4] : -1;
+                gce.delay_ms = ((uint32_t)p[pos + 2] | (uint32_t)p[pos + 3] << 8) * 10u;
+            }
+            if (!skip_sub_blocks(p, n, &pos)) return truncated(d);
+            continue;
+        }
+        if (kind != 0x2C) {
+            if (done > 0) break; /* trailing garbage after complete frames */
+            return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: unknown block type 0x%02x at byte %zu",
+                                kind, pos - 1);
+        }
+        gif_image im;
+        ic_status st = read_image(d, hdr, &pos, &im);
+        if (st != IC_OK) return st;
+
+        if (!ic_dec_is_direct(d) && !s->staging.p && !s->stream) {
+            /* Resampling: stream the first frame of a plain GIF row by row; anything
+             * else needs the whole screen (interlaced rows, later frames). */
+            if (frames == 1 && !im.interlaced) {
+                s->stream = true;
+                s->stream_row = ic_dec_malloc(d, s->stride);
+                if (!s->stream_row) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+            } else {
+                st = ic_dec_buffer_alloc(d, s->stride * s->sh, &s->staging);
+                if (st != IC_OK) return st;
+            }
+        }
+        uint8_t *screen = s->stream ? NULL : screen_for(s, done, &prev_gce, prev_rect);
+        gif_rect rect = clip_rect(&im, s->sw, s->sh);
+        if (gce.disposal == 3 && frames > 1) {
+            if (!s->saved) {
+                s->saved = ic_dec_malloc(d, s->stride * s->sh);
+                if (!s->saved) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+                s->saved_size = s->stride * s->sh;
+            }
+            copy_rect(s->saved, screen, s->stride, rect);
+        }
+
+        gif_bits b = {.data = p, .size = n, .pos = pos};
+        if (rect.x1 > rect.x0 && rect.y1 > rect.y0) {
+            if ((uint64_t)im.width * im.height > d->opts.limits.max_pixels && d->opts.limits.max_pixels) {
+                return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
+                                    "GIF: image of %ux%u pixels is over the limit of %llu pixels",
+                                    im.width, im.height,
+                                    (unsigned long long)d->opts.limits.max_pixels);
+            }
+            if ((size_t)im.width * sizeof(uint16_t) > s->line_size) {
+                ic_dec_free(d, s->line, s->line_size);
+                s->line_size = 0;
+                s->line = ic_dec_malloc(d, (size_t)im.width * sizeof(uint16_t));
+                if (!s->line) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+                s->line_size = (size_t)im.width * sizeof(uint16_t);
+            }
+            st = draw_image(s, &b, screen, &im, &gce);
+            if (st != IC_OK) return st;
+            pos = b.pos;
+        } else if (!skip_sub_blocks(p, n, &pos)) {
+            return truncated(d); /* nothing visible: the data need not be decoded */
+        }
+        if (s->stream) {
+            stream_until(s, s->sh);
+        } else if (s->staging.p) {
+            ic_dec_put_rows(d, done, 0, s->sh, screen, s->stride, false);
+        }
+        if (img->frame_delays_ms) img->frame_delays_ms[done] = gce.delay_ms;
+        prev_gce = gce;
+        prev_rect = rect;
+        gce = (gif_gce){0, -1, 0};
+        done++;
+    }
+    if (done == 0) return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: no image data");
+    if (done < frames) img->frame_count = done;
+    if (ic_dec_is_direct(d)) {
+        for (uint32_t f = 0; f < img->frame_count && d->all_opaque; f++) {
+            if (frame_has_transparency(img, f)) ic_dec_note_transparency(d);
+        }
+    }
+    return IC_OK;
+}
+
+ic_status ic_gif_decode(ic_decoder *d) {
+    gif_header hdr;
+    ic_status st = read_header(d->data, d->size, &hdr, d->err);
+    if (st != IC_OK) return st;
+    gif_scan scan;
+    scan_blocks(d->data, d->size, hdr.first_block, &scan);
+    d->loop_count = scan.loop_count;
+    st = ic_dec_check_size(d, hdr.width, hdr.height, 1, 0);
+    if (st != IC_OK) return st;
+    if (scan.images == 0) return no_image(d->err, &scan, d->size);
+    uint32_t frames = d->opts.all_frames ? scan.images : 1;
+    uint64_t extra = sizeof(gif_state) + (frames > 1 ? (uint64_t)ic_stride_for_width(hdr.width) * hdr.height : 0);
+    st = ic_dec_check_size(d, hdr.width, hdr.height, frames, extra);
+    if (st != IC_OK) return st;
+    st = ic_dec_begin(d, hdr.width, hdr.height, frames);
+    if (st != IC_OK) return st;
+    gif_state *s = ic_dec_malloc(d, sizeof *s);
+    if (!s) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+    memset(s, 0, offsetof(gif_state, palette));
+    /* The prefix table is read one step past a string's first code (a literal, whose prefix
+     * nothing else writes): every entry is defined from the start. The other tables are
+     * written before they are read (entries below the next free code), image by image. */
+    memset(s->prefix, 0, sizeof s->prefix);
+    s->d = d;
+    s->sw = hdr.width;
+    s->sh = hdr.height;
+    s->stride = ic_stride_for_width(hdr.width);
+    st = decode_frames(s, &hdr, frames);
+    ic_dec_free(d, s->line, s->line_size);
+    ic_dec_free(d, s->saved, s->saved_size);
+    ic_dec_free(d, s->stream_row, s->stream_row ? s->stride : 0);
+    ic_dec_buffer_free(d, &s->staging);
+    ic_dec_free(d, s, sizeof *s);
+    return st;
+}
+
+ic_status ic_gif_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
+    gif_header hdr;
+    ic_status st = read_header(p, n, &hdr, err);
+    if (st != IC_OK) return st;
+    gif_scan scan;
+    scan_blocks(p, n, hdr.first_block, &scan);
+    info->width = hdr.width;
+    info->height = hdr.height;
+    info->frame_count = scan.images;
+    info->is_progressive = scan.interlaced;
+    info->has_alpha = 1;
+    info->bit_depth = 8;
+    if (scan.images == 0) return no_image(err, &scan, n);
+    return IC_OK;
+}

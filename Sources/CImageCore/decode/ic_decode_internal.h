@@ -1,0 +1,179 @@
+/*
+ * ic_decode_internal.h — one decode in progress (decode/): the state the
+ * format decoders share with the row sink, the sink's interface, the format
+ * decoders and EXIF. Not installed.
+ */
+#ifndef IC_DECODE_INTERNAL_H
+#define IC_DECODE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/ic_common_internal.h"
+#include "../image/ic_image_internal.h"
+#include "../resize/ic_resize_internal.h"
+#include "ic_decode.h"
+#include "ic_format.h"
+
+/* ---- One decode in progress. ---- */
+
+/** Rows a decoder may have written but not yet reported in resampling mode. */
+#define IC_SINK_ROWS 16
+
+/** A large working buffer of a decode (mapped or pooled when big, counted against the limit). */
+typedef struct ic_dec_buffer {
+    uint8_t *p;
+    size_t size;
+    size_t capacity;
+    int kind;
+} ic_dec_buffer;
+
+/**
+ * State shared by the format decoders and the row sink.
+ *
+ * A decoder reads its header and calls ic_dec_check_size (which also plans
+ * the output size: a thumbnail or the full image), optionally asks how far
+ * its codec may shrink on load, then calls ic_dec_begin with the size its
+ * codec will produce. It then hands over rows top to bottom, frame by frame:
+ * either written in place where ic_dec_row says and reported with
+ * ic_dec_rows_done, or copied from its own buffer with ic_dec_put_rows.
+ *
+ * When the codec's size is the output size ("direct" mode) rows land in the
+ * output image itself and may be written in any order. Otherwise the sink
+ * premultiplies each row and streams it through the resampler, keeping only
+ * IC_SINK_ROWS rows: rows must then come strictly in order.
+ */
+typedef struct ic_decoder {
+    const uint8_t *data;
+    size_t size;
+    ic_decode_options opts;
+    ic_error *err;
+    ic_format format;
+
+    /* Memory accounting of ImageKit's own buffers (and libpng's). */
+    uint64_t mem_current;
+    uint64_t mem_peak;
+
+    /* The size stored in the file: written by ic_dec_check_size only. */
+    uint32_t source_width;
+    uint32_t source_height;
+
+    /* Facts the format decoder found. */
+    uint8_t orientation;
+    uint32_t loop_count;
+
+    /* The plan: output size and the source region it shows (stored orientation). */
+    ic_geometry plan;
+
+    /* The sink. */
+    uint32_t codec_width;
+    uint32_t codec_height;
+    ic_scaler *scaler;
+    uint64_t scaler_bytes;
+    ic_dec_buffer scratch;
+    size_t scratch_stride;
+    uint32_t sink_frame; /* frame the scaler is filling, +1 (0: none yet) */
+
+    /* Output. */
+    ic_image *image;
+    bool all_opaque;
+} ic_decoder;
+
+/** True once the caller's cancellation flag is set. */
+bool ic_dec_cancelled(const ic_decoder *d);
+
+/** Fails with IC_ERR_CANCELLED and a message naming the format. */
+ic_status ic_dec_fail_cancelled(ic_decoder *d);
+
+/**
+ * Checks a size read from a header against the limits, before anything is
+ * allocated — zero dimensions, max_pixels, max_frames, and max_memory_bytes
+ * for the planned output plus `extra_bytes` of codec working memory — then
+ * records width x height as the source size and plans the output size
+ * (thumbnail options, scale-down limit). Every decoder calls it before
+ * ic_dec_begin; it is the only writer of the source size.
+ */
+ic_status ic_dec_check_size(ic_decoder *d, uint32_t width, uint32_t height, uint32_t frames,
+                            uint64_t extra_bytes);
+
+/** True if the plan needs a resampled output (a thumbnail or a scale-down). */
+bool ic_dec_plans_resize(const ic_decoder *d);
+
+/**
+ * The largest power-of-two reduction (1 ... max_denominator) a codec may apply
+ * while decoding (sizes rounded up, as libjpeg and libwebp do), keeping the
+ * planned region at least as large as the output. 1 when nothing is resized.
+ */
+uint32_t ic_dec_shrink_denominator(const ic_decoder *d, uint32_t max_denominator);
+
+/** Counts `bytes` against max_memory_bytes; fails without side effects when over. */
+ic_status ic_dec_reserve(ic_decoder *d, uint64_t bytes);
+/** Returns bytes counted by ic_dec_reserve. */
+void ic_dec_release(ic_decoder *d, uint64_t bytes);
+
+/** malloc counted against the decode's memory limit; NULL with err set on failure. */
+void *ic_dec_malloc(ic_decoder *d, size_t size);
+/** Frees memory from ic_dec_malloc. */
+void ic_dec_free(ic_decoder *d, void *p, size_t size);
+
+/** A big working buffer (from the decode's pool when it has one), counted against the limit. */
+ic_status ic_dec_buffer_alloc(ic_decoder *d, size_t size, ic_dec_buffer *buf);
+/** Frees a buffer from ic_dec_buffer_alloc; a zeroed handle is allowed. */
+void ic_dec_buffer_free(ic_decoder *d, ic_dec_buffer *buf);
+
+/**
+ * Starts the output: the codec will produce frames of width x height. Sets up
+ * direct mode or the resampler, and allocates the output image.
+ */
+ic_status ic_dec_begin(ic_decoder *d, uint32_t width, uint32_t height, uint32_t frames);
+
+/** True when rows land in the output image itself (no resampling). */
+static inline bool ic_dec_is_direct(const ic_decoder *d) { return d->scaler == NULL; }
+
+/** Where the decoder writes RGBA8 row y of frame `frame` (codec size). */
+static inline uint8_t *ic_dec_row(ic_decoder *d, uint32_t frame, uint32_t y) {
+    if (d->scaler) return d->scratch.p + (size_t)(y % IC_SINK_ROWS) * d->scratch_stride;
+    return ic_image_frame(d->image, frame) + (size_t)y * d->image->stride;
+}
+
+/**
+ * Reports rows [y, y + count) of `frame`, written at ic_dec_row. With
+ * `straight_alpha` they are premultiplied first (fully opaque rows are left
+ * alone). Without it they are final; a decoder whose final rows may hold
+ * transparency says so with ic_dec_note_transparency.
+ */
+void ic_dec_rows_done(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
+                      bool straight_alpha);
+
+/** Hands over rows [y, y + count) of `frame` from the decoder's own buffer. */
+void ic_dec_put_rows(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
+                     const uint8_t *src, size_t stride, bool straight_alpha);
+
+/** Marks output as not opaque, for decoders whose final rows may hold transparency. */
+static inline void ic_dec_note_transparency(ic_decoder *d) { d->all_opaque = false; }
+
+/** Completes the output after the format decoder succeeded; frees the sink. */
+ic_status ic_dec_finish(ic_decoder *d);
+
+/** Frees whatever the sink holds (after a failure). */
+void ic_dec_sink_free(ic_decoder *d);
+
+/* ---- Format decoders (one file each). ---- */
+
+ic_status ic_jpeg_decode(ic_decoder *d);
+ic_status ic_png_decode(ic_decoder *d);
+ic_status ic_gif_decode(ic_decoder *d);
+ic_status ic_webp_decode(ic_decoder *d);
+
+ic_status ic_jpeg_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic_png_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic_gif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic_webp_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+
+/* ---- EXIF (exif.c). ---- */
+
+/** Orientation (1…8) from an EXIF TIFF block (the bytes after "Exif\0\0"); 1 if absent or bad. */
+uint8_t ic_exif_orientation(const uint8_t *tiff, size_t size);
+
+#endif /* IC_DECODE_INTERNAL_H */

@@ -1,0 +1,231 @@
+/*
+ * png.c — PNG decoding with libpng's sequential reader.
+ *
+ * Every colour type and bit depth is expanded to RGBA8 by libpng's transforms
+ * (palette and tRNS to alpha, low bit depths to 8, 16 bits truncated to 8,
+ * grey to RGB). Ancillary chunks we do not use (colour profiles, text, ...)
+ * are skipped unread, so their decompression cannot cost time or memory;
+ * no colour management is applied, as the references do. libpng errors
+ * longjmp back here; libpng's allocations are counted against the limit.
+ */
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <png.h>
+
+#include "ic_decode_internal.h"
+
+typedef struct png_ctx {
+    ic_decoder *d;
+    size_t pos;
+    bool eof;            /* the reader ran out of bytes */
+    char message[160];   /* libpng's error text */
+    ic_status status;    /* set before png_error when not libpng's own failure */
+} png_ctx;
+
+static void on_error(png_structp png, png_const_charp msg) {
+    png_ctx *c = png_get_error_ptr(png);
+    snprintf(c->message, sizeof c->message, "%s", msg ? msg : "error");
+    png_longjmp(png, 1);
+}
+
+static void on_warning(png_structp png, png_const_charp msg) {
+    (void)png;
+    (void)msg;
+}
+
+static void on_read(png_structp png, png_bytep out, size_t count) {
+    png_ctx *c = png_get_io_ptr(png);
+    ic_decoder *d = c->d;
+    if (count > d->size - c->pos) {
+        c->eof = true;
+        png_error(png, "unexpected end of data");
+    }
+    memcpy(out, d->data + c->pos, count);
+    c->pos += count;
+}
+
+/* libpng's allocations go through the decode's memory accounting. A 16-byte
+ * header remembers each block's size. */
+static png_voidp on_malloc(png_structp png, png_alloc_size_t size) {
+    png_ctx *c = png_get_mem_ptr(png);
+    if (size > SIZE_MAX - 16) return NULL;
+    uint8_t *p = ic_dec_malloc(c->d, size + 16);
+    if (!p) return NULL;
+    memcpy(p, &size, sizeof size);
+    return p + 16;
+}
+
+static void on_free(png_structp png, png_voidp ptr) {
+    if (!ptr) return;
+    png_ctx *c = png_get_mem_ptr(png);
+    uint8_t *p = (uint8_t *)ptr - 16;
+    png_alloc_size_t size;
+    memcpy(&size, p, sizeof size);
+    ic_dec_free(c->d, p, size + 16);
+}
+
+/* Chunks ImageKit does not use. Skipping them means a zTXt or iCCP bomb is never inflated. */
+static const png_byte ignored_chunks[] =
+    "bKGD\0cHRM\0cICP\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0sPLT\0"
+    "sRGB\0tEXt\0tIME\0zTXt\0";
+
+static png_structp create_reader(png_ctx *c) {
+    png_structp png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, c, on_error, on_warning, c,
+                                               on_malloc, on_free);
+    if (!png) return NULL;
+    png_set_read_fn(png, c, on_read);
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, NULL, 0);
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, ignored_chunks,
+                                (int)(sizeof ignored_chunks / 5));
+    /* Our own limits apply; let libpng accept anything up to them. */
+    png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
+    png_set_chunk_cache_max(png, 1000);
+    png_set_chunk_malloc_max(png, 16u << 20);
+    return png;
+}
+
+/* Turns a longjmp from libpng into a status. */
+static ic_status png_failure(png_ctx *c) {
+    ic_decoder *d = c->d;
+    if (c->status != IC_OK) return c->status;
+    if (c->eof) {
+        return ic_set_error(d->err, IC_ERR_TRUNCATED, "PNG: truncated after %zu bytes", d->size);
+    }
+    if (d->err && d->err->code == IC_ERR_LIMIT_EXCEEDED) return IC_ERR_LIMIT_EXCEEDED;
+    if (strstr(c->message, "Out of memory") || strstr(c->message, "out of memory")) {
+        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: %s", c->message);
+    }
+    return ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: %s", c->message);
+}
+
+ic_status ic_png_decode(ic_decoder *d) {
+    png_ctx c;
+    memset(&c, 0, sizeof c);
+    c.d = d;
+    c.status = IC_OK;
+    png_structp png = create_reader(&c);
+    if (!png) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create reader");
+    png_infop info = png_create_info_struct(png);
+    if (!info) {
+        png_destroy_read_struct(&png, NULL, NULL);
+        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create reader");
+    }
+    png_bytep *volatile row_pointers = NULL;
+    volatile size_t row_pointers_size = 0;
+    volatile bool pixels_complete = false;
+    ic_dec_buffer staging = {0};
+
+    if (setjmp(png_jmpbuf(png))) {
+        ic_status st = png_failure(&c);
+        if (pixels_complete && c.eof) st = IC_OK; /* only IEND is missing */
+        if (st == IC_OK) ic_clear_error(d->err);
+        ic_dec_free(d, row_pointers, row_pointers_size);
+        ic_dec_buffer_free(d, &staging);
+        png_destroy_read_struct(&png, &info, NULL);
+        return st;
+    }
+
+    png_read_info(png, info);
+    png_uint_32 width, height;
+    int bit_depth, color_type, interlace;
+    png_get_IHDR(png, info, &width, &height, &bit_depth, &color_type, &interlace, NULL, NULL);
+    c.status = ic_dec_check_size(d, width, height, 1, 0);
+    if (c.status != IC_OK) png_error(png, "limit");
+
+    bool has_trns = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
+    bool has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || has_trns;
+    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (has_trns) png_set_tRNS_to_alpha(png);
+    if (bit_depth == 16) png_set_strip_16(png);
+    if (!(color_type & PNG_COLOR_MASK_COLOR)) png_set_gray_to_rgb(png);
+    if (!has_alpha) png_set_filler(png, 0xFF, PNG_FILLER_AFTER);
+    int passes = png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    if (png_get_rowbytes(png, info) != (size_t)width * 4) {
+        c.status = ic_set_error(d->err, IC_ERR_INTERNAL, "PNG: unexpected row size after transforms");
+        png_error(png, "internal");
+    }
+
+    c.status = ic_dec_begin(d, width, height, 1);
+    if (c.status != IC_OK) png_error(png, "allocation");
+
+    if (passes == 1) {
+        for (uint32_t y = 0; y < height; y++) {
+            if ((y & 63) == 0 && ic_dec_cancelled(d)) {
+                c.status = ic_dec_fail_cancelled(d);
+                png_error(png, "cancelled");
+            }
+            png_read_row(png, ic_dec_row(d, 0, y), NULL);
+            ic_dec_rows_done(d, 0, y, 1, has_alpha);
+        }
+    } else {
+        /* Adam7: libpng merges each pass into the rows, so every row must exist at
+         * once — the output itself, or a full-size staging frame when resampling. */
+        row_pointers_size = sizeof(png_bytep) * height;
+        row_pointers = ic_dec_malloc(d, row_pointers_size);
+        if (!row_pointers) {
+            c.status = d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+            png_error(png, "allocation");
+        }
+        size_t stride = ic_stride_for_width(width);
+        if (!ic_dec_is_direct(d)) {
+            c.status = ic_dec_buffer_alloc(d, stride * height, &staging);
+            if (c.status != IC_OK) png_error(png, "allocation");
+        }
+        for (uint32_t y = 0; y < height; y++) {
+            row_pointers[y] = staging.p ? staging.p + (size_t)y * stride : ic_dec_row(d, 0, y);
+        }
+        for (int pass = 0; pass < passes; pass++) {
+            if (ic_dec_cancelled(d)) {
+                c.status = ic_dec_fail_cancelled(d);
+                png_error(png, "cancelled");
+            }
+            png_read_rows(png, row_pointers, NULL, height);
+        }
+        if (staging.p) {
+            ic_dec_put_rows(d, 0, 0, height, staging.p, stride, has_alpha);
+        } else {
+            ic_dec_rows_done(d, 0, 0, height, has_alpha);
+        }
+    }
+    pixels_complete = true;
+    png_read_end(png, NULL);
+
+    ic_dec_free(d, row_pointers, row_pointers_size);
+    ic_dec_buffer_free(d, &staging);
+    png_destroy_read_struct(&png, &info, NULL);
+    return IC_OK;
+}
+
+ic_status ic_png_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
+    /* Signature (8) + IHDR length/type (8) + IHDR data (13). */
+    if (n < 29 || memcmp(p + 12, "IHDR", 4) != 0) {
+        return ic_set_error(err, IC_ERR_CORRUPT, "PNG: the first chunk is not IHDR");
+    }
+    info->width = (uint32_t)p[16] << 24 | (uint32_t)p[17] << 16 | (uint32_t)p[18] << 8 | p[19];
+    info->height = (uint32_t)p[20] << 24 | (uint32_t)p[21] << 16 | (uint32_t)p[22] << 8 | p[23];
+    info->bit_depth = p[24];
+    uint8_t color_type = p[25];
+    info->is_progressive = p[28] == 1;
+    info->has_alpha = (color_type & 4) != 0;
+    /* A tRNS chunk before IDAT also means alpha. */
+    size_t i = 8;
+    while (i + 8 <= n) {
+        uint32_t len = (uint32_t)p[i] << 24 | (uint32_t)p[i + 1] << 16 | (uint32_t)p[i + 2] << 8 | p[i + 3];
+        const uint8_t *type = p + i + 4;
+        if (memcmp(type, "tRNS", 4) == 0) info->has_alpha = 1;
+        if (memcmp(type, "IDAT", 4) == 0 || memcmp(type, "IEND", 4) == 0) break;
+        if (len > n - i - 8) break;
+        i += 12 + (size_t)len;
+    }
+    if (info->width == 0 || info->height == 0) {
+        return ic_set_error(err, IC_ERR_CORRUPT, "PNG: image size %ux%u is empty", info->width,
+                            info->height);
+    }
+    info->frame_count = 1;
+    return IC_OK;
+}

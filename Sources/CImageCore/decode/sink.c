@@ -1,0 +1,204 @@
+/*
+ * sink.c — where decoded rows go: planning the output size, limit checks,
+ * and the row sink (direct into the output, or streamed through the resampler
+ * so the full-size bitmap never exists).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ic_decode_internal.h"
+
+/* Plans the output for a stored size; see ic_decode_options. */
+static void plan(ic_decoder *d, uint32_t width, uint32_t height) {
+    const ic_decode_options *o = &d->opts;
+    uint32_t box_w = o->thumbnail_width, box_h = o->thumbnail_height;
+    /* The box is for the upright picture; the plan is in stored orientation. */
+    if (d->orientation >= 5 && !o->keep_orientation) {
+        uint32_t t = box_w;
+        box_w = box_h;
+        box_h = t;
+    }
+    ic_plan_geometry(width, height, box_w, box_h, o->thumbnail_fill ? IC_RESIZE_FILL : IC_RESIZE_FIT,
+                     o->allow_upscale != 0, &d->plan);
+    uint64_t limit = o->scale_down_limit_bytes;
+    uint64_t bytes = (uint64_t)d->plan.out_w * d->plan.out_h * 4;
+    if (limit && bytes > limit) {
+        double f = sqrt((double)limit / (double)bytes);
+        uint32_t w = (uint32_t)floor(d->plan.out_w * f), h = (uint32_t)floor(d->plan.out_h * f);
+        d->plan.out_w = w ? w : 1;
+        d->plan.out_h = h ? h : 1;
+    }
+}
+
+bool ic_dec_plans_resize(const ic_decoder *d) {
+    const ic_geometry *g = &d->plan;
+    return g->out_w != d->source_width || g->out_h != d->source_height || g->crop.x != 0 ||
+           g->crop.y != 0 || g->crop.w != d->source_width || g->crop.h != d->source_height;
+}
+
+uint32_t ic_dec_shrink_denominator(const ic_decoder *d, uint32_t max_denominator) {
+    if (!ic_dec_plans_resize(d)) return 1;
+    const ic_geometry *g = &d->plan;
+    uint32_t w = d->source_width, h = d->source_height;
+    for (uint32_t den = max_denominator; den > 1; den /= 2) {
+        double cw = (w + den - 1) / den, ch = (h + den - 1) / den;
+        if (g->crop.w * cw / w >= g->out_w && g->crop.h * ch / h >= g->out_h) return den;
+    }
+    return 1;
+}
+
+ic_status ic_dec_check_size(ic_decoder *d, uint32_t width, uint32_t height, uint32_t frames,
+                            uint64_t extra_bytes) {
+    const char *name = ic_format_name(d->format);
+    const ic_limits *lim = &d->opts.limits;
+    if (width == 0 || height == 0) {
+        return ic_set_error(d->err, IC_ERR_CORRUPT, "%s: image size %ux%u is empty", name,
+                            width, height);
+    }
+    uint64_t pixels = (uint64_t)width * height;
+    if (lim->max_pixels && pixels > lim->max_pixels) {
+        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
+                            "%s: image is %ux%u (%llu pixels), over the limit of %llu pixels",
+                            name, width, height, (unsigned long long)pixels,
+                            (unsigned long long)lim->max_pixels);
+    }
+    if (lim->max_frames && frames > lim->max_frames) {
+        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
+                            "%s: animation has %u frames, over the limit of %u", name, frames,
+                            lim->max_frames);
+    }
+    d->source_width = width;
+    d->source_height = height;
+    plan(d, width, height);
+    if (!frames) frames = 1;
+    uint64_t bytes = (uint64_t)ic_stride_for_width(d->plan.out_w) * d->plan.out_h * frames;
+    if (ic_dec_plans_resize(d)) {
+        bytes += ic_scaler_bytes(width, height, &d->plan.crop, d->plan.out_w, d->plan.out_h) +
+                 (uint64_t)IC_SINK_ROWS * ic_stride_for_width(width);
+    }
+    if (lim->max_memory_bytes &&
+        (bytes > lim->max_memory_bytes || extra_bytes > lim->max_memory_bytes - bytes ||
+         d->mem_current > lim->max_memory_bytes - bytes - extra_bytes)) {
+        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
+                            "%s: decoding %ux%u x %u frame(s) needs %.1f MiB, over the memory "
+                            "limit of %.1f MiB",
+                            name, width, height, frames,
+                            ic_mib(bytes + extra_bytes + d->mem_current),
+                            ic_mib(lim->max_memory_bytes));
+    }
+    return IC_OK;
+}
+
+ic_status ic_dec_buffer_alloc(ic_decoder *d, size_t size, ic_dec_buffer *buf) {
+    memset(buf, 0, sizeof *buf);
+    ic_status st = ic_dec_reserve(d, size);
+    if (st != IC_OK) return st;
+    buf->p = ic_buffer_alloc(d->opts.pool, size, &buf->kind, &buf->capacity);
+    if (!buf->p) {
+        ic_dec_release(d, size);
+        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes",
+                            ic_format_name(d->format), size);
+    }
+    buf->size = size;
+    return IC_OK;
+}
+
+void ic_dec_buffer_free(ic_decoder *d, ic_dec_buffer *buf) {
+    if (!buf->p) return;
+    ic_buffer_free(d->opts.pool, buf->p, buf->capacity, buf->kind);
+    ic_dec_release(d, buf->size);
+    memset(buf, 0, sizeof *buf);
+}
+
+ic_status ic_dec_begin(ic_decoder *d, uint32_t width, uint32_t height, uint32_t frames) {
+    d->codec_width = width;
+    d->codec_height = height;
+    const ic_geometry *g = &d->plan;
+    /* The planned region in codec pixels (the codec may have shrunk on load). */
+    double sx = (double)width / d->source_width, sy = (double)height / d->source_height;
+    ic_rect crop = {g->crop.x * sx, g->crop.y * sy, g->crop.w * sx, g->crop.h * sy};
+    bool direct = g->out_w == width && g->out_h == height && crop.x == 0 && crop.y == 0 &&
+                  crop.w == width && crop.h == height;
+    ic_status st;
+    if (!direct) {
+        uint64_t bytes = ic_scaler_bytes(width, height, &crop, g->out_w, g->out_h);
+        st = ic_dec_reserve(d, bytes);
+        if (st != IC_OK) return st;
+        st = ic_scaler_create(width, height, &crop, g->out_w, g->out_h, &d->scaler, d->err);
+        if (st != IC_OK) {
+            ic_dec_release(d, bytes);
+            return st;
+        }
+        d->scaler_bytes = bytes;
+        d->scratch_stride = ic_stride_for_width(width);
+        st = ic_dec_buffer_alloc(d, d->scratch_stride * IC_SINK_ROWS, &d->scratch);
+        if (st != IC_OK) return st;
+    }
+    size_t bytes = ic_stride_for_width(g->out_w) * (size_t)g->out_h * frames;
+    st = ic_dec_reserve(d, bytes);
+    if (st != IC_OK) return st;
+    st = ic_image_create_in(d->opts.pool, g->out_w, g->out_h, frames, &d->image, d->err);
+    if (st != IC_OK) {
+        ic_dec_release(d, bytes);
+        return st;
+    }
+    d->all_opaque = true;
+    return IC_OK;
+}
+
+/* Feeds one premultiplied codec row to the resampler. */
+static void feed(ic_decoder *d, uint32_t frame, uint32_t y, const uint8_t *row) {
+    if (d->sink_frame != frame + 1) {
+        ic_scaler_begin_frame(d->scaler, ic_image_frame(d->image, frame), d->image->stride);
+        d->sink_frame = frame + 1;
+    }
+    ic_scaler_push(d->scaler, y, row);
+}
+
+void ic_dec_rows_done(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
+                      bool straight_alpha) {
+    uint32_t width = d->codec_width;
+    for (uint32_t i = 0; i < count; i++) {
+        uint8_t *row = ic_dec_row(d, frame, y + i);
+        if (straight_alpha && !ic_premultiply_row(row, width)) d->all_opaque = false;
+        if (d->scaler) feed(d, frame, y + i, row);
+    }
+}
+
+void ic_dec_put_rows(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
+                     const uint8_t *src, size_t stride, bool straight_alpha) {
+    size_t bytes = (size_t)d->codec_width * 4;
+    for (uint32_t i = 0; i < count; i++) {
+        const uint8_t *from = src + (size_t)i * stride;
+        if (d->scaler && !straight_alpha) {
+            feed(d, frame, y + i, from);
+            continue;
+        }
+        memcpy(ic_dec_row(d, frame, y + i), from, bytes);
+        ic_dec_rows_done(d, frame, y + i, 1, straight_alpha);
+    }
+}
+
+void ic_dec_sink_free(ic_decoder *d) {
+    if (d->scaler) {
+        ic_scaler_free(d->scaler);
+        d->scaler = NULL;
+        ic_dec_release(d, d->scaler_bytes);
+        d->scaler_bytes = 0;
+    }
+    ic_dec_buffer_free(d, &d->scratch);
+}
+
+ic_status ic_dec_finish(ic_decoder *d) {
+    if (d->scaler) {
+        bool complete = d->sink_frame == d->image->frame_count && ic_scaler_done(d->scaler);
+        ic_dec_sink_free(d);
+        if (!complete) {
+            return ic_set_error(d->err, IC_ERR_INTERNAL, "%s: the decoder delivered too few rows",
+                                ic_format_name(d->format));
+        }
+        ic_image_update_opacity(d->image);
+        d->all_opaque = d->image->is_opaque;
+    }
+    return IC_OK;
+}

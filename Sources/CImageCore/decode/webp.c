@@ -1,0 +1,244 @@
+/*
+ * webp.c — WebP decoding: libwebp for stills, libwebpdemux's animation decoder
+ * for animations (it composites frames with blending and disposal).
+ *
+ * libwebp writes straight RGBA, which we premultiply with ImageKit's exact
+ * formula (libwebp's own premultiplied mode rounds differently).
+ *
+ * Stills go through libwebp's incremental decoder, the input handed over in
+ * steps, so the cancel flag is looked at between steps as the other decoders
+ * look at it between rows; animations look at it between frames.
+ */
+#include <math.h>
+#include <string.h>
+
+#include <webp/decode.h>
+#include <webp/demux.h>
+
+#include "ic_decode_internal.h"
+
+static const char *vp8_status_text(VP8StatusCode code) {
+    switch (code) {
+    case VP8_STATUS_OUT_OF_MEMORY: return "out of memory";
+    case VP8_STATUS_INVALID_PARAM: return "invalid parameter";
+    case VP8_STATUS_BITSTREAM_ERROR: return "invalid bitstream";
+    case VP8_STATUS_UNSUPPORTED_FEATURE: return "unsupported feature";
+    case VP8_STATUS_SUSPENDED: return "suspended";
+    case VP8_STATUS_USER_ABORT: return "cancelled";
+    case VP8_STATUS_NOT_ENOUGH_DATA: return "truncated";
+    default: return "decoder error";
+    }
+}
+
+/* Input bytes a still's decode takes between two looks at the cancel flag: an eighth of the
+ * file (libwebp's lossless decoder redoes up to 8 rows at each step), at least 64 KiB. */
+#define WEBP_MIN_STEP ((size_t)64 * 1024)
+#define WEBP_STEPS 8
+
+static ic_status vp8_failure(ic_decoder *d, VP8StatusCode code) {
+    if (code == VP8_STATUS_USER_ABORT) return ic_dec_fail_cancelled(d);
+    ic_status st;
+    switch (code) {
+    case VP8_STATUS_OUT_OF_MEMORY: st = IC_ERR_OUT_OF_MEMORY; break;
+    case VP8_STATUS_UNSUPPORTED_FEATURE: st = IC_ERR_UNSUPPORTED_FEATURE; break;
+    case VP8_STATUS_NOT_ENOUGH_DATA: st = IC_ERR_TRUNCATED; break;
+    case VP8_STATUS_USER_ABORT: st = IC_ERR_CANCELLED; break;
+    default: st = IC_ERR_CORRUPT; break;
+    }
+    if (st == IC_ERR_TRUNCATED) {
+        return ic_set_error(d->err, st, "WebP: truncated after %zu bytes", d->size);
+    }
+    return ic_set_error(d->err, st, "WebP: %s", vp8_status_text(code));
+}
+
+/* Decodes into `buf` (straight RGBA, `stride` apart) at scaled_w x scaled_h (0: full size);
+ * VP8_STATUS_USER_ABORT once the cancel flag is set. */
+static VP8StatusCode decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t size,
+                                 uint32_t scaled_w, uint32_t scaled_h) {
+    WebPDecoderConfig config;
+    if (!WebPInitDecoderConfig(&config)) return VP8_STATUS_INVALID_PARAM;
+    config.output.colorspace = MODE_RGBA;
+    config.output.is_external_memory = 1;
+    config.output.u.RGBA.rgba = buf;
+    config.output.u.RGBA.stride = (int)stride;
+    config.output.u.RGBA.size = size;
+    if (scaled_w) {
+        config.options.use_scaling = 1;
+        config.options.scaled_width = (int)scaled_w;
+        config.options.scaled_height = (int)scaled_h;
+    }
+    WebPIDecoder *idec = WebPIDecode(NULL, 0, &config);
+    if (!idec) return VP8_STATUS_OUT_OF_MEMORY;
+    size_t step = d->size / WEBP_STEPS > WEBP_MIN_STEP ? d->size / WEBP_STEPS : WEBP_MIN_STEP;
+    size_t fed = 0;
+    VP8StatusCode code = VP8_STATUS_SUSPENDED;
+    while (code == VP8_STATUS_SUSPENDED) {
+        if (ic_dec_cancelled(d)) {
+            code = VP8_STATUS_USER_ABORT;
+        } else if (fed == d->size) {
+            code = VP8_STATUS_NOT_ENOUGH_DATA; /* every byte given and still waiting for more */
+        } else {
+            fed = d->size - fed > step ? fed + step : d->size;
+            code = WebPIUpdate(idec, d->data, fed);
+        }
+    }
+    WebPIDelete(idec);
+    WebPFreeDecBuffer(&config.output);
+    return code;
+}
+
+/* Whether decoded pixels may be transparent. Only a lossy image without an
+ * ALPH chunk is certainly opaque: a lossless one carries alpha in its pixels
+ * whatever its header's has_alpha hint says. */
+static bool may_have_alpha(const WebPBitstreamFeatures *f) { return f->has_alpha || f->format != 1; }
+
+static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
+    uint32_t w = (uint32_t)f->width, h = (uint32_t)f->height;
+    bool alpha = may_have_alpha(f);
+    ic_status st = ic_dec_check_size(d, w, h, 1, 0);
+    if (st != IC_OK) return st;
+    if (!ic_dec_plans_resize(d)) {
+        st = ic_dec_begin(d, w, h, 1);
+        if (st != IC_OK) return st;
+        ic_image *img = d->image;
+        VP8StatusCode code = decode_into(d, img->pixels, img->stride, img->frame_size, 0, 0);
+        if (code != VP8_STATUS_OK) return vp8_failure(d, code);
+        if (alpha) ic_dec_rows_done(d, 0, 0, h, true);
+        return IC_OK;
+    }
+    /* A thumbnail. For opaque pictures libwebp's own area-averaging scaler shrinks
+     * on load (to no less than twice the output); it scales colour and alpha
+     * separately, which would fringe transparent edges, so pictures with alpha
+     * are decoded at full size and resampled premultiplied. */
+    uint32_t cw = w, ch = h;
+    if (!alpha) {
+        const ic_geometry *g = &d->plan;
+        double k = 2.0 * g->out_w / g->crop.w;
+        double ky = 2.0 * g->out_h / g->crop.h;
+        if (ky > k) k = ky;
+        if (k < 1) {
+            cw = (uint32_t)ceil(w * k);
+            ch = (uint32_t)ceil(h * k);
+        }
+    }
+    size_t stride = ic_stride_for_width(cw);
+    ic_dec_buffer staging;
+    st = ic_dec_buffer_alloc(d, stride * ch, &staging);
+    if (st != IC_OK) return st;
+    VP8StatusCode code = decode_into(d, staging.p, stride, staging.size, cw == w ? 0 : cw, ch);
+    if (code != VP8_STATUS_OK) {
+        ic_dec_buffer_free(d, &staging);
+        return vp8_failure(d, code);
+    }
+    st = ic_dec_begin(d, cw, ch, 1);
+    if (st == IC_OK) ic_dec_put_rows(d, 0, 0, ch, staging.p, stride, alpha);
+    ic_dec_buffer_free(d, &staging);
+    return st;
+}
+
+static ic_status decode_animation(ic_decoder *d) {
+    WebPData data = {d->data, d->size};
+    WebPDemuxState state;
+    WebPDemuxer *demux = WebPDemuxPartial(&data, &state);
+    if (!demux) return ic_set_error(d->err, IC_ERR_CORRUPT, "WebP: invalid container");
+    if (state != WEBP_DEMUX_DONE) {
+        WebPDemuxDelete(demux);
+        return ic_set_error(d->err, IC_ERR_TRUNCATED, "WebP: truncated after %zu bytes", d->size);
+    }
+    uint32_t w = WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH);
+    uint32_t h = WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT);
+    uint32_t count = WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT);
+    d->loop_count = WebPDemuxGetI(demux, WEBP_FF_LOOP_COUNT);
+    uint32_t frames = d->opts.all_frames ? count : 1;
+    uint32_t *delays = NULL;
+    if (count == 0) {
+        WebPDemuxDelete(demux);
+        return ic_set_error(d->err, IC_ERR_CORRUPT, "WebP: animation has no frames");
+    }
+    /* The animation decoder keeps two canvases of its own. */
+    uint64_t canvas = (uint64_t)w * h * 4;
+    ic_status st = ic_dec_check_size(d, w, h, d->opts.all_frames ? count : 1, 2 * canvas);
+    if (st == IC_OK) st = ic_dec_reserve(d, 2 * canvas);
+    if (st != IC_OK) {
+        WebPDemuxDelete(demux);
+        return st;
+    }
+    st = ic_dec_begin(d, w, h, frames);
+    if (st != IC_OK) {
+        ic_dec_release(d, 2 * canvas);
+        WebPDemuxDelete(demux);
+        return st;
+    }
+    delays = d->image->frame_delays_ms;
+    WebPIterator it;
+    if (delays && WebPDemuxGetFrame(demux, 1, &it)) {
+        uint32_t i = 0;
+        do {
+            delays[i++] = it.duration > 0 ? (uint32_t)it.duration : 0;
+        } while (i < frames && WebPDemuxNextFrame(&it));
+        WebPDemuxReleaseIterator(&it);
+    }
+    WebPDemuxDelete(demux);
+
+    WebPAnimDecoderOptions aopts;
+    if (!WebPAnimDecoderOptionsInit(&aopts)) {
+        ic_dec_release(d, 2 * canvas);
+        return ic_set_error(d->err, IC_ERR_INTERNAL, "WebP: library version mismatch");
+    }
+    aopts.color_mode = MODE_RGBA;
+    aopts.use_threads = 0;
+    WebPAnimDecoder *dec = WebPAnimDecoderNew(&data, &aopts);
+    if (!dec) {
+        ic_dec_release(d, 2 * canvas);
+        return ic_set_error(d->err, IC_ERR_CORRUPT, "WebP: invalid animation");
+    }
+    st = IC_OK;
+    for (uint32_t f = 0; f < frames; f++) {
+        if (ic_dec_cancelled(d)) {
+            st = ic_dec_fail_cancelled(d);
+            break;
+        }
+        uint8_t *buf;
+        int timestamp;
+        if (!WebPAnimDecoderHasMoreFrames(dec) || !WebPAnimDecoderGetNext(dec, &buf, &timestamp)) {
+            st = ic_set_error(d->err, IC_ERR_CORRUPT, "WebP: frame %u cannot be decoded", f);
+            break;
+        }
+        ic_dec_put_rows(d, f, 0, h, buf, (size_t)w * 4, true);
+    }
+    WebPAnimDecoderDelete(dec);
+    ic_dec_release(d, 2 * canvas);
+    return st;
+}
+
+ic_status ic_webp_decode(ic_decoder *d) {
+    WebPBitstreamFeatures f;
+    VP8StatusCode code = WebPGetFeatures(d->data, d->size, &f);
+    if (code != VP8_STATUS_OK) return vp8_failure(d, code);
+    if (f.has_animation) return decode_animation(d);
+    return decode_still(d, &f);
+}
+
+ic_status ic_webp_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
+    WebPBitstreamFeatures f;
+    VP8StatusCode code = WebPGetFeatures(p, n, &f);
+    if (code != VP8_STATUS_OK) {
+        return ic_set_error(err, code == VP8_STATUS_NOT_ENOUGH_DATA ? IC_ERR_TRUNCATED : IC_ERR_CORRUPT,
+                            "WebP: %s", vp8_status_text(code));
+    }
+    info->width = (uint32_t)f.width;
+    info->height = (uint32_t)f.height;
+    info->has_alpha = (uint8_t)(f.has_alpha != 0);
+    info->frame_count = 1;
+    if (f.has_animation) {
+        WebPData data = {p, n};
+        WebPDemuxer *demux = WebPDemux(&data);
+        if (demux) {
+            info->width = WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH);
+            info->height = WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT);
+            info->frame_count = WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT);
+            WebPDemuxDelete(demux);
+        }
+    }
+    return IC_OK;
+}

@@ -1,0 +1,474 @@
+/*
+ * fetch_transfer.c — one transfer: its easy handle, the curl callbacks that
+ * collect the head and body, and the outcome it reports.
+ *
+ * Everything here except ic_xfer_create runs on the engine thread. The
+ * callbacks only copy bytes and check limits; the caller's callbacks get the
+ * head once (before the first body byte), the body, throttled progress and
+ * one completion.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../common/ic_common_internal.h"
+#include "ic_fetch_internal.h"
+
+/* Only these schemes, for the request and for every redirect. */
+static const char k_protocols[] = "http,https";
+
+/* First body buffer when the length is unknown. */
+#define IC_FETCH_INITIAL_BODY (64u * 1024u)
+
+/* ---- Setup (caller's thread). ---- */
+
+static bool append_header(ic_xfer *x, const char *line) {
+    struct curl_slist *next = curl_slist_append(x->header_list, line);
+    if (!next) return false;
+    x->header_list = next;
+    return true;
+}
+
+static bool append_header_pair(ic_xfer *x, const char *name, const char *value) {
+    size_t n = strlen(name) + strlen(value) + 3;
+    char *line = malloc(n);
+    if (!line) return false;
+    snprintf(line, n, "%s: %s", name, value);
+    bool ok = append_header(x, line);
+    free(line);
+    return ok;
+}
+
+static size_t on_curl_header(char *buf, size_t size, size_t count, void *userdata);
+static size_t on_curl_write(char *buf, size_t size, size_t count, void *userdata);
+
+/* Sets every option of the easy handle; false when libcurl refused one. */
+static bool configure(ic_xfer *x, const ic_fetch_request *req) {
+    CURL *e = x->easy;
+    CURLcode rc = CURLE_OK;
+    const char *failed = "";
+#define SET(opt, val)                                                                           \
+    do {                                                                                        \
+        if (rc == CURLE_OK && (rc = curl_easy_setopt(e, opt, val)) != CURLE_OK) failed = #opt;  \
+    } while (0)
+    SET(CURLOPT_URL, req->url);
+    SET(CURLOPT_PROTOCOLS_STR, k_protocols);
+    SET(CURLOPT_REDIR_PROTOCOLS_STR, k_protocols);
+    SET(CURLOPT_NOSIGNAL, 1L);
+    SET(CURLOPT_PRIVATE, (void *)x);
+    SET(CURLOPT_ERRORBUFFER, x->errbuf);
+    SET(CURLOPT_HEADERFUNCTION, on_curl_header);
+    SET(CURLOPT_HEADERDATA, (void *)x);
+    SET(CURLOPT_WRITEFUNCTION, on_curl_write);
+    SET(CURLOPT_WRITEDATA, (void *)x);
+    /* Fewer, larger reads. A recycled handle that still holds its buffer (after a
+     * failed transfer) refuses a new size and simply keeps the one it has. */
+    (void)curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 64L * 1024L);
+    if (req->method == IC_FETCH_HEAD) SET(CURLOPT_NOBODY, 1L);
+    if (req->max_redirects > 0) {
+        SET(CURLOPT_FOLLOWLOCATION, 1L);
+        SET(CURLOPT_MAXREDIRS, (long)req->max_redirects);
+    }
+    if (req->connect_timeout_ms) SET(CURLOPT_CONNECTTIMEOUT_MS, (long)req->connect_timeout_ms);
+    if (req->timeout_ms) SET(CURLOPT_TIMEOUT_MS, (long)req->timeout_ms);
+    if (req->low_speed_bytes && req->low_speed_seconds) {
+        SET(CURLOPT_LOW_SPEED_LIMIT, (long)req->low_speed_bytes);
+        SET(CURLOPT_LOW_SPEED_TIME, (long)req->low_speed_seconds);
+    }
+    if (req->accept_encoding) SET(CURLOPT_ACCEPT_ENCODING, "");
+    if (req->insecure) {
+        SET(CURLOPT_SSL_VERIFYPEER, 0L);
+        SET(CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (req->ca_file) SET(CURLOPT_CAINFO, req->ca_file);
+    if (req->client_cert) {
+        SET(CURLOPT_SSLCERT, req->client_cert);
+        SET(CURLOPT_SSLCERTTYPE, "PEM");
+        SET(CURLOPT_SSLKEY, req->client_key ? req->client_key : req->client_cert);
+        SET(CURLOPT_SSLKEYTYPE, "PEM");
+        if (req->client_key_password) SET(CURLOPT_KEYPASSWD, req->client_key_password);
+    }
+    if (req->cookies) SET(CURLOPT_COOKIEFILE, "");
+    /* Refuses a too long Content-Length before the body (HEAD has no body to refuse). */
+    if (req->method != IC_FETCH_HEAD) SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->max_body);
+    if (req->range) SET(CURLOPT_RANGE, req->range);
+    if (req->username) {
+        SET(CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        SET(CURLOPT_USERNAME, req->username);
+        SET(CURLOPT_PASSWORD, req->password ? req->password : "");
+    }
+    /* Wait for an HTTP/2 connection in progress rather than open another one. */
+    if (strncasecmp(req->url, "https:", 6) == 0) SET(CURLOPT_PIPEWAIT, 1L);
+    if (x->header_list) SET(CURLOPT_HTTPHEADER, x->header_list);
+#undef SET
+    if (rc != CURLE_OK) {
+        snprintf(x->message, sizeof x->message, "%s: %s", failed, curl_easy_strerror(rc));
+        return false;
+    }
+    return true;
+}
+
+ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *pool,
+                         uint32_t progress_interval_ms, ic_xfer **out, ic_error *err) {
+    *out = NULL;
+    ic_xfer *x = calloc(1, sizeof *x);
+    if (!x) {
+        if (easy) curl_easy_cleanup(easy);
+        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate a transfer");
+    }
+    x->cb = req->callbacks;
+    x->ctx = req->ctx;
+    x->cookies = req->cookies != 0;
+    x->pool = pool;
+    x->max_body = req->max_body_bytes ? req->max_body_bytes : IC_FETCH_DEFAULT_MAX_BODY;
+    x->status_min = req->status_min;
+    x->status_end = req->status_end;
+    x->progress_interval_ms = progress_interval_ms;
+    x->expected = -1;
+    x->easy = easy ? easy : curl_easy_init();
+    if (!x->easy) {
+        free(x);
+        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot create a curl handle");
+    }
+    bool ok = true;
+    for (size_t i = 0; ok && i < req->header_count; i++) {
+        if (!req->headers[i]) {
+            ic_xfer_destroy(x);
+            return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: header %zu is NULL", i);
+        }
+        ok = append_header(x, req->headers[i]);
+    }
+    if (ok && req->if_none_match) ok = append_header_pair(x, "If-None-Match", req->if_none_match);
+    if (ok && req->if_modified_since)
+        ok = append_header_pair(x, "If-Modified-Since", req->if_modified_since);
+    if (!ok) {
+        ic_xfer_destroy(x);
+        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot copy the request headers");
+    }
+    ic_status guarded = ic_fetch_guard_create(x->easy, req, &x->guard, err);
+    if (guarded != IC_OK) {
+        ic_xfer_destroy(x);
+        return guarded;
+    }
+    if (!configure(x, req)) {
+        ic_status st = ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: libcurl refused an option: %s",
+                                    x->message);
+        ic_xfer_destroy(x);
+        return st;
+    }
+    *out = x;
+    return IC_OK;
+}
+
+CURL *ic_xfer_take_handle(ic_xfer *x) {
+    CURL *e = x->easy;
+    if (!e || x->cookies) return NULL;
+    x->easy = NULL;
+    curl_easy_reset(e);
+    return e;
+}
+
+void ic_xfer_destroy(ic_xfer *x) {
+    if (!x) return;
+    if (x->easy) curl_easy_cleanup(x->easy);
+    ic_fetch_guard_destroy(x->guard);
+    curl_slist_free_all(x->header_list);
+    free(x->raw_headers);
+    free(x->fields);
+    ic_fetch_body_release(x->body);
+    free(x);
+}
+
+/* ---- The response head. ---- */
+
+static size_t on_curl_header(char *buf, size_t size, size_t count, void *userdata) {
+    ic_xfer *x = userdata;
+    size_t len = size * count;
+    /* Trailers after the body are not part of the head. */
+    if (x->head_ready) return len;
+    if (len >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
+        x->raw_len = 0; /* a new response (after a redirect or a 1xx) */
+        return len;
+    }
+    if (len == 0 || buf[0] == '\r' || buf[0] == '\n') return len;
+    if (x->raw_len + len > x->raw_cap) {
+        size_t cap = x->raw_cap ? x->raw_cap * 2 : 1024;
+        while (cap < x->raw_len + len) cap *= 2;
+        char *grown = realloc(x->raw_headers, cap);
+        if (!grown) {
+            x->out_of_memory = true;
+            return 0;
+        }
+        x->raw_headers = grown;
+        x->raw_cap = cap;
+    }
+    memcpy(x->raw_headers + x->raw_len, buf, len);
+    x->raw_len += len;
+    return len;
+}
+
+/* Splits the stored header lines into fields pointing into raw_headers. */
+static bool parse_fields(ic_xfer *x) {
+    size_t lines = 0;
+    for (size_t i = 0; i < x->raw_len; i++) lines += x->raw_headers[i] == '\n';
+    if (lines == 0) return true;
+    x->fields = calloc(lines, sizeof *x->fields);
+    if (!x->fields) return false;
+    const char *p = x->raw_headers, *end = x->raw_headers + x->raw_len;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol) eol = end;
+        const char *colon = memchr(p, ':', (size_t)(eol - p));
+        if (colon && colon > p) {
+            const char *v = colon + 1, *ve = eol;
+            while (v < ve && ic_is_space(*v)) v++;
+            while (ve > v && ic_is_space(ve[-1])) ve--;
+            ic_fetch_header *h = &x->fields[x->field_count++];
+            h->name = p;
+            h->name_len = (size_t)(colon - p);
+            h->value = v;
+            h->value_len = (size_t)(ve - v);
+        }
+        p = eol + 1;
+    }
+    return true;
+}
+
+static bool has_field(const ic_xfer *x, const char *name) {
+    size_t n = strlen(name);
+    for (size_t i = 0; i < x->field_count; i++) {
+        if (x->fields[i].name_len == n && strncasecmp(x->fields[i].name, name, n) == 0) return true;
+    }
+    return false;
+}
+
+static int http_version_number(long v) {
+    switch (v) {
+    case CURL_HTTP_VERSION_1_0: return 10;
+    case CURL_HTTP_VERSION_1_1: return 11;
+    case CURL_HTTP_VERSION_2_0: return 20;
+    case CURL_HTTP_VERSION_3: return 30;
+    default: return 0;
+    }
+}
+
+/* Room for `need` body bytes: exactly that when `exact` (a known length), else by doubling. */
+static bool reserve_body(ic_xfer *x, size_t need, bool exact) {
+    if (need <= x->body_cap) return true;
+    size_t cap = need;
+    if (!exact) {
+        cap = x->body_cap ? x->body_cap : IC_FETCH_INITIAL_BODY;
+        while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        if (cap > x->max_body && need <= x->max_body) cap = (size_t)x->max_body;
+    }
+    uint8_t *grown = x->body ? ic_body_resize(x->body, cap) : ic_body_alloc(x->pool, cap);
+    if (!grown) return false;
+    x->body = grown;
+    x->body_cap = ic_body_capacity(grown);
+    return true;
+}
+
+/*
+ * Builds the head of the final response and offers it to on_head. Returns
+ * false when the transfer must stop (on_head refused it, or no memory).
+ */
+static bool deliver_head(ic_xfer *x) {
+    x->head_ready = true;
+    if (!parse_fields(x)) {
+        x->out_of_memory = true;
+        return false;
+    }
+    long status = 0, version = 0;
+    curl_off_t length = -1;
+    char *url = NULL;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(x->easy, CURLINFO_HTTP_VERSION, &version);
+    curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+    curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &url);
+    x->head.status = (int)status;
+    x->head.http_version = http_version_number(version);
+    x->head.headers = x->fields;
+    x->head.header_count = x->field_count;
+    x->head.content_length = length;
+    x->head.url = url ? url : "";
+    /* With a content encoding, Content-Length counts the encoded bytes. */
+    x->expected = has_field(x, "content-encoding") ? -1 : length;
+    if (x->status_end > 0 && (status < x->status_min || status >= x->status_end)) {
+        x->reject_status = true;
+    }
+    if (x->cb.on_head && x->cb.on_head(x->ctx, &x->head) != 0) {
+        x->aborted = true;
+        return false;
+    }
+    if (!x->reject_status && !x->cb.on_body && x->expected > 0 && (uint64_t)x->expected <= x->max_body &&
+        !reserve_body(x, (size_t)x->expected, true)) {
+        x->out_of_memory = true;
+        return false;
+    }
+    return true;
+}
+
+/* ---- The body. ---- */
+
+static void report_progress(ic_xfer *x) {
+    x->progress_sent = true;
+    x->progress_reported = x->received;
+    x->cb.on_progress(x->ctx, x->received, x->expected);
+}
+
+static size_t on_curl_write(char *buf, size_t size, size_t count, void *userdata) {
+    ic_xfer *x = userdata;
+    size_t len = size * count;
+    if (!x->head_ready && !deliver_head(x)) return 0;
+    if (len > x->max_body - x->received) {
+        x->too_large = true;
+        return 0;
+    }
+    x->received += len;
+    if (x->reject_status) return len; /* read on so the connection can be reused */
+    if (x->cb.on_body) {
+        if (x->cb.on_body(x->ctx, (const uint8_t *)buf, len) != 0) {
+            x->aborted = true;
+            return 0;
+        }
+    } else {
+        if (!reserve_body(x, x->body_len + len, false)) {
+            x->out_of_memory = true;
+            return 0;
+        }
+        memcpy(x->body + x->body_len, buf, len);
+        x->body_len += len;
+    }
+    if (x->cb.on_progress) {
+        uint64_t now = ic_monotonic_ms();
+        if (!x->progress_sent || now - x->progress_at_ms >= x->progress_interval_ms) {
+            x->progress_at_ms = now;
+            report_progress(x);
+        }
+    }
+    return len;
+}
+
+/* ---- The outcome. ---- */
+
+static ic_fetch_result result_for_code(CURLcode code) {
+    switch (code) {
+    case CURLE_OK: return IC_FETCH_OK;
+    case CURLE_OPERATION_TIMEDOUT: return IC_FETCH_TIMEOUT;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY: return IC_FETCH_DNS;
+    case CURLE_COULDNT_CONNECT: return IC_FETCH_CONNECT;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CLIENTCERT:
+    case CURLE_USE_SSL_FAILED: return IC_FETCH_TLS;
+    case CURLE_FILESIZE_EXCEEDED: return IC_FETCH_TOO_LARGE;
+    case CURLE_TOO_MANY_REDIRECTS: return IC_FETCH_TOO_MANY_REDIRECTS;
+    case CURLE_UNSUPPORTED_PROTOCOL: return IC_FETCH_DISALLOWED_PROTOCOL;
+    case CURLE_URL_MALFORMAT: return IC_FETCH_BAD_URL;
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_HTTP3:
+    case CURLE_BAD_CONTENT_ENCODING:
+    case CURLE_WEIRD_SERVER_REPLY: return IC_FETCH_NETWORK;
+    default: return IC_FETCH_OTHER;
+    }
+}
+
+static ic_fetch_result classify(ic_xfer *x, CURLcode code) {
+    if (x->out_of_memory) {
+        snprintf(x->message, sizeof x->message, "fetch: out of memory while receiving the response");
+        return IC_FETCH_OTHER;
+    }
+    if (x->too_large || code == CURLE_FILESIZE_EXCEEDED) {
+        snprintf(x->message, sizeof x->message, "the response body is larger than the %llu-byte limit",
+                 (unsigned long long)x->max_body);
+        return IC_FETCH_TOO_LARGE;
+    }
+    if (x->aborted) {
+        snprintf(x->message, sizeof x->message, "the transfer was stopped by its receiver");
+        return IC_FETCH_ABORTED;
+    }
+    const char *refusal = ic_fetch_guard_refusal(x->guard);
+    if (code != CURLE_OK && refusal) {
+        snprintf(x->message, sizeof x->message, "%s", refusal);
+        return IC_FETCH_DESTINATION_REFUSED;
+    }
+    if (code == CURLE_OK) {
+        if (!x->reject_status) return IC_FETCH_OK;
+        snprintf(x->message, sizeof x->message, "HTTP status %d from %s", x->head.status, x->head.url);
+        return IC_FETCH_HTTP_STATUS;
+    }
+    snprintf(x->message, sizeof x->message, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(code));
+    return result_for_code(code);
+}
+
+static uint64_t info_off(CURL *e, CURLINFO what) {
+    curl_off_t v = 0;
+    return curl_easy_getinfo(e, what, &v) == CURLE_OK && v > 0 ? (uint64_t)v : 0;
+}
+
+static void collect_metrics(ic_xfer *x, ic_fetch_metrics *m) {
+    CURL *e = x->easy;
+    long redirects = 0, connects = 0, header_bytes = 0;
+    m->dns_us = info_off(e, CURLINFO_NAMELOOKUP_TIME_T);
+    m->connect_us = info_off(e, CURLINFO_CONNECT_TIME_T);
+    m->tls_us = info_off(e, CURLINFO_APPCONNECT_TIME_T);
+    m->first_byte_us = info_off(e, CURLINFO_STARTTRANSFER_TIME_T);
+    m->total_us = info_off(e, CURLINFO_TOTAL_TIME_T);
+    m->redirect_us = info_off(e, CURLINFO_REDIRECT_TIME_T);
+    curl_easy_getinfo(e, CURLINFO_REDIRECT_COUNT, &redirects);
+    curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &connects);
+    curl_easy_getinfo(e, CURLINFO_HEADER_SIZE, &header_bytes);
+    m->body_bytes = x->received;
+    m->wire_body_bytes = info_off(e, CURLINFO_SIZE_DOWNLOAD_T);
+    m->header_bytes = header_bytes > 0 ? (uint64_t)header_bytes : 0;
+    m->redirects = redirects > 0 ? (uint32_t)redirects : 0;
+    m->new_connections = connects > 0 ? (uint32_t)connects : 0;
+}
+
+void ic_xfer_complete(ic_xfer *x, CURLcode code, bool cancelled) {
+    ic_fetch_outcome out;
+    memset(&out, 0, sizeof out);
+    /* A response without a body (HEAD, 204, 304) has not shown its head yet. */
+    if (!cancelled && code == CURLE_OK && !x->head_ready) (void)deliver_head(x);
+    if (cancelled) {
+        snprintf(x->message, sizeof x->message, "the transfer was cancelled");
+        out.result = IC_FETCH_CANCELLED;
+    } else {
+        out.result = classify(x, code);
+        out.curl_code = (int)code;
+    }
+    if (out.result == IC_FETCH_OK && x->cb.on_progress && (!x->progress_sent || x->progress_reported != x->received)) {
+        report_progress(x);
+    }
+    out.message = out.result == IC_FETCH_OK ? "" : x->message;
+    out.head = x->head_ready ? &x->head : NULL;
+    if (out.result == IC_FETCH_OK && !x->cb.on_body) {
+        if (x->body_cap > x->body_len + x->body_len / 4 && x->body_len > 0) {
+            uint8_t *fit = ic_body_resize(x->body, x->body_len);
+            if (fit) x->body = fit;
+        }
+        out.body = x->body;
+        out.body_len = x->body_len;
+        x->body = NULL;
+    }
+    collect_metrics(x, &out.metrics);
+    x->cb.on_complete(x->ctx, &out);
+    ic_fetch_body_release(out.body); /* NULL when the receiver took it */
+}

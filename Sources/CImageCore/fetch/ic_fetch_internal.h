@@ -1,0 +1,126 @@
+/*
+ * ic_fetch_internal.h — one transfer of the fetch engine (fetch_transfer.c),
+ * shared with the engine loop (fetch.c), and its destination checks
+ * (fetch_guard.c). Not installed.
+ */
+#ifndef IC_FETCH_INTERNAL_H
+#define IC_FETCH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "ic_fetch.h"
+
+/* ---- Body buffers (fetch_body.c). ---- */
+
+/** Recycled body buffers of one engine; outlives it until every body is released. */
+typedef struct ic_body_pool ic_body_pool;
+
+/** A pool keeping at most `max_bytes` of idle buffers; NULL when out of memory. */
+ic_body_pool *ic_body_pool_create(size_t max_bytes);
+/** The engine is done with the pool: idle buffers are freed, later releases free theirs. */
+void ic_body_pool_close(ic_body_pool *p);
+/** A buffer of at least `capacity` bytes (recycled when one fits); NULL when out of memory. */
+uint8_t *ic_body_alloc(ic_body_pool *p, size_t capacity);
+/** Resizes a buffer from ic_body_alloc (like realloc); NULL, leaving it unchanged, on failure. */
+uint8_t *ic_body_resize(uint8_t *body, size_t capacity);
+/** The usable size of a buffer from ic_body_alloc. */
+size_t ic_body_capacity(uint8_t *body);
+/** Buffers handed out and not yet released, and their capacity in bytes. */
+void ic_body_pool_outstanding(ic_body_pool *p, size_t *count, size_t *bytes);
+
+/* ---- Destination checks (fetch_guard.c). ---- */
+
+/** The destination policy of one transfer and what it refused. */
+typedef struct ic_fetch_guard ic_fetch_guard;
+
+/**
+ * Installs the checks of req's policy (or the default policy) on `easy`, with
+ * req's proxy (none: the environment's proxy variables are ignored too) and
+ * resolve entries. Fails when an entry is NULL, libcurl refuses an option or
+ * memory runs out.
+ */
+ic_status ic_fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic_fetch_guard **out, ic_error *err);
+
+/** The sentence of the first refusal, or NULL when the guard refused nothing. */
+const char *ic_fetch_guard_refusal(const ic_fetch_guard *g);
+
+/** Frees the guard (NULL is ignored). The easy handle must no longer run. */
+void ic_fetch_guard_destroy(ic_fetch_guard *g);
+
+/* ---- Transfers (fetch_transfer.c). ---- */
+
+/** One transfer from ic_fetch_start to on_complete. */
+typedef struct ic_xfer ic_xfer;
+struct ic_xfer {
+    /* Owned by the engine: links and flags guarded by the engine lock. */
+    ic_xfer *live_prev, *live_next; /* every transfer not yet completed */
+    ic_xfer *queue_next;            /* submitted, waiting for the engine thread */
+    ic_xfer *cancel_next;           /* picked up for cancellation */
+    uint64_t id;
+    bool cancel_requested;
+    bool cancel_taken;
+
+    /* Engine thread only from here on (set up by ic_xfer_create before submission). */
+    bool in_multi;
+    CURL *easy;
+    struct curl_slist *header_list;
+    ic_fetch_guard *guard;         /* destination policy checks (fetch_guard.c) */
+    ic_fetch_callbacks cb;
+    void *ctx;
+    bool cookies;
+    ic_body_pool *pool;
+    uint64_t max_body;
+    int status_min, status_end;
+    uint32_t progress_interval_ms;
+
+    /* Header lines of the latest response, "Name: value\r\n" each. */
+    char *raw_headers;
+    size_t raw_len, raw_cap;
+    ic_fetch_header *fields;
+    size_t field_count;
+    ic_fetch_head head;
+    bool head_ready;     /* head built and given to on_head */
+    bool reject_status;  /* status outside [status_min, status_end): discard the body */
+    bool too_large;
+    bool aborted;        /* on_head or on_body said stop */
+    bool out_of_memory;
+    int64_t expected;    /* decoded size we expect, -1 unknown */
+
+    uint8_t *body;
+    size_t body_len, body_cap;
+    uint64_t received;
+    uint64_t progress_at_ms;
+    uint64_t progress_reported;
+    bool progress_sent;
+
+    char errbuf[CURL_ERROR_SIZE];
+    char message[CURL_ERROR_SIZE + 160]; /* room for a policy refusal (IC_FETCH_POLICY_REASON) */
+};
+
+/**
+ * Builds a transfer around `easy` (a recycled handle, or NULL for a new one)
+ * and configures it, on the caller's thread. Takes `easy` even on failure.
+ */
+ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *pool,
+                         uint32_t progress_interval_ms, ic_xfer **out, ic_error *err);
+
+/**
+ * Reports the end of the transfer to on_complete: `code` is curl's result,
+ * or ignored when `cancelled`. The easy handle must be out of the multi handle.
+ */
+void ic_xfer_complete(ic_xfer *x, CURLcode code, bool cancelled);
+
+/**
+ * Takes the easy handle out of a completed transfer, reset for another request,
+ * or returns NULL when it must not be reused (it carried the cookie jar).
+ */
+CURL *ic_xfer_take_handle(ic_xfer *x);
+
+/** Frees the transfer, its easy handle (unless taken) and every buffer it still owns. */
+void ic_xfer_destroy(ic_xfer *x);
+
+#endif /* IC_FETCH_INTERNAL_H */

@@ -1,0 +1,53 @@
+/*
+ * ic_resize_internal.h — sizing a picture for a box (resize.c) and the
+ * streaming resampler (resample.c), shared with the decoders' row sink
+ * (resize/). Not installed.
+ */
+#ifndef IC_RESIZE_INTERNAL_H
+#define IC_RESIZE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/ic_common_internal.h"
+#include "ic_resize.h"
+
+/** A source rectangle in input pixel units (fractional). */
+typedef struct ic_rect {
+    double x, y, w, h;
+} ic_rect;
+
+/** Output size and the source rectangle that maps onto it. */
+typedef struct ic_geometry {
+    uint32_t out_w, out_h;
+    ic_rect crop;
+} ic_geometry;
+
+/**
+ * Sizes a source of src_w x src_h for the box (0 = unconstrained side) and
+ * mode; never larger than the source unless `upscale`.
+ */
+void ic_plan_geometry(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t box_h,
+                      ic_resize_mode mode, bool upscale, ic_geometry *g);
+
+/** A streaming resampler from in_w x in_h rows (crop region) to out_w x out_h. */
+typedef struct ic_scaler ic_scaler;
+
+/** Bytes ic_scaler_create will allocate for this geometry (for limit checks). */
+size_t ic_scaler_bytes(uint32_t in_w, uint32_t in_h, const ic_rect *crop, uint32_t out_w,
+                       uint32_t out_h);
+ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, uint32_t out_w,
+                           uint32_t out_h, ic_scaler **out, ic_error *err);
+void ic_scaler_free(ic_scaler *s);
+/** Starts a frame whose output rows go to dst (premultiplied RGBA8, dst_stride apart). */
+void ic_scaler_begin_frame(ic_scaler *s, uint8_t *dst, size_t dst_stride);
+/** Feeds premultiplied input row y; rows must come in increasing order (others are ignored). */
+void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row);
+/** True once every output row of the frame has been written. */
+bool ic_scaler_done(const ic_scaler *s);
+/** First and last input rows the output depends on. */
+uint32_t ic_scaler_first_row(const ic_scaler *s);
+uint32_t ic_scaler_last_row(const ic_scaler *s);
+
+#endif /* IC_RESIZE_INTERNAL_H */

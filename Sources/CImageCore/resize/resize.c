@@ -1,0 +1,136 @@
+/* resize.c — sizing a picture for a box, and resizing or cropping whole images. */
+#include <math.h>
+#include <string.h>
+
+#include "../image/ic_image_internal.h"
+#include "ic_resize_internal.h"
+
+static uint32_t scaled(uint32_t v, double scale) {
+    double r = floor(v * scale + 0.5);
+    if (r < 1) return 1;
+    if (r > UINT32_MAX) return UINT32_MAX;
+    return (uint32_t)r;
+}
+
+void ic_plan_geometry(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t box_h,
+                      ic_resize_mode mode, bool upscale, ic_geometry *g) {
+    g->crop = (ic_rect){0, 0, src_w, src_h};
+    if (box_w == 0 && box_h == 0) {
+        g->out_w = src_w;
+        g->out_h = src_h;
+        return;
+    }
+    double sx = box_w ? (double)box_w / src_w : 0, sy = box_h ? (double)box_h / src_h : 0;
+    if (mode == IC_RESIZE_STRETCH) {
+        if (!box_w) sx = sy;
+        if (!box_h) sy = sx;
+        if (!upscale) {
+            if (sx > 1) sx = 1;
+            if (sy > 1) sy = 1;
+        }
+        g->out_w = box_w && (upscale || box_w <= src_w) ? box_w : scaled(src_w, sx);
+        g->out_h = box_h && (upscale || box_h <= src_h) ? box_h : scaled(src_h, sy);
+        return;
+    }
+    /* One side unconstrained: that side follows the other, for FIT and FILL alike. */
+    double scale;
+    if (!box_w) {
+        scale = sy;
+    } else if (!box_h) {
+        scale = sx;
+    } else {
+        scale = mode == IC_RESIZE_FILL ? (sx > sy ? sx : sy) : (sx < sy ? sx : sy);
+    }
+    if (!upscale && scale > 1) scale = 1;
+    uint32_t w = scaled(src_w, scale), h = scaled(src_h, scale);
+    if (mode == IC_RESIZE_FILL && box_w && box_h) {
+        /* Cover the box, then keep its centre. */
+        uint32_t cw = w < box_w ? w : box_w, ch = h < box_h ? h : box_h;
+        double crop_w = cw / scale, crop_h = ch / scale;
+        if (crop_w > src_w) crop_w = src_w;
+        if (crop_h > src_h) crop_h = src_h;
+        g->crop = (ic_rect){(src_w - crop_w) / 2, (src_h - crop_h) / 2, crop_w, crop_h};
+        w = cw;
+        h = ch;
+    }
+    g->out_w = w;
+    g->out_h = h;
+}
+
+/* Metadata of a picture derived from `src`; opacity is kept, or recounted when
+ * the source had transparency somewhere (the part kept may have none). */
+static void finish_derived(ic_image *dst, const ic_image *src) {
+    ic_image_copy_metadata(dst, src);
+    if (src->is_opaque) {
+        dst->is_opaque = 1;
+    } else {
+        ic_image_update_opacity(dst);
+    }
+}
+
+ic_status ic_crop(const ic_image *src, uint32_t x, uint32_t y, uint32_t width, uint32_t height,
+                  ic_image **out, ic_error *err) {
+    if (!src || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "crop: NULL argument");
+    *out = NULL;
+    if (width == 0 || height == 0 || x > src->width || y > src->height ||
+        width > src->width - x || height > src->height - y) {
+        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+                            "crop: rectangle %ux%u at (%u, %u) is not inside the %ux%u image", width,
+                            height, x, y, src->width, src->height);
+    }
+    ic_image *dst;
+    ic_status st = ic_image_create_in(src->ic_pool, width, height, src->frame_count, &dst, err);
+    if (st != IC_OK) return st;
+    for (uint32_t f = 0; f < src->frame_count; f++) {
+        const uint8_t *from = ic_image_frame(src, f) + (size_t)y * src->stride + 4 * (size_t)x;
+        uint8_t *to = ic_image_frame(dst, f);
+        for (uint32_t r = 0; r < height; r++) {
+            memcpy(to + (size_t)r * dst->stride, from + (size_t)r * src->stride, 4 * (size_t)width);
+        }
+    }
+    finish_derived(dst, src);
+    *out = dst;
+    return IC_OK;
+}
+
+ic_status ic_resize(const ic_image *src, uint32_t width, uint32_t height, ic_resize_mode mode,
+                    int allow_upscale, ic_image **out, ic_error *err) {
+    if (!src || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: NULL argument");
+    *out = NULL;
+    if (mode != IC_RESIZE_FIT && mode != IC_RESIZE_FILL && mode != IC_RESIZE_STRETCH) {
+        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: unknown mode %d", (int)mode);
+    }
+    if (width == 0 && height == 0) {
+        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: the target size is 0x0");
+    }
+    ic_geometry g;
+    ic_plan_geometry(src->width, src->height, width, height, mode, allow_upscale != 0, &g);
+    uint64_t pixels = (uint64_t)g.out_w * g.out_h;
+    if (pixels > IC_DEFAULT_MAX_PIXELS) {
+        return ic_set_error(err, IC_ERR_LIMIT_EXCEEDED,
+                            "resize: the result %ux%u (%llu pixels) is over the limit of %llu pixels",
+                            g.out_w, g.out_h, (unsigned long long)pixels,
+                            (unsigned long long)IC_DEFAULT_MAX_PIXELS);
+    }
+    ic_scaler *scaler;
+    ic_status st = ic_scaler_create(src->width, src->height, &g.crop, g.out_w, g.out_h, &scaler, err);
+    if (st != IC_OK) return st;
+    ic_image *dst;
+    st = ic_image_create_in(src->ic_pool, g.out_w, g.out_h, src->frame_count, &dst, err);
+    if (st != IC_OK) {
+        ic_scaler_free(scaler);
+        return st;
+    }
+    for (uint32_t f = 0; f < src->frame_count; f++) {
+        ic_scaler_begin_frame(scaler, ic_image_frame(dst, f), dst->stride);
+        const uint8_t *frame = ic_image_frame(src, f);
+        uint32_t last = ic_scaler_last_row(scaler);
+        for (uint32_t y = ic_scaler_first_row(scaler); y <= last; y++) {
+            ic_scaler_push(scaler, y, frame + (size_t)y * src->stride);
+        }
+    }
+    ic_scaler_free(scaler);
+    finish_derived(dst, src);
+    *out = dst;
+    return IC_OK;
+}

@@ -1,0 +1,300 @@
+import CImageCore
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The downloader over the C fetch engine: ``DownloaderStateMachine`` behind one lock,
+/// and the code that carries out the actions its transitions return.
+///
+/// Each entry point (a caller's submit or cancel, an engine callback) runs one transition
+/// with the lock held, then acts on its result after releasing the lock: completions,
+/// progress handlers, observers, task cancellation and every C call run unlocked.
+///
+/// Transfers reach the engine in one place, `launch`, which runs only in a launch run on
+/// `launchQueue`. The state machine puts every transfer it starts in a backlog and asks for
+/// a run when none is pending; the run hands the backlog over until it is empty. A slot
+/// freed by a completion (inside the engine's `on_complete` callback) is filled the same
+/// way, so `ic_fetch_start` never runs inside an engine callback, nor with a lock held, and
+/// transfers are handed over in the order the state machine started them.
+final class DownloaderCore: Sendable {
+    typealias Completion = DownloaderStateMachine.Completion
+    typealias Progress = DownloaderStateMachine.Progress
+    private typealias Start = DownloaderStateMachine.Start
+
+    let configuration: DownloaderConfiguration
+    private let defaults: ResolvedRequest.Defaults
+    private let engine: FetchEngine
+    private let state: Locked<DownloaderStateMachine>
+    /// Where launch runs go (serial: at most one is pending at a time anyway).
+    private let launchQueue = DispatchQueue(label: "ImageKit.Downloader.launch")
+    /// Whether the engine must report heads (someone looks at them before the body).
+    private let wantsHead: Bool
+    private let events: EventFanOut<DownloadEvent>
+
+    init(configuration: DownloaderConfiguration) throws(ImageKitError) {
+        guard configuration.maxConcurrentDownloads > 0 else {
+            throw .invalidArgument("download: maxConcurrentDownloads must be at least 1")
+        }
+        if let perHost = configuration.maxConcurrentDownloadsPerHost, perHost <= 0 {
+            throw .invalidArgument("download: maxConcurrentDownloadsPerHost must be at least 1")
+        }
+        self.configuration = configuration
+        defaults = try ResolvedRequest.Defaults(configuration)
+        engine = try FetchEngine(configuration: configuration)
+        state = Locked(DownloaderStateMachine(limits: DownloaderStateMachine.Limits(
+            maxConcurrent: configuration.maxConcurrentDownloads,
+            maxPerHost: configuration.maxConcurrentDownloadsPerHost, order: configuration.executionOrder)))
+        wantsHead = !configuration.observers.isEmpty || configuration.acceptableContentTypes != nil
+            || configuration.responseValidator != nil
+        events = EventFanOut(configuration.observers.map { observer in { observer.receive($0) } })
+    }
+
+    // MARK: - Callers
+
+    /// Registers a waiter for a token; `submit` gives it its request.
+    func makeWaiter() -> UInt64 {
+        state.withLock { $0.makeWaiter() }
+    }
+
+    /// Sends waiter `id`'s request: through the request modifier if there is one,
+    /// then into a transfer (a new one or an identical one in flight).
+    func submit(_ id: UInt64, _ request: DownloadRequest, priority: DownloadPriority, progress: Progress?,
+                completion: @escaping Completion) {
+        let modifier = configuration.requestModifier
+        let action = state.withLock {
+            $0.submit(id, priority: priority, progress: progress, completion: completion, hasModifier: modifier != nil)
+        }
+        switch action {
+        case .complete(let completion, let error):
+            completion(.failure(error))
+        case .attach:
+            attach(id, request)
+        case .runModifier:
+            let task = Task {
+                // The state machine asks for this only when there is a modifier.
+                let modified = await modifier!(request)
+                self.finishPreparing(id, modified)
+            }
+            if case .cancelTask = state.withLock({ $0.modifierStarted(id, task: task) }) { task.cancel() }
+        }
+    }
+
+    /// Cancels waiter `id`: it completes with `.cancelled` now; its transfer is
+    /// aborted if no other waiter is left on it.
+    func cancel(_ id: UInt64) {
+        guard case .complete(let completion, let task, let engineID) = state.withLock({ $0.cancel(id) }) else {
+            return
+        }
+        task?.cancel()
+        if let engineID { engine.cancel(engineID) }
+        completion(.failure(.cancelled))
+    }
+
+    /// Refuses later submissions (they complete as cancelled); what is in flight goes on.
+    func refuseNew() {
+        state.withLock { $0.refuseNew() }
+    }
+
+    /// Stops everything: running transfers are aborted, queued ones and their
+    /// waiters complete as cancelled, and later submissions fail the same way.
+    func shutdown() {
+        state.withLock { $0.beginShutdown() }
+        engine.shutdown()
+        let action = state.withLock { $0.finishShutdown() }
+        for task in action.modifierTasks { task.cancel() }
+        for completion in action.completions { completion(.failure(.cancelled)) }
+    }
+
+    /// Counters for tests and metrics.
+    var statistics: DownloaderStatistics {
+        let e = engine.stats()
+        return state.withLock { s in
+            DownloaderStatistics(
+                waiters: s.waiterCount, transfers: s.transferCount, queuedTransfers: s.queuedTransfers,
+                runningTransfers: s.runningTransfers, pendingRequestModifiers: s.modifierTasks,
+                transferContexts: s.transferContexts, engineStarted: Int(e.started), engineCompleted: Int(e.completed),
+                engineQueued: Int(e.queued), engineActive: Int(e.active), engineEasyHandles: Int(e.easy_handles),
+                bodies: Int(e.bodies_out), bodyBytes: Int(clamping: e.body_bytes_out))
+        }
+    }
+
+    // MARK: - Scheduling
+
+    private func finishPreparing(_ id: UInt64, _ request: DownloadRequest?) {
+        state.withLock { $0.modifierFinished() }
+        if let request {
+            attach(id, request)
+        } else {
+            fail(id, .cancelled)
+        }
+    }
+
+    /// Completes a waiter that never reached a transfer.
+    private func fail(_ id: UInt64, _ error: ImageKitError) {
+        if case .complete(let completion, let error) = state.withLock({ $0.fail(id, error) }) {
+            completion(.failure(error))
+        }
+    }
+
+    /// Puts waiter `id` on a transfer for `request`, joining an identical one in flight.
+    private func attach(_ id: UInt64, _ request: DownloadRequest) {
+        let resolved: ResolvedRequest
+        do {
+            resolved = try ResolvedRequest(request, defaults: defaults)
+        } catch {
+            fail(id, error)
+            return
+        }
+        if case .queueLaunchRun = state.withLock({ $0.attach(id, request: request, resolved: resolved) }) {
+            queueLaunchRun()
+        }
+    }
+
+    private func queueLaunchRun() {
+        launchQueue.async { self.runLaunches() }
+    }
+
+    /// Hands the transfers the state machine started to the engine until none is left.
+    /// Runs on `launchQueue` only.
+    private func runLaunches() {
+        while true {
+            let starts = state.withLock { $0.takeLaunches() }
+            if starts.isEmpty { return }
+            for start in starts { launch(start) }
+        }
+    }
+
+    /// Hands one started transfer to the engine.
+    private func launch(_ start: Start) {
+        notify(.started(start.target.request))
+        let ctx = Unmanaged.passRetained(TransferContext(id: start.transfer, core: self)).toOpaque()
+        let callbacks = TransferContext.callbacks(wantsHead: wantsHead)
+        let result = start.target.resolved.withCRequest { req in
+            req.callbacks = callbacks
+            req.ctx = ctx
+            return engine.start(&req)
+        }
+        switch result {
+        case .success(let engineID):
+            if case .abort(let engineID) = state.withLock({ $0.transferStarted(start.transfer, engineID: engineID) }) {
+                engine.cancel(engineID)
+            }
+        case .failure(let error):
+            Unmanaged<TransferContext>.fromOpaque(ctx).release()
+            finish(state.withLock { $0.transferCompleted(start.transfer) }) { _ in (.failure(error), nil) }
+        }
+    }
+
+    // MARK: - Engine callbacks (on the engine thread)
+
+    func contextCreated() {
+        state.withLock { $0.contextCreated() }
+    }
+
+    func contextReleased() {
+        state.withLock { $0.contextReleased() }
+    }
+
+    /// Checks a response head; false stops the transfer.
+    func transferDidReceiveHead(_ id: UInt64, _ head: ic_fetch_head) -> Bool {
+        guard let target = state.withLock({ $0.target(of: id) }) else { return false }
+        let response = DownloadResponse(head, requestURL: target.request.url, requestURLString: target.resolved.url)
+        notify(.response(target.request, response))
+        guard configuration.acceptableStatusCodes.contains(response.statusCode),
+              let rejection = validate(response) else { return true }
+        state.withLock { $0.headRejected(id, rejection) }
+        return false
+    }
+
+    /// Passes progress to every waiter of the transfer.
+    func transferDidProgress(_ id: UInt64, received: UInt64, expected: Int64) {
+        guard case .report(let target, let handlers) = state.withLock({ $0.progress(of: id) }) else { return }
+        let progress = DownloadProgress(receivedBytes: Int64(clamping: received),
+                                        expectedBytes: expected >= 0 ? expected : nil)
+        for handler in handlers { handler(progress) }
+        notify(.progress(target.request, progress))
+    }
+
+    /// Turns the engine's outcome into each waiter's result and fills the freed slot.
+    func transferDidComplete(_ id: UInt64, _ outcome: UnsafeMutablePointer<ic_fetch_outcome>) {
+        var data = Data()
+        if let body = outcome.pointee.body, outcome.pointee.body_len > 0 {
+            // The body is ours now; releasing the Data gives the buffer back to the engine's pool.
+            data = Data(bytesNoCopy: body, count: outcome.pointee.body_len, deallocator: .custom { p, _ in
+                ic_fetch_body_release(p.assumingMemoryBound(to: UInt8.self))
+            })
+            outcome.pointee.body = nil
+        }
+        let o = outcome.pointee
+        finish(state.withLock { $0.transferCompleted(id) }) { f in
+            let metrics = DownloadMetrics(o.metrics, sharedBy: f.sharedBy)
+            let response = o.head.map {
+                DownloadResponse($0.pointee, requestURL: f.target.request.url, requestURLString: f.target.resolved.url)
+            }
+            if let response {
+                if o.result == IC_FETCH_OK {
+                    return (.success(DownloadResult(status: .downloaded, data: data, response: response,
+                                                    metrics: metrics)), metrics)
+                }
+                if o.result == IC_FETCH_HTTP_STATUS, response.statusCode == 304, f.target.resolved.isConditional {
+                    return (.success(DownloadResult(status: .notModified, data: Data(), response: response,
+                                                    metrics: metrics)), metrics)
+                }
+            }
+            if o.result == IC_FETCH_ABORTED, let rejection = f.rejection { return (.failure(rejection), metrics) }
+            let message = o.message.map { String(cString: $0) } ?? ""
+            return (.failure(ImageKitError(fetch: o.result, curlCode: o.curl_code, message: message,
+                                           status: response?.statusCode ?? 0)), metrics)
+        }
+    }
+
+    /// Carries out a transfer's end: tells the observers, gives `outcome`'s result to its
+    /// waiters, and queues a launch run for what the freed slot started (this may run inside
+    /// the engine's completion callback, which must not hand transfers to the engine itself).
+    private func finish(_ action: DownloaderStateMachine.CompletedAction,
+                        outcome: (DownloaderStateMachine.Finished)
+                            -> (Result<DownloadResult, ImageKitError>, DownloadMetrics?)) {
+        guard case .finish(let finished) = action else { return }
+        let (result, metrics) = outcome(finished)
+        switch result {
+        case .success(let r): notify(.finished(finished.target.request, r.response, r.metrics))
+        case .failure(let e): notify(.failed(finished.target.request, e, metrics))
+        }
+        for completion in finished.completions { completion(result) }
+        if finished.queueLaunchRun { queueLaunchRun() }
+    }
+
+    // MARK: - Helpers
+
+    /// Why `response` is not acceptable, or nil.
+    private func validate(_ response: DownloadResponse) -> ImageKitError? {
+        if let types = configuration.acceptableContentTypes {
+            let mime = response.mimeType ?? ""
+            let accepted = types.contains { pattern in
+                let p = pattern.lowercased()
+                return p.hasSuffix("/*") ? mime.hasPrefix(p.dropLast()) : p == mime
+            }
+            if !accepted {
+                return .unacceptableContentType(
+                    "Content-Type \"\(mime)\" of \(response.url.absoluteString) is not one of \(types.sorted())")
+            }
+        }
+        guard let validator = configuration.responseValidator else { return nil }
+        do {
+            try validator(response)
+            return nil
+        } catch let error as ImageKitError {
+            return error
+        } catch {
+            return .invalidResponse("the response validator rejected \(response.url.absoluteString): \(error)")
+        }
+    }
+
+    /// Sends `event` to the observers (see ``EventFanOut``): on this thread, with no lock held.
+    private func notify(_ event: @autoclosure () -> DownloadEvent) {
+        events.emit(event())
+    }
+}
