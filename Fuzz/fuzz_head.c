@@ -62,7 +62,7 @@ typedef struct probe {
 } probe;
 
 static void check_head(const ic_fetch_head *h) {
-    if (h->status < 0 || h->status > 999) __builtin_trap();
+    if (h->status < 100 || h->status > 999) __builtin_trap(); /* a head without one is no response */
     if (h->header_count > 0 && !h->headers) __builtin_trap();
     for (size_t i = 0; i < h->header_count; i++) {
         const ic_fetch_header *f = &h->headers[i];

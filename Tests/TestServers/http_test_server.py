@@ -210,6 +210,13 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
 
+    def route_bad_status(self):
+        # A status line of the query's `line` ("HTTP/22 200 OK": libcurl reads status 2).
+        line = self.q.get("line", "HTTP/22 200 OK")
+        self.wfile.write(line.encode("latin-1") + b"\r\nContent-Length: 1\r\n\r\nx")
+        self.wfile.flush()
+        self.close_connection = True
+
     # ---- Gated and held answers, for coalescing and cancellation ----
 
     def route_gate(self):

@@ -294,6 +294,12 @@ static bool deliver_head(ic_xfer *x) {
     x->head.url = url ? url : "";
     /* With a content encoding, Content-Length counts the encoded bytes. */
     x->expected = has_field(x, "content-encoding") ? -1 : length;
+    /* libcurl takes "HTTP/22 200" for status 2 and "HTTP/2222…" for 2222… (or -1 past
+     * INT_MAX): a status is three digits, anything else is no HTTP response. */
+    if (status < 100 || status > 999) {
+        x->bad_status = true;
+        return false;
+    }
     if (x->status_end > 0 && (status < x->status_min || status >= x->status_end)) {
         x->reject_status = true;
     }
@@ -400,6 +406,11 @@ static ic_fetch_result classify(ic_xfer *x, CURLcode code) {
                  (unsigned long long)x->max_body);
         return IC_FETCH_TOO_LARGE;
     }
+    if (x->bad_status) {
+        snprintf(x->message, sizeof x->message, "the response from %s has no valid status (libcurl read %d)",
+                 x->head.url, x->head.status);
+        return IC_FETCH_NETWORK;
+    }
     if (x->aborted) {
         snprintf(x->message, sizeof x->message, "the transfer was stopped by its receiver");
         return IC_FETCH_ABORTED;
@@ -458,7 +469,7 @@ void ic_xfer_complete(ic_xfer *x, CURLcode code, bool cancelled) {
         report_progress(x);
     }
     out.message = out.result == IC_FETCH_OK ? "" : x->message;
-    out.head = x->head_ready ? &x->head : NULL;
+    out.head = x->head_ready && !x->bad_status ? &x->head : NULL;
     if (out.result == IC_FETCH_OK && !x->cb.on_body) {
         if (x->body_cap > x->body_len + x->body_len / 4 && x->body_len > 0) {
             uint8_t *fit = ic_body_resize(x->body, x->body_len);

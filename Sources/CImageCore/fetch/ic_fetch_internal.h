@@ -85,6 +85,7 @@ struct ic_xfer {
     ic_fetch_head head;
     bool head_ready;     /* head built and given to on_head */
     bool reject_status;  /* status outside [status_min, status_end): discard the body */
+    bool bad_status;     /* libcurl read no three-digit status from the status line */
     bool too_large;
     bool aborted;        /* on_head or on_body said stop */
     bool out_of_memory;

@@ -74,7 +74,8 @@ typedef enum ic_fetch_result {
     IC_FETCH_DISALLOWED_PROTOCOL = 8,
     /** The final status is outside [status_min, status_end). The body is discarded. */
     IC_FETCH_HTTP_STATUS = 9,
-    /** The connection broke: reset, closed early, body shorter than Content-Length, bad framing. */
+    /** The connection broke: reset, closed early, body shorter than Content-Length, bad framing,
+     *  a status line without a three-digit status. */
     IC_FETCH_NETWORK = 10,
     /** The URL cannot be parsed. */
     IC_FETCH_BAD_URL = 11,
