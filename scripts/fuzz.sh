@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses in Fuzz/ against the C core and runs each for
 # FUZZ_SECONDS (0: no time limit) or until FUZZ_RUNS executions, whichever comes
-# first, seeded from the corpus manifest's files and the committed regression
-# files. Prints execs/s and total execs per harness; exits 1 if any harness
-# found a crash (the reproducer is left in .build-fuzz/artifacts/).
+# first, seeded from the corpus manifest's files, Tests/Fixtures/HARNESS-seeds/ and
+# the committed regression files. Prints execs/s and total execs per harness; exits 1
+# if any harness found a crash (the reproducer is left in .build-fuzz/artifacts/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 RUNS_EACH=${FUZZ_RUNS:--1}
 CORPUS=${CORPUS:-../shared/corpus}
-HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp resize store"}
+HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp resize store url head"}
 CC=${FUZZ_CC:-/opt/swift/usr/bin/clang}
 OUT=.build-fuzz
 mkdir -p "$OUT/artifacts"
@@ -39,10 +39,11 @@ for i, e in enumerate(m["entries"]):
             shutil.copy(src, os.path.join(dest, "%04d%s" % (i, os.path.splitext(src)[1])))
 PY
     fi
-    if [ "$h" = store ]; then
-        cp Tests/Fixtures/store-seeds/* "$dir/"
+    if [ -d "Tests/Fixtures/$h-seeds" ]; then
+        cp "Tests/Fixtures/$h-seeds"/* "$dir/"
     fi
-    if [ -d Tests/Fixtures/fuzz-regressions ]; then
+    # The decoders' regression inputs: images, which the URL and response harnesses do not read.
+    if [ -d Tests/Fixtures/fuzz-regressions ] && [ "$h" != url ] && [ "$h" != head ]; then
         cp Tests/Fixtures/fuzz-regressions/* "$dir/" 2>/dev/null || true
     fi
     echo "$dir"

@@ -155,7 +155,9 @@ final class ManagerBenchmarks: XCTestCase {
         let input = BenchInputs.jpeg100KB
         let nginx = try Self.servers.get()
         let cache = try temporaryCache()
-        let downloader = try Downloader()
+        var downloads = DownloaderConfiguration()
+        downloads.destinationPolicy = DestinationPolicy(allowsLoopback: true)  // nginx on 127.0.0.1
+        let downloader = try Downloader(configuration: downloads)
         let manager = ImageManager(cache: cache, downloader: downloader)
         let context = ImageContext(thumbnailPixelSize: PixelSize(square: 256))
         let decoder = ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 256)))

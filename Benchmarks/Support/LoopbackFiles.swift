@@ -119,6 +119,7 @@ enum LoopbackFiles {
                         peerFetch: ([URL]) throws -> Void) throws {
         var config = DownloaderConfiguration()
         config.maxConcurrentDownloads = inFlight
+        config.destinationPolicy = DestinationPolicy(allowsLoopback: true)  // the peer's servers are on 127.0.0.1
         let downloader = try Downloader(configuration: config)
         try fetchAll(downloader, urls)
         try peerFetch(urls)

@@ -19,6 +19,10 @@ struct FetchCommand: ParsableCommand {
             where the image came from (memory, disk or network), WxH and the load time in ms; or \
             the URL, "error" and the message. Then a summary: how many loaded, hits per tier, \
             bytes downloaded, wall time, and the p50/p99 load latency. Exits 1 if any load failed.
+
+            Like the library, fetch connects to public addresses only: URLs of this machine, \
+            private networks, link-local and cloud metadata addresses fail ("destination \
+            127.0.0.1 is loopback, which the policy does not allow") unless allowed below.
             """)
 
     @Argument(help: "http or https URLs.")
@@ -36,6 +40,12 @@ struct FetchCommand: ParsableCommand {
     @Flag(help: "Revalidate cached images with the server (If-None-Match / If-Modified-Since).")
     var refresh = false
 
+    @Flag(help: "Allow this machine's addresses (127.0.0.0/8, ::1, localhost).")
+    var allowLoopback = false
+
+    @Flag(help: "Allow private networks (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7).")
+    var allowPrivateNetworks = false
+
     func validate() throws {
         if let size, size <= 0 { throw ValidationError("--size must be positive") }
         if concurrency <= 0 { throw ValidationError("--concurrency must be positive") }
@@ -44,6 +54,8 @@ struct FetchCommand: ParsableCommand {
     func run() throws {
         var downloads = DownloaderConfiguration()
         downloads.maxConcurrentDownloads = concurrency
+        downloads.destinationPolicy = DestinationPolicy(allowsLoopback: allowLoopback,
+                                                        allowsPrivateNetworks: allowPrivateNetworks)
         let bytes = DownloadedBytes()
         var settings = ImageManagerConfiguration()
         settings.observers = [bytes]

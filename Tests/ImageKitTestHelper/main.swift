@@ -118,9 +118,11 @@ func peakResidentKiB() -> Int {
 func coldLoads(base: String, count: Int, window: Int, directory: String) async throws {
     var configuration = ImageManagerConfiguration()
     configuration.decodeThreads = 1
+    var loopbackDownloads = DownloaderConfiguration()
+    loopbackDownloads.destinationPolicy = DestinationPolicy(allowsLoopback: true)  // the server is on 127.0.0.1
     let manager = ImageManager(
         cache: try ImageCache(namespace: "cold-loads", directory: URL(fileURLWithPath: directory)),
-        downloader: try Downloader(), configuration: configuration)
+        downloader: try Downloader(configuration: loopbackDownloads), configuration: configuration)
     let context = ImageContext(thumbnailPixelSize: PixelSize(square: 64), storeCacheType: ImageCacheType.none,
                                originalStoreCacheType: ImageCacheType.none)
     var warmHWM = 0, peakBodies = 0

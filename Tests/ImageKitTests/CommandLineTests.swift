@@ -116,7 +116,14 @@ final class CommandLineTests: XCTestCase {
         let a = nginx.url("/a.png").absoluteString, b = nginx.url("/b.png").absoluteString
         let missing = nginx.url("/missing.png").absoluteString
 
-        let cold = try run(["fetch", "--cache", cache, "--size", "16", "--concurrency", "2", a, b, missing])
+        // Loopback is refused unless allowed, as in the library; private networks do not include it.
+        let refused = try run(["fetch", "--cache", cache, "--allow-private-networks", a])
+        XCTAssertEqual(refused.status, 1, refused.output)
+        let sentence = "destination 127.0.0.1 is loopback, which the policy does not allow"
+        XCTAssertTrue(refused.output.contains("\(a)\terror\t\(sentence)"), refused.output)
+
+        let cold = try run(["fetch", "--cache", cache, "--size", "16", "--concurrency", "2", "--allow-loopback",
+                            a, b, missing])
         XCTAssertEqual(cold.status, 1, cold.output)
         let lines = cold.output.split(separator: "\n").map(String.init)
         XCTAssertTrue(lines.contains { $0.hasPrefix("\(a)\tnetwork\t16x12\t") }, cold.output)
@@ -127,12 +134,12 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(lines.contains("downloaded \(pngs[0].count + pngs[1].count) bytes"), cold.output)
         XCTAssertTrue(lines.contains { $0.hasPrefix("latency p50 ") && $0.contains(" ms, p99 ") }, cold.output)
 
-        let warm = try run(["fetch", "--cache", cache, "--size", "16", a, b])
+        let warm = try run(["fetch", "--cache", cache, "--size", "16", "--allow-loopback", a, b])
         XCTAssertEqual(warm.status, 0, warm.output)
         XCTAssertTrue(warm.output.contains("\(a)\tdisk\t16x12\t"), warm.output)
         XCTAssertTrue(warm.output.contains("hits: memory 0, disk 2, network 0\ndownloaded 0 bytes\n"), warm.output)
 
-        let refreshed = try run(["fetch", "--cache", cache, "--size", "16", "--refresh", a, b])
+        let refreshed = try run(["fetch", "--cache", cache, "--size", "16", "--refresh", "--allow-loopback", a, b])
         XCTAssertEqual(refreshed.status, 0, refreshed.output)
         XCTAssertTrue(refreshed.output.contains("hits: memory 0, disk 2, network 0\ndownloaded 0 bytes\n"),
                       refreshed.output)

@@ -4,9 +4,10 @@ import TestServers
 import XCTest
 
 // README-BEGIN
-func thumbnail(_ url: URL, cacheDirectory: URL) async throws -> String {
+func thumbnail(_ url: URL, cacheDirectory: URL,
+               downloads: DownloaderConfiguration = DownloaderConfiguration()) async throws -> String {
     let cache = try ImageCache(namespace: "avatars", directory: cacheDirectory)
-    let manager = ImageManager(cache: cache, downloader: try Downloader())
+    let manager = ImageManager(cache: cache, downloader: try Downloader(configuration: downloads))
     let context = ImageContext(thumbnailPixelSize: PixelSize(square: 128))  // shrink on load
     let first = try await manager.image(for: url, context: context)  // downloaded, decoded, cached
     let again = try await manager.image(for: url, context: context)  // from memory this time
@@ -24,7 +25,10 @@ final class ReadmeExampleTests: XCTestCase {
         defer { nginx.stop() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let summary = try await thumbnail(nginx.url("/avatar.jpg"), cacheDirectory: directory)
+        // The downloader connects to public addresses only unless told otherwise; nginx is on 127.0.0.1.
+        var downloads = DownloaderConfiguration()
+        downloads.destinationPolicy = DestinationPolicy(allowsLoopback: true)
+        let summary = try await thumbnail(nginx.url("/avatar.jpg"), cacheDirectory: directory, downloads: downloads)
         XCTAssertEqual(summary, "128x96 from none, then memory")
         // The disk writes (thumbnail and original bytes) finish after the example returns.
         let folder = directory.appendingPathComponent("avatars").path

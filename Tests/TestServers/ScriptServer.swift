@@ -1,15 +1,18 @@
 import Foundation
 
-/// The Python test server (`http_test_server.py serve`) on 127.0.0.1: the
+/// The Python test server (`http_test_server.py serve`) on 127.0.0.1 (or ::1): the
 /// misbehaving answers (slow, reset, short, gated, held) and request counts.
 public final class ScriptServer: Sendable {
     /// The port it listens on.
     public let port: Int
+    /// The address it listens on, as a URL writes it (`127.0.0.1`, `[::1]`).
+    public let host: String
     private let child: ChildProcess
 
-    /// Starts the server and waits for its port.
-    public init() throws {
-        child = try ChildProcess(["python3", Self.script, "serve"])
+    /// Starts the server on `address` (127.0.0.1, or an IPv6 address such as ::1) and waits for its port.
+    public init(address: String = "127.0.0.1") throws {
+        host = address.contains(":") ? "[\(address)]" : address
+        child = try ChildProcess(["python3", Self.script, "serve", address])
         let line = try child.readLine()
         guard let port = Int(line) else {
             child.stop()
@@ -18,9 +21,9 @@ public final class ScriptServer: Sendable {
         self.port = port
     }
 
-    /// `http://127.0.0.1:port` followed by `pathAndQuery`.
+    /// `http://HOST:port` followed by `pathAndQuery`.
     public func url(_ pathAndQuery: String) -> URL {
-        URL(string: "http://127.0.0.1:\(port)\(pathAndQuery)")!
+        URL(string: "http://\(host):\(port)\(pathAndQuery)")!
     }
 
     /// How many requests used `key` (a route's `key` query item, else its name), and

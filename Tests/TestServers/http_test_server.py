@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Loopback helpers for ImageKit's downloader tests and benchmarks.
 
-  http_test_server.py serve
-      An HTTP/1.1 server on 127.0.0.1 (port printed on the first line of stdout)
+  http_test_server.py serve [ADDRESS]
+      An HTTP/1.1 server on 127.0.0.1 or ADDRESS (such as ::1; the port printed
+      on the first line of stdout)
       for what nginx will not do on purpose: slow first byte, slow body, a
       connection reset mid-body, a body shorter than its Content-Length, no
-      Content-Length, hand-made chunking, redirects to file:// and ftp://,
+      Content-Length, hand-made chunking, redirects to file://, ftp:// and any
+      URL (/redirect?to=URL),
       gated or held responses whose request counts and client aborts the tests
       read back from /stats, and small PNG images behind a gate or a cookie.
 
@@ -168,6 +170,9 @@ class Handler(BaseHTTPRequestHandler):
     def route_redirect_ftp(self):
         self.send_body(302, b"", extra=[("Location", "ftp://127.0.0.1:21/image.png")])
 
+    def route_redirect(self):
+        self.send_body(302, b"", extra=[("Location", self.q["to"])])
+
     # ---- Misbehaving answers ----
 
     def route_slow_first_byte(self):
@@ -202,6 +207,13 @@ class Handler(BaseHTTPRequestHandler):
         n, sent = self.num("n", 10000), self.num("sent", 5000)
         self.head(200, n)
         self.wfile.write(pattern(sent))
+        self.wfile.flush()
+        self.close_connection = True
+
+    def route_bad_status(self):
+        # A status line of the query's `line` ("HTTP/22 200 OK": libcurl reads status 2).
+        line = self.q.get("line", "HTTP/22 200 OK")
+        self.wfile.write(line.encode("latin-1") + b"\r\nContent-Length: 1\r\n\r\nx")
         self.wfile.flush()
         self.close_connection = True
 
@@ -251,8 +263,12 @@ def exit_when_stdin_closes(on_exit):
     threading.Thread(target=watch, daemon=True).start()
 
 
-def serve():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+class IPv6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
+def serve(address):
+    server = (IPv6Server if ":" in address else ThreadingHTTPServer)((address, 0), Handler)
     server.daemon_threads = True
     exit_when_stdin_closes(lambda: None)
     print(server.server_address[1], flush=True)
@@ -277,8 +293,8 @@ def supervise(command):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 2 and sys.argv[1] == "serve":
-        serve()
+    if len(sys.argv) in (2, 3) and sys.argv[1] == "serve":
+        serve(sys.argv[2] if len(sys.argv) == 3 else "127.0.0.1")
     elif len(sys.argv) >= 4 and sys.argv[1] == "supervise" and sys.argv[2] == "--":
         supervise(sys.argv[3:])
     else:

@@ -73,6 +73,7 @@ const char *ic_fetch_result_name(ic_fetch_result result) {
     case IC_FETCH_BAD_URL: return "bad URL";
     case IC_FETCH_ABORTED: return "aborted";
     case IC_FETCH_OTHER: return "other failure";
+    case IC_FETCH_DESTINATION_REFUSED: return "destination refused";
     }
     return "unknown result";
 }

@@ -82,6 +82,13 @@ static bool configure(ic_xfer *x, const ic_fetch_request *req) {
         SET(CURLOPT_SSL_VERIFYHOST, 0L);
     }
     if (req->ca_file) SET(CURLOPT_CAINFO, req->ca_file);
+    if (req->client_cert) {
+        SET(CURLOPT_SSLCERT, req->client_cert);
+        SET(CURLOPT_SSLCERTTYPE, "PEM");
+        SET(CURLOPT_SSLKEY, req->client_key ? req->client_key : req->client_cert);
+        SET(CURLOPT_SSLKEYTYPE, "PEM");
+        if (req->client_key_password) SET(CURLOPT_KEYPASSWD, req->client_key_password);
+    }
     if (req->cookies) SET(CURLOPT_COOKIEFILE, "");
     /* Refuses a too long Content-Length before the body (HEAD has no body to refuse). */
     if (req->method != IC_FETCH_HEAD) SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->max_body);
@@ -139,6 +146,11 @@ ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *
         ic_xfer_destroy(x);
         return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot copy the request headers");
     }
+    ic_status guarded = ic_fetch_guard_create(x->easy, req, &x->guard, err);
+    if (guarded != IC_OK) {
+        ic_xfer_destroy(x);
+        return guarded;
+    }
     if (!configure(x, req)) {
         ic_status st = ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: libcurl refused an option: %s",
                                     x->message);
@@ -160,6 +172,7 @@ CURL *ic_xfer_take_handle(ic_xfer *x) {
 void ic_xfer_destroy(ic_xfer *x) {
     if (!x) return;
     if (x->easy) curl_easy_cleanup(x->easy);
+    ic_fetch_guard_destroy(x->guard);
     curl_slist_free_all(x->header_list);
     free(x->raw_headers);
     free(x->fields);
@@ -281,6 +294,12 @@ static bool deliver_head(ic_xfer *x) {
     x->head.url = url ? url : "";
     /* With a content encoding, Content-Length counts the encoded bytes. */
     x->expected = has_field(x, "content-encoding") ? -1 : length;
+    /* libcurl takes "HTTP/22 200" for status 2 and "HTTP/2222…" for 2222… (or -1 past
+     * INT_MAX): a status is three digits, anything else is no HTTP response. */
+    if (status < 100 || status > 999) {
+        x->bad_status = true;
+        return false;
+    }
     if (x->status_end > 0 && (status < x->status_min || status >= x->status_end)) {
         x->reject_status = true;
     }
@@ -387,9 +406,19 @@ static ic_fetch_result classify(ic_xfer *x, CURLcode code) {
                  (unsigned long long)x->max_body);
         return IC_FETCH_TOO_LARGE;
     }
+    if (x->bad_status) {
+        snprintf(x->message, sizeof x->message, "the response from %s has no valid status (libcurl read %d)",
+                 x->head.url, x->head.status);
+        return IC_FETCH_NETWORK;
+    }
     if (x->aborted) {
         snprintf(x->message, sizeof x->message, "the transfer was stopped by its receiver");
         return IC_FETCH_ABORTED;
+    }
+    const char *refusal = ic_fetch_guard_refusal(x->guard);
+    if (code != CURLE_OK && refusal) {
+        snprintf(x->message, sizeof x->message, "%s", refusal);
+        return IC_FETCH_DESTINATION_REFUSED;
     }
     if (code == CURLE_OK) {
         if (!x->reject_status) return IC_FETCH_OK;
@@ -440,7 +469,7 @@ void ic_xfer_complete(ic_xfer *x, CURLcode code, bool cancelled) {
         report_progress(x);
     }
     out.message = out.result == IC_FETCH_OK ? "" : x->message;
-    out.head = x->head_ready ? &x->head : NULL;
+    out.head = x->head_ready && !x->bad_status ? &x->head : NULL;
     if (out.result == IC_FETCH_OK && !x->cb.on_body) {
         if (x->body_cap > x->body_len + x->body_len / 4 && x->body_len > 0) {
             uint8_t *fit = ic_body_resize(x->body, x->body_len);

@@ -1,6 +1,7 @@
 /*
  * ic_fetch_internal.h — one transfer of the fetch engine (fetch_transfer.c),
- * shared with the engine loop (fetch.c). Not installed.
+ * shared with the engine loop (fetch.c), and its destination checks
+ * (fetch_guard.c). Not installed.
  */
 #ifndef IC_FETCH_INTERNAL_H
 #define IC_FETCH_INTERNAL_H
@@ -31,6 +32,25 @@ size_t ic_body_capacity(uint8_t *body);
 /** Buffers handed out and not yet released, and their capacity in bytes. */
 void ic_body_pool_outstanding(ic_body_pool *p, size_t *count, size_t *bytes);
 
+/* ---- Destination checks (fetch_guard.c). ---- */
+
+/** The destination policy of one transfer and what it refused. */
+typedef struct ic_fetch_guard ic_fetch_guard;
+
+/**
+ * Installs the checks of req's policy (or the default policy) on `easy`, with
+ * req's proxy (none: the environment's proxy variables are ignored too) and
+ * resolve entries. Fails when an entry is NULL, libcurl refuses an option or
+ * memory runs out.
+ */
+ic_status ic_fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic_fetch_guard **out, ic_error *err);
+
+/** The sentence of the first refusal, or NULL when the guard refused nothing. */
+const char *ic_fetch_guard_refusal(const ic_fetch_guard *g);
+
+/** Frees the guard (NULL is ignored). The easy handle must no longer run. */
+void ic_fetch_guard_destroy(ic_fetch_guard *g);
+
 /* ---- Transfers (fetch_transfer.c). ---- */
 
 /** One transfer from ic_fetch_start to on_complete. */
@@ -48,6 +68,7 @@ struct ic_xfer {
     bool in_multi;
     CURL *easy;
     struct curl_slist *header_list;
+    ic_fetch_guard *guard;         /* destination policy checks (fetch_guard.c) */
     ic_fetch_callbacks cb;
     void *ctx;
     bool cookies;
@@ -64,6 +85,7 @@ struct ic_xfer {
     ic_fetch_head head;
     bool head_ready;     /* head built and given to on_head */
     bool reject_status;  /* status outside [status_min, status_end): discard the body */
+    bool bad_status;     /* libcurl read no three-digit status from the status line */
     bool too_large;
     bool aborted;        /* on_head or on_body said stop */
     bool out_of_memory;
@@ -77,7 +99,7 @@ struct ic_xfer {
     bool progress_sent;
 
     char errbuf[CURL_ERROR_SIZE];
-    char message[CURL_ERROR_SIZE + 64];
+    char message[CURL_ERROR_SIZE + 160]; /* room for a policy refusal (IC_FETCH_POLICY_REASON) */
 };
 
 /**

@@ -14,5 +14,6 @@
 #include "ic_encode.h"
 #include "ic_thread.h"
 #include "ic_fetch.h"
+#include "ic_fetch_policy.h"
 
 #endif /* CIMAGECORE_H */

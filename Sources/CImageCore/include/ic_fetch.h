@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "ic_error.h"
+#include "ic_fetch_policy.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,14 +74,17 @@ typedef enum ic_fetch_result {
     IC_FETCH_DISALLOWED_PROTOCOL = 8,
     /** The final status is outside [status_min, status_end). The body is discarded. */
     IC_FETCH_HTTP_STATUS = 9,
-    /** The connection broke: reset, closed early, body shorter than Content-Length, bad framing. */
+    /** The connection broke: reset, closed early, body shorter than Content-Length, bad framing,
+     *  a status line without a three-digit status. */
     IC_FETCH_NETWORK = 10,
     /** The URL cannot be parsed. */
     IC_FETCH_BAD_URL = 11,
     /** on_head or on_body asked to stop. */
     IC_FETCH_ABORTED = 12,
     /** Any other failure (see curl_code and message). */
-    IC_FETCH_OTHER = 13
+    IC_FETCH_OTHER = 13,
+    /** The destination policy refused the address (or host) to connect to; nothing was sent to it. */
+    IC_FETCH_DESTINATION_REFUSED = 14
 } ic_fetch_result;
 
 /** A short constant name for a result, e.g. "timeout". Never NULL. */
@@ -223,6 +227,34 @@ typedef struct ic_fetch_request {
     /** Optional basic-auth credentials (sent only to the request's host). */
     const char *username;
     const char *password;
+    /**
+     * Optional TLS client certificate: a PEM file holding the certificate (and the
+     * key, unless client_key names another PEM file), and the key's password.
+     */
+    const char *client_cert;
+    const char *client_key;
+    const char *client_key_password;
+    /**
+     * Which destinations the transfer may connect to, checked on every address it
+     * connects to, for the request and every redirect (retained by ic_fetch_start).
+     * NULL: ic_fetch_policy_default(), public addresses only.
+     */
+    const ic_fetch_policy *policy;
+    /**
+     * Optional proxy URL ("http://proxy.internal:3128"). NULL: no proxy, and the
+     * environment's proxy variables are ignored. Through a proxy the policy sees only
+     * the URL's host (an address host by its class, a name by the lists): the proxy
+     * resolves names and must refuse internal destinations itself.
+     */
+    const char *proxy;
+    /**
+     * Optional "HOST:PORT:ADDRESS[,ADDRESS…]" entries (libcurl's CURLOPT_RESOLVE):
+     * connect to these addresses for HOST:PORT instead of resolving it. The policy
+     * checks them like resolved ones. They stay in the engine's DNS cache, so later
+     * transfers to HOST:PORT use them too.
+     */
+    const char *const *resolve;
+    size_t resolve_count;
     ic_fetch_callbacks callbacks;
     void *ctx;
 } ic_fetch_request;

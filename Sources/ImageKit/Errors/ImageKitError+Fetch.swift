@@ -16,6 +16,7 @@ extension ImageKitError {
         case IC_FETCH_NETWORK: self = .network(message)
         case IC_FETCH_BAD_URL: self = .invalidURL(message)
         case IC_FETCH_ABORTED: self = .invalidResponse(message)
+        case IC_FETCH_DESTINATION_REFUSED: self = .destinationRefused(message)
         default: self = .transferFailed(curlCode: Int(curlCode), message)
         }
     }

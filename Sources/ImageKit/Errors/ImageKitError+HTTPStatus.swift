@@ -12,6 +12,7 @@ extension ImageKitError {
     /// | DNS, connection, TLS, redirect or transfer failure; a response rejected by a validator | 502 |
     /// | the origin timed out, or the load's deadline passed | 504 |
     /// | a bad URL, a scheme the downloader refuses, an invalid argument | 400 |
+    /// | a destination the downloader's policy refuses (loopback, private, metadata, …) | 403 |
     /// | blocklisted | the status of the failure that put the URL on the blocklist |
     /// | not in cache (``ImageOptions/fromCacheOnly``) | 404 |
     /// | vetoed by the delegate | 403 |
@@ -38,6 +39,8 @@ extension ImageKitError {
             504
         case .invalidURL, .disallowedProtocol, .invalidArgument:
             400
+        case .destinationRefused:
+            403
         case .blocklisted(_, let original):
             original.suggestedHTTPStatus
         case .notInCache:

@@ -59,6 +59,9 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidResponse(String)
     /// Any other transfer failure, with libcurl's error code.
     case transferFailed(curlCode: Int, String)
+    /// The downloader's ``DestinationPolicy`` refused the address (or host) the download or
+    /// one of its redirects would connect to; nothing was sent there.
+    case destinationRefused(String)
 
     // Image manager (codes 50–69). A URL the manager cannot load fails with ``invalidURL(_:)``.
 
@@ -107,6 +110,7 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unacceptableContentType: 30
         case .invalidResponse: 31
         case .transferFailed: 32
+        case .destinationRefused: 33
         case .blocklisted: 50
         case .notInCache: 51
         case .deadlineExceeded: 52
@@ -129,7 +133,7 @@ public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
         case .network(let m), .timedOut(let m), .dnsFailed(let m), .connectFailed(let m),
              .tlsFailed(let m), .responseTooLarge(let m), .tooManyRedirects(let m),
              .disallowedProtocol(let m), .invalidURL(let m), .unacceptableContentType(let m),
-             .invalidResponse(let m), .httpStatus(_, let m), .transferFailed(_, let m):
+             .invalidResponse(let m), .httpStatus(_, let m), .transferFailed(_, let m), .destinationRefused(let m):
             m
         case .blocklisted(let m, _), .notInCache(let m), .deadlineExceeded(let m), .vetoed(let m),
              .transformFailed(let m), .overloaded(let m), .shutDown(let m):

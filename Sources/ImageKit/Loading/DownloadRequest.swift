@@ -47,11 +47,15 @@ public struct DownloadRequest: Sendable, Hashable {
     /// Overrides the configuration's ``DownloaderConfiguration/usesCookies``: whether this
     /// request sends and stores cookies in the downloader's jar.
     public var usesCookies: Bool?
+    /// Overrides the configuration's ``DownloaderConfiguration/destinationPolicy`` for this
+    /// request (and its redirects).
+    public var destinationPolicy: DestinationPolicy?
 
     /// A GET request for `url` with the downloader's defaults.
     public init(url: URL, method: Method = .get, headers: HTTPHeaders = [:], validators: Validators? = nil,
                 byteRange: ClosedRange<Int64>? = nil, timeout: Duration? = nil,
-                tls: DownloaderConfiguration.TLSOptions? = nil, usesCookies: Bool? = nil) {
+                tls: DownloaderConfiguration.TLSOptions? = nil, usesCookies: Bool? = nil,
+                destinationPolicy: DestinationPolicy? = nil) {
         self.url = url
         self.method = method
         self.headers = headers
@@ -60,5 +64,6 @@ public struct DownloadRequest: Sendable, Hashable {
         self.timeout = timeout
         self.tls = tls
         self.usesCookies = usesCookies
+        self.destinationPolicy = destinationPolicy
     }
 }

@@ -5,6 +5,10 @@ import Dispatch
 /// priority) under a concurrency limit, and every caller can cancel its own
 /// download without disturbing the others.
 ///
+/// By default it connects to public addresses only: loopback, private, link-local
+/// and cloud metadata destinations are refused, for the request and every redirect
+/// (``DownloaderConfiguration/destinationPolicy``).
+///
 /// Two call styles share one implementation: `async` (cancelling the task
 /// cancels the download) and completion handlers returning a ``DownloadToken``.
 /// Releasing the downloader aborts what is still in flight (callers get

@@ -17,11 +17,14 @@ public struct DownloaderConfiguration: Sendable {
         public var verifiesPeer: Bool
         /// A PEM file of CA certificates to trust instead of the system's, or nil.
         public var caFile: String?
+        /// The certificate to present to servers that ask for one (mutual TLS), or nil.
+        public var clientCertificate: ClientCertificate?
 
-        /// TLS options; by default verify against the system's CAs.
-        public init(verifiesPeer: Bool = true, caFile: String? = nil) {
+        /// TLS options; by default verify against the system's CAs and present no certificate.
+        public init(verifiesPeer: Bool = true, caFile: String? = nil, clientCertificate: ClientCertificate? = nil) {
             self.verifiesPeer = verifiesPeer
             self.caFile = caFile
+            self.clientCertificate = clientCertificate
         }
     }
 
@@ -112,6 +115,15 @@ public struct DownloaderConfiguration: Sendable {
     public var progressInterval: Duration
     /// Most connections to keep open for reuse, or nil for libcurl's default.
     public var maxIdleConnections: Int?
+    /// Which destinations downloads may connect to (default ``DestinationPolicy/publicOnly``:
+    /// not this machine, private networks, link-local or cloud metadata addresses). A
+    /// request's ``DownloadRequest/destinationPolicy`` replaces it.
+    public var destinationPolicy: DestinationPolicy
+    /// The proxy every download goes through (`"http://proxy.internal:3128"`), or nil (the
+    /// default) for none. The environment's proxy variables (`http_proxy`, …) are never
+    /// used. Through a proxy the ``destinationPolicy`` checks only the URL's host: the
+    /// proxy resolves names and must refuse internal destinations itself.
+    public var proxy: String?
 
     /// The `Accept` header listing the formats ImageKit decodes.
     public static let defaultAccept = "image/webp,image/png,image/jpeg,image/gif,image/*;q=0.8,*/*;q=0.5"
@@ -141,5 +153,7 @@ public struct DownloaderConfiguration: Sendable {
         callbackQueue = DispatchQueue(label: "ImageKit.Downloader.callbacks")
         progressInterval = .milliseconds(100)
         maxIdleConnections = nil
+        destinationPolicy = .publicOnly
+        proxy = nil
     }
 }

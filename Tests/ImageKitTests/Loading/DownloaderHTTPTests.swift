@@ -259,6 +259,21 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         XCTAssertTrue(message.contains("5000"), message)
     }
 
+    func testAStatusLineWithoutAThreeDigitStatusIsNoResponse() async throws {
+        let f = try fixture
+        // libcurl reads these as statuses 2, 222222222 and -1 (past INT_MAX) and succeeds.
+        let lines = ["HTTP/22%20200%20OK", "HTTP/2222222222", "HTTP/2222222222222222222222"]
+        let lenient = try DownloadTesting.downloader { $0.acceptableStatusCodes = 0..<0 }  // any status
+        for line in lines {
+            let e = await DownloadTesting.error(lenient, f.script.url("/bad-status?line=\(line)"))
+            guard case .network(let message)? = e else { XCTFail("\(line): \(String(describing: e))"); continue }
+            XCTAssertTrue(message.contains("has no valid status"), message)
+        }
+        let good = await DownloadTesting.result(lenient, DownloadRequest(url: f.script.url("/bad-status?line=HTTP/1.1%20299%20X")))
+        XCTAssertEqual(try good.get().response.statusCode, 299, "a three-digit status is read")
+        XCTAssertEqual(try good.get().data, Data("x".utf8))
+    }
+
     func testConnectionRefused() async throws {
         let d = try DownloadTesting.downloader()
         let port = try Loopback.freePort()

@@ -74,9 +74,13 @@ class LoopbackTestCase: XCTestCase {
 
 /// Helpers shared by the downloader tests.
 enum DownloadTesting {
-    /// A downloader with `configure` applied to the default configuration.
+    /// The test servers listen on 127.0.0.1: downloaders of the tests opt in to loopback.
+    static let loopback = DestinationPolicy(allowsLoopback: true)
+
+    /// A downloader allowed to reach loopback, with `configure` applied to the default configuration.
     static func downloader(_ configure: (inout DownloaderConfiguration) -> Void = { _ in }) throws -> Downloader {
         var c = DownloaderConfiguration()
+        c.destinationPolicy = loopback
         configure(&c)
         return try Downloader(configuration: c)
     }

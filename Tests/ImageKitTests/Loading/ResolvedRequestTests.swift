@@ -50,6 +50,10 @@ final class ResolvedRequestTests: XCTestCase {
         variants["timeout"] = DownloadRequest(url: URL(string: "http://h.test/a.png")!, timeout: .seconds(3))
         variants["tls"] = DownloadRequest(url: URL(string: "http://h.test/a.png")!, tls: .init(verifiesPeer: false))
         variants["cookies"] = DownloadRequest(url: URL(string: "http://h.test/a.png")!, usesCookies: true)
+        variants["destination policy"] = DownloadRequest(url: URL(string: "http://h.test/a.png")!,
+                                                         destinationPolicy: .init(allowsLoopback: true))
+        variants["client certificate"] = DownloadRequest(
+            url: URL(string: "http://h.test/a.png")!, tls: .init(clientCertificate: .init(certificateFile: "/c.pem")))
         for (name, variant) in variants {
             XCTAssertNotEqual(try resolve(variant), base, name)
         }
@@ -62,7 +66,44 @@ final class ResolvedRequestTests: XCTestCase {
         same.timeout = .seconds(15)
         same.usesCookies = false
         same.tls = .init()
+        same.destinationPolicy = .publicOnly
         XCTAssertEqual(try resolve(same), base)
+    }
+
+    func testThePolicyIsBuiltOncePerDownloaderUnlessARequestNamesAnother() throws {
+        var configuration = DownloaderConfiguration()
+        configuration.destinationPolicy = DestinationPolicy(allowList: ["images.internal"])
+        let defaults = try ResolvedRequest.Defaults(configuration)
+        let plain = try ResolvedRequest(request(), defaults: defaults)
+        XCTAssertTrue(plain.policy === defaults.policy)
+        var restated = request()
+        restated.destinationPolicy = configuration.destinationPolicy
+        XCTAssertTrue(try ResolvedRequest(restated, defaults: defaults).policy === defaults.policy,
+                      "the configuration's policy named again is not built again")
+        var own = request()
+        own.destinationPolicy = .publicOnly
+        let resolved = try ResolvedRequest(own, defaults: defaults)
+        XCTAssertFalse(resolved.policy === defaults.policy)
+        XCTAssertNotEqual(resolved, plain)
+        own.destinationPolicy = DestinationPolicy(allowList: ["10.0.0.0/33"])
+        XCTAssertEqual(refusal { _ = try ResolvedRequest(own, defaults: defaults) },
+                       "fetch policy: allow-list entry \"10.0.0.0/33\" is not a host name, an IP address or a CIDR prefix")
+    }
+
+    func testCertificatesAndProxiesThatCannotReachLibcurlWholeAreRefused() throws {
+        let bad = "a\nb"
+        let certificates = [ClientCertificate(certificateFile: bad), ClientCertificate(certificateFile: "/c.pem", keyFile: bad),
+                            ClientCertificate(certificateFile: "/c.pem", keyPassword: bad)]
+        let names = ["client certificate file name", "client key file name", "client key password"]
+        for (certificate, name) in zip(certificates, names) {
+            let expected = "download: the \(name) contains a line break or NUL"
+            XCTAssertEqual(refusal { _ = try resolve(self.request()) { $0.tls.clientCertificate = certificate } }, expected)
+            var r = request()
+            r.tls = .init(clientCertificate: certificate)
+            XCTAssertEqual(refusal { _ = try resolve(r) }, expected)
+        }
+        XCTAssertEqual(refusal { _ = try resolve(self.request()) { $0.proxy = "http://p\r\n:3128" } },
+                       "download: the proxy contains a line break or NUL")
     }
 
     func testRequestHeadersReplaceDefaultsByNameInAnyCase() throws {
@@ -207,5 +248,21 @@ final class ResolvedRequestTests: XCTestCase {
                 .map { $0 == nil }
         }
         XCTAssertEqual(plain, Array(repeating: true, count: 6), "absent values are NULL")
+    }
+
+    func testTheCRequestCarriesThePolicyCertificateAndProxy() throws {
+        var r = request()
+        r.tls = .init(clientCertificate: .init(certificateFile: "/c.pem", keyFile: "/k.pem", keyPassword: "pw"))
+        let resolved = try resolve(r) { $0.proxy = "http://proxy.test:3128" }
+        func text(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
+        let seen = resolved.withCRequest { req in
+            [text(req.client_cert), text(req.client_key), text(req.client_key_password), text(req.proxy)]
+        }
+        XCTAssertEqual(seen, ["/c.pem", "/k.pem", "pw", "http://proxy.test:3128"])
+        XCTAssertEqual(resolved.withCRequest { $0.policy }, resolved.policy.pointer)
+        let plain = try resolve(request()).withCRequest { req in
+            [req.client_cert, req.client_key, req.client_key_password, req.proxy].map { $0 == nil }
+        }
+        XCTAssertEqual(plain, [true, true, true, true], "absent values are NULL")
     }
 }

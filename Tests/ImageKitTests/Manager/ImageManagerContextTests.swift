@@ -193,13 +193,11 @@ final class ImageManagerContextTests: ManagerTestCase {
         let m = try makeManager()
         let cache = try makeCache()
         let starts = Starts()
-        var config = DownloaderConfiguration()
-        config.observers = [starts]
-        let downloader = try Downloader(configuration: config)
+        let downloader = try DownloadTesting.downloader { $0.observers = [starts] }
         let url = f.nginx.url("/tiles/41.png")
         let context = ImageContext(cache: cache, downloader: downloader)
         _ = try await ManagerTesting.image(m, url, options: .waitStoreCache, context: context)
-        await ManagerTesting.drain(config.callbackQueue)
+        await ManagerTesting.drain(downloader.configuration.callbackQueue)
         XCTAssertEqual(starts.urls.all, [url])
         XCTAssertNotNil(cache.memoryCache.image(forKey: url.absoluteString))
         XCTAssertNil(m.cache.memoryCache.image(forKey: url.absoluteString))

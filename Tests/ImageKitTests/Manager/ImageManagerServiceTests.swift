@@ -51,7 +51,7 @@ final class ImageManagerServiceTests: ManagerTestCase {
 
     func testDownloaderShutdownDrains() async throws {
         let f = try fixture
-        let d = try Downloader()
+        let d = try DownloadTesting.downloader()
         let k = unique("dl")
         let held = Task { try await d.download(DownloadRequest(url: f.script.url("/gate?key=\(k)&n=500"))) }
         await DownloadTesting.waitUntil("the request reached the server") { (try? f.script.stats(k).count) == 1 }

@@ -101,12 +101,13 @@ class ManagerTestCase: XCTestCase {
         return try ImageCache(namespace: "test", directory: dir)
     }
 
-    /// A manager over a fresh cache and a new downloader, both configurable.
+    /// A manager over a fresh cache and a new downloader (allowed to reach loopback), both configurable.
     func makeManager(cache: ImageCache? = nil, _ configure: (inout ImageManagerConfiguration) -> Void = { _ in },
                      downloader: (inout DownloaderConfiguration) -> Void = { _ in }) throws -> ImageManager {
         var c = ImageManagerConfiguration()
         configure(&c)
         var d = DownloaderConfiguration()
+        d.destinationPolicy = DownloadTesting.loopback
         downloader(&d)
         return ImageManager(cache: try cache ?? makeCache(), downloader: try Downloader(configuration: d),
                             configuration: c)

@@ -13,6 +13,11 @@
 /// its load's span — bootstrap `InstrumentationSystem` with a tracer (swift-otel, for example)
 /// to export them; none is by default.
 ///
+/// The origin is the operator's: its host is trusted even when it is on a private network or
+/// this machine. Everything else the server would connect to — where the origin redirects,
+/// which request input can steer — stays under ImageKit's default destination policy: public
+/// addresses only, never loopback, private networks, link-local or cloud metadata (403).
+///
 ///     swift run -c release thumbnail-server --port 8080 --origin https://images.example.com --cache /tmp/thumbs
 ///     curl -o cat.webp 'http://127.0.0.1:8080/thumb/photos/cat.jpg?w=256&format=webp'
 ///     curl http://127.0.0.1:8080/metrics
@@ -40,20 +45,32 @@ struct ThumbnailServer: AsyncParsableCommand {
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \(logLevel)") }
+        guard originHost != nil else { throw ValidationError("--origin must be an http or https URL with a host") }
+    }
+
+    /// The host of `origin`, when it is an http or https URL with one.
+    private var originHost: String? {
+        guard let url = URL(string: origin), ["http", "https"].contains(url.scheme?.lowercased()),
+              let host = url.host, !host.isEmpty else { return nil }
+        return host
     }
 
     func run() async throws {
+        guard let originHost else { throw ValidationError("--origin must be an http or https URL with a host") }
         var logger = Logger(label: "thumbnail-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
+        // The configured origin is trusted wherever it is; any other destination must be public.
+        var downloads = DownloaderConfiguration()
+        downloads.destinationPolicy = DestinationPolicy(allowList: [originHost])
         // ImageKit's logs, metrics and spans (the two-line bootstrap), its gauges, and a service
         // that drains the manager once the server has stopped.
         let observability = ImageKitObservability(logger: logger)
         let manager = try ImageManager(
             cache: try ImageCache(namespace: "thumbnails", directory: URL(fileURLWithPath: cache)),
-            observability: observability)
+            observability: observability, downloaderConfiguration: downloads)
         let statistics = ImageManagerStatisticsReporter(manager: manager)
         let origin = self.origin.hasSuffix("/") ? String(self.origin.dropLast()) : self.origin
 

@@ -10,6 +10,26 @@ final class ThumbnailServerTests: XCTestCase {
     private var serverPort = 0
     /// The bytes of the origin's `photos/cat.jpg`.
     private var jpegSize = 0
+    private var originPort = 0
+
+    /// The origin: Python's file server over a folder, plus `/redirect/HOST:PORT/PATH`, which
+    /// answers 302 to `http://HOST:PORT/PATH`.
+    private static let origin = """
+        import functools, http.server, sys
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def do_GET(self):
+                if self.path.startswith("/redirect/"):
+                    self.send_response(302)
+                    self.send_header("Location", "http://" + self.path[len("/redirect/"):])
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                else:
+                    super().do_GET()
+            def log_message(self, *args):
+                pass
+        handler = functools.partial(Handler, directory=sys.argv[2])
+        http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()
+        """
 
     override func setUpWithError() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("thumbnail-server-\(UUID())")
@@ -22,9 +42,9 @@ final class ThumbnailServerTests: XCTestCase {
         try jpeg.write(to: images.appendingPathComponent("cat.jpg"))
         jpegSize = jpeg.count
 
-        let originPort = try freePort()
-        try start("/usr/bin/python3", ["-m", "http.server", "--bind", "127.0.0.1", "\(originPort)",
-                                       "--directory", folder.appendingPathComponent("origin").path])
+        originPort = try freePort()
+        try start("/usr/bin/python3",
+                  ["-c", Self.origin, "\(originPort)", folder.appendingPathComponent("origin").path])
         try waitUntilListening(originPort)
 
         // The server's binary is built next to the test bundle.
@@ -119,6 +139,32 @@ final class ThumbnailServerTests: XCTestCase {
         XCTAssertEqual(value("imagekit_loads_in_flight"), 0)
         XCTAssertEqual(value("imagekit_downloads_in_flight", ["state": "queued"]), 0)
         XCTAssertEqual(value("imagekit_blocklisted_urls"), 1)
+    }
+
+    func testTrustsItsOriginOnlyWhereverItRedirects() throws {
+        // The origin is on 127.0.0.1, which the default policy refuses: the server trusts it.
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=20").status, 200)
+        // The origin's redirect back to itself is followed.
+        let home = try get("/thumb/redirect/127.0.0.1:\(originPort)/photos/cat.jpg?w=20")
+        XCTAssertEqual(home.status, 200)
+        XCTAssertEqual(try ImageDecoder.info(home.body).width, 20)
+        // Anywhere else the origin sends the server (here another loopback address, and the
+        // cloud metadata address) is under the default policy: refused, 403, nothing fetched.
+        let elsewhere = try get("/thumb/redirect/127.0.0.2:\(originPort)/photos/cat.jpg?w=20")
+        XCTAssertEqual(elsewhere.status, 403)
+        XCTAssertEqual(String(decoding: elsewhere.body, as: UTF8.self),
+                       "destination 127.0.0.2 is loopback, which the policy does not allow\n")
+        let metadata = try get("/thumb/redirect/169.254.169.254/latest/meta-data/iam?w=20")
+        XCTAssertEqual(metadata.status, 403)
+        XCTAssertTrue(String(decoding: metadata.body, as: UTF8.self).contains("cloud metadata"))
+    }
+
+    func testRefusesAnOriginThatIsNoURL() throws {
+        let binary = Bundle.main.bundleURL.appendingPathComponent("thumbnail-server").path
+        let bad = try start(binary, ["--port", "\(try freePort())", "--origin", "images.internal",
+                                     "--cache", folder.appendingPathComponent("cache-bad").path])
+        bad.waitUntilExit()
+        XCTAssertNotEqual(bad.terminationStatus, 0)
     }
 
     func testExitsCleanlyOnSIGTERM() throws {

@@ -34,16 +34,25 @@ struct ResolvedRequest: Hashable, Sendable {
         var ifModifiedSince: String?
         var username: String?
         var password: String?
+        var clientCertificate: ClientCertificate?
+        var destinationPolicy: DestinationPolicy
+        var proxy: String?
     }
 
     /// The configuration's part, converted and checked once per downloader.
     struct Defaults: Sendable {
         let wire: Wire
         let headers: HTTPHeaders
+        /// The configuration's destination policy, built once.
+        let policy: CompiledDestinationPolicy
 
-        /// Checks and converts `c`; fails on a default header or user name that cannot go on the wire.
+        /// Checks and converts `c`; fails on a default header, user name, certificate, proxy or
+        /// destination policy that cannot be used.
         init(_ c: DownloaderConfiguration) throws(ImageKitError) {
             headers = c.defaultHeaders
+            policy = try CompiledDestinationPolicy(c.destinationPolicy)
+            try ResolvedRequest.check(c.tls.clientCertificate)
+            if let proxy = c.proxy { try ResolvedRequest.checkText(proxy, "proxy") }
             var username: String?
             if let cred = c.credentials {
                 try ResolvedRequest.checkText(cred.username, "user name")
@@ -60,11 +69,14 @@ struct ResolvedRequest: Hashable, Sendable {
                         statusMin: Int32(clamping: c.acceptableStatusCodes.lowerBound),
                         statusEnd: Int32(clamping: c.acceptableStatusCodes.upperBound),
                         range: nil, ifNoneMatch: nil, ifModifiedSince: nil, username: username,
-                        password: c.credentials?.password)
+                        password: c.credentials?.password, clientCertificate: c.tls.clientCertificate,
+                        destinationPolicy: c.destinationPolicy, proxy: c.proxy)
         }
     }
 
     let wire: Wire
+    /// The destination policy in force: the configuration's, or the request's own.
+    let policy: CompiledDestinationPolicy
     /// `host:port`, what the per-host limit counts.
     let authority: String
     private let hash: Int
@@ -85,8 +97,16 @@ struct ResolvedRequest: Hashable, Sendable {
         }
         if let timeout = request.timeout { w.timeoutMs = Self.milliseconds(timeout) }
         if let tls = request.tls {
+            try Self.check(tls.clientCertificate)
             w.verifiesPeer = tls.verifiesPeer
             w.caFile = tls.caFile
+            w.clientCertificate = tls.clientCertificate
+        }
+        if let policy = request.destinationPolicy, policy != defaults.wire.destinationPolicy {
+            self.policy = try CompiledDestinationPolicy(policy)
+            w.destinationPolicy = policy
+        } else {
+            self.policy = defaults.policy
         }
         if let cookies = request.usesCookies { w.cookies = cookies }
         if let r = request.byteRange {
@@ -140,6 +160,10 @@ struct ResolvedRequest: Hashable, Sendable {
         let imsAt = wire.ifModifiedSince.map { pack.add($0) }
         let userAt = wire.username.map { pack.add($0) }
         let passAt = wire.password.map { pack.add($0) }
+        let certAt = wire.clientCertificate.map { pack.add($0.certificateFile) }
+        let keyAt = wire.clientCertificate?.keyFile.map { pack.add($0) }
+        let keyPasswordAt = wire.clientCertificate?.keyPassword.map { pack.add($0) }
+        let proxyAt = wire.proxy.map { pack.add($0) }
         return pack.bytes.withUnsafeBufferPointer { bytes in
             // UInt8 and CChar may alias each other.
             let base = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
@@ -169,6 +193,11 @@ struct ResolvedRequest: Hashable, Sendable {
                 req.if_modified_since = at(imsAt)
                 req.username = at(userAt)
                 req.password = at(passAt)
+                req.client_cert = at(certAt)
+                req.client_key = at(keyAt)
+                req.client_key_password = at(keyPasswordAt)
+                req.proxy = at(proxyAt)
+                req.policy = policy.pointer
                 return body(&req)
             }
         }
@@ -180,6 +209,14 @@ struct ResolvedRequest: Hashable, Sendable {
         guard seconds > 0 || attoseconds > 0 else { return 0 }
         let ms = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         return UInt32(clamping: max(1, ms))
+    }
+
+    /// Rejects a client certificate whose file names or password cannot reach libcurl whole.
+    private static func check(_ certificate: ClientCertificate?) throws(ImageKitError) {
+        guard let certificate else { return }
+        try checkText(certificate.certificateFile, "client certificate file name")
+        if let key = certificate.keyFile { try checkText(key, "client key file name") }
+        if let password = certificate.keyPassword { try checkText(password, "client key password") }
     }
 
     /// Rejects text that would break the header block (CR, LF, NUL).
