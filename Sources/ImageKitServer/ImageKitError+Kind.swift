@@ -28,6 +28,7 @@ extension ImageKitError {
         case .responseTooLarge: "response_too_large"
         case .tooManyRedirects: "too_many_redirects"
         case .disallowedProtocol: "disallowed_protocol"
+        case .destinationRefused: "destination_refused"
         case .invalidURL: "invalid_url"
         case .unacceptableContentType: "unacceptable_content_type"
         case .invalidResponse: "invalid_response"
