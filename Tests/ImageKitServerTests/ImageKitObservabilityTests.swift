@@ -21,6 +21,7 @@ final class ImageKitObservabilityTests: ServerTestCase {
         configuration.observers = [ImageKitLogObserver(logger: Logger(label: "kept") { _ in SwiftLogNoOpLogHandler() })]
         var downloaderConfiguration = DownloaderConfiguration()
         downloaderConfiguration.maxConcurrentDownloads = 2
+        downloaderConfiguration.destinationPolicy = Self.loopback
 
         let observability = ImageKitObservability(logger: logger, metricsFactory: metrics, tracer: tracer)
         let m = try ImageManager(cache: try makeCache(), observability: observability, configuration: configuration,

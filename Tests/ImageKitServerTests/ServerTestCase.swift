@@ -59,12 +59,17 @@ class ServerTestCase: XCTestCase {
         return try ImageCache(namespace: "test", directory: dir, memory: memory)
     }
 
-    /// A manager over a fresh cache and a new downloader, both configurable.
+    /// The test servers listen on 127.0.0.1: the tests' downloaders opt in to loopback.
+    static let loopback = DestinationPolicy(allowsLoopback: true)
+
+    /// A manager over a fresh cache and a new downloader (allowed to reach loopback), both
+    /// configurable.
     func makeManager(cache: ImageCache? = nil, _ configure: (inout ImageManagerConfiguration) -> Void = { _ in },
                      downloader: (inout DownloaderConfiguration) -> Void = { _ in }) throws -> ImageManager {
         var c = ImageManagerConfiguration()
         configure(&c)
         var d = DownloaderConfiguration()
+        d.destinationPolicy = Self.loopback
         downloader(&d)
         return ImageManager(cache: try cache ?? makeCache(), downloader: try Downloader(configuration: d),
                             configuration: c)
