@@ -136,8 +136,14 @@ public final class DiskCache: Sendable {
 
     /// Whether the index knows a bitmap for `key` (no disk access).
     public func contains(_ key: String) async -> Bool {
+        await contains(key, data: false)
+    }
+
+    /// Whether the index knows a bitmap (or, with `data`, bytes) for `key` (no disk access).
+    func contains(_ key: String, data: Bool) async -> Bool {
         await waitUntilLoaded()
-        let name = (try? await pool.run(priority: .high) { Self.entryName(IC_STORE_KIND_BITMAP, key) }) ?? ""
+        let kind = data ? IC_STORE_KIND_DATA : IC_STORE_KIND_BITMAP
+        let name = (try? await pool.run(priority: .high) { Self.entryName(kind, key) }) ?? ""
         return state.withLock { $0.index.entries[name] != nil }
     }
 

@@ -17,6 +17,9 @@ import Foundation
 /// try await cache.store(image, forKey: key)
 /// let (hit, tier) = try await cache.image(forKey: key)   // tier: .memory, .disk or .none
 /// ```
+///
+/// It is the built-in ``ImageCaching`` cache: the manager reaches its memory tier
+/// synchronously, through ``memoryValue(forKey:kind:)``.
 public final class ImageCache: Sendable {
     /// The namespace: the name of this cache's folder in the cache directory.
     public let namespace: String
@@ -94,7 +97,8 @@ public final class ImageCache: Sendable {
         return tiers.includesDisk ? await diskCache.contains(key) : false
     }
 
-    /// Removes the image (and on disk the original bytes) for `key` from `tiers`.
+    /// Removes what is stored for `key` from `tiers`: in memory the image or variant, on disk
+    /// the bitmap and the bytes (a variant or the original).
     public func remove(forKey key: String, from tiers: ImageCacheType = .all) async throws {
         if tiers.includesMemory { memoryCache.remove(forKey: key) }
         if tiers.includesDisk { try await diskCache.remove(forKey: key) }
@@ -133,7 +137,7 @@ public final class ImageCache: Sendable {
     }
 
     /// Time left until `expires`, for the memory tier; `nil` when there is no expiry.
-    private static func timeToLive(_ expires: Date?) -> Duration? {
+    static func timeToLive(_ expires: Date?) -> Duration? {
         expires.map { .milliseconds(max(0, Int64($0.timeIntervalSinceNow * 1000))) }
     }
 }

@@ -100,9 +100,20 @@ public final class MemoryCache: Sendable {
 
     /// Whether a live image is stored for `key` (does not count as a use).
     public func contains(_ string: String) -> Bool {
+        contains(string, encoded: nil)
+    }
+
+    /// Whether a live entry is stored for `key`: an encoded variant (`encoded` true), a decoded
+    /// image (false) or either (nil). Does not count as a use.
+    func contains(_ string: String, encoded: Bool?) -> Bool {
         let key = MemoryCacheShard.Key(string)
         return shard(for: key).state.withLock { s in
             guard let i = s.slots[key] else { return false }
+            if let encoded {
+                let isEncoded: Bool
+                if case .encoded = s.nodes[Int(i)].value { isEncoded = true } else { isEncoded = false }
+                if isEncoded != encoded { return false }
+            }
             let expiry = s.nodes[Int(i)].expiry
             return expiry == 0 || MonotonicClock.now() < expiry
         }
