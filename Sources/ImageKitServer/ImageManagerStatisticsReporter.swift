@@ -64,16 +64,13 @@ public final class ImageManagerStatisticsReporter: Sendable {
                                    diskLimit: evictions("disk", "limit"), diskExpired: evictions("disk", "expired"))
     }
 
-    /// Reads the statistics now and reports them (the disk tier's once its index is loaded).
+    /// Reads the statistics now and reports them (the disk tier's once its index is loaded). The
+    /// tier gauges and eviction counts are those of the manager's ``ImageKit/ImageCache``: its
+    /// cache, or the first one among an ``ImageKit/ImageCachesManager``'s caches; without one
+    /// they are not reported.
     public func report() async {
-        let memory = manager.cache.memoryCache.statistics
-        let disk = await manager.cache.diskCache.statistics
         let loads = manager.statistics
         let downloads = manager.downloader.statistics
-        memorySize.record(memory.totalCost)
-        memoryEntries.record(memory.totalCount)
-        diskSize.record(disk.totalSize)
-        diskEntries.record(disk.totalCount)
         loadsInFlight.record(loads.runningTasks)
         activePipelines.record(loads.activePipelines)
         waitingPipelines.record(loads.waitingPipelines)
@@ -81,6 +78,13 @@ public final class ImageManagerStatisticsReporter: Sendable {
         runningDownloads.record(downloads.runningTransfers)
         bodyBytes.record(downloads.bodyBytes)
         blocklisted.record(loads.blocklistedURLs)
+        guard let cache = Self.imageCache(in: manager.cache) else { return }
+        let memory = cache.memoryCache.statistics
+        let disk = await cache.diskCache.statistics
+        memorySize.record(memory.totalCost)
+        memoryEntries.record(memory.totalCount)
+        diskSize.record(disk.totalSize)
+        diskEntries.record(disk.totalCount)
         // Counted from the totals' growth since the highest totals reported (two reports racing
         // with each other count each eviction once).
         let added = reported.withLock { last -> Evictions<Int> in
@@ -100,5 +104,16 @@ public final class ImageManagerStatisticsReporter: Sendable {
                                  (evictions.diskExpired, added.diskExpired)] where count > 0 {
             counter.increment(by: count)
         }
+    }
+
+    /// `cache` when it is an ``ImageKit/ImageCache``, else the first one among the caches of an
+    /// ``ImageKit/ImageCachesManager`` (searched depth first).
+    static func imageCache(in cache: any ImageCaching) -> ImageCache? {
+        if let cache = cache as? ImageCache { return cache }
+        guard let manager = cache as? ImageCachesManager else { return nil }
+        for cache in manager.caches {
+            if let found = imageCache(in: cache) { return found }
+        }
+        return nil
     }
 }

@@ -58,7 +58,7 @@ final class ImageKitLogObserverTests: ServerTestCase {
         let url = o.nginx.url("/photo.png")
         _ = try await m.image(for: url)
         for _ in 0..<10 { _ = try await m.image(for: url) }
-        m.cache.memoryCache.removeAll()
+        m.builtInCache.memoryCache.removeAll()
         _ = try await m.image(for: url)
         await settle(m)
         XCTAssertEqual(handler.entries.count, 0, "\(handler.entries)")

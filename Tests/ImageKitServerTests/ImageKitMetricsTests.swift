@@ -27,7 +27,7 @@ final class ImageKitMetricsTests: ServerTestCase {
         await settle(m)
         XCTAssertEqual(try metrics.expectCounter(Name.downloadBytes).totalValue, Int64(o.photo.count))
         _ = try await m.image(for: photo)  // memory
-        m.cache.memoryCache.removeAll()
+        m.builtInCache.memoryCache.removeAll()
         _ = try await m.image(for: photo)  // disk
         _ = try await m.encodedImage(for: photo, as: .fixed(.jpeg(quality: 80)))  // from the memory tier's image
         guard case .httpStatus(404, _)? = await loadError(m, o.nginx.url("/missing.png")) else { return XCTFail() }
@@ -192,7 +192,7 @@ final class ImageKitMetricsTests: ServerTestCase {
         await settle(m)
         await reporter.report()
         await reporter.report()
-        let memory = m.cache.memoryCache.statistics, disk = await m.cache.diskCache.statistics
+        let memory = m.builtInCache.memoryCache.statistics, disk = await m.builtInCache.diskCache.statistics
         XCTAssertEqual(try gauge(Name.loadsInFlight), 0)
         XCTAssertEqual(try gauge(Name.downloadsInFlight, [("state", "running")]), 0)
         XCTAssertEqual(try gauge(Name.downloadBodyBytes), 0)

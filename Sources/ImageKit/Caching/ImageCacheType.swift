@@ -21,4 +21,6 @@ public enum ImageCacheType: Sendable, Hashable, CustomStringConvertible {
 
     var includesMemory: Bool { self == .memory || self == .all }
     var includesDisk: Bool { self == .disk || self == .all }
+    /// These tiers without the memory tier.
+    var excludingMemory: ImageCacheType { includesDisk ? .disk : .none }
 }

@@ -49,8 +49,8 @@ public struct ImageContext: Sendable {
     /// disk tier's original-data store, so a later load at another size need not download again;
     /// `.none` keeps nothing. The memory tier holds decoded images only, so `.memory` keeps nothing.
     public var originalStoreCacheType: ImageCacheType?
-    /// The cache for this load instead of the manager's.
-    public var cache: ImageCache?
+    /// The cache for this load instead of the manager's: any ``ImageCaching`` cache.
+    public var cache: (any ImageCaching)?
     /// The downloader for this load instead of the manager's.
     public var downloader: Downloader?
     /// When this load must be done by: once it passes, the load fails with
@@ -68,7 +68,7 @@ public struct ImageContext: Sendable {
                 responseValidator: DownloaderConfiguration.ResponseValidator? = nil,
                 queryCacheType: ImageCacheType? = nil, storeCacheType: ImageCacheType? = nil,
                 encodedStoreCacheType: ImageCacheType? = nil,
-                originalStoreCacheType: ImageCacheType? = nil, cache: ImageCache? = nil,
+                originalStoreCacheType: ImageCacheType? = nil, cache: (any ImageCaching)? = nil,
                 downloader: Downloader? = nil, deadline: ContinuousClock.Instant? = nil,
                 callbackQueue: DispatchQueue? = nil) {
         self.thumbnailPixelSize = thumbnailPixelSize

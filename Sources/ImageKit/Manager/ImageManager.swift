@@ -10,6 +10,9 @@ import Foundation
 /// decodes (shrinking on load), transforms, stores and hands the image back. SDWebImage's
 /// `SDWebImageManager` for services.
 ///
+/// The manager reaches its cache only through ``ImageCaching``: the built-in ``ImageCache``,
+/// an ``ImageCachesManager`` chaining several, or a cache of your own.
+///
 /// Two call styles share one implementation: `async` (cancelling the awaiting task cancels the
 /// load) and completion handlers returning an ``ImageTask``. Loads asking for the same cache
 /// key with the same processing share one download and one decode. Decoding and transforming
@@ -40,7 +43,7 @@ public final class ImageManager: Sendable {
     }()
 
     /// The cache loads use unless their context names another.
-    public let cache: ImageCache
+    public let cache: any ImageCaching
     /// The downloader loads use unless their context names another.
     public let downloader: Downloader
     /// The settings the manager was created with.
@@ -78,8 +81,8 @@ public final class ImageManager: Sendable {
         case load(ImageLoadRequest)
     }
 
-    /// A manager loading through `cache` and `downloader`.
-    public init(cache: ImageCache, downloader: Downloader,
+    /// A manager loading through `cache` (any ``ImageCaching`` cache) and `downloader`.
+    public init(cache: any ImageCaching, downloader: Downloader,
                 configuration: ImageManagerConfiguration = ImageManagerConfiguration()) {
         self.cache = cache
         self.downloader = downloader
@@ -410,19 +413,18 @@ public final class ImageManager: Sendable {
 
     /// What the memory tier holds for the request (the encoded variant for loads asking for
     /// bytes, else the decoded image), reported to the manager's observers and the load's.
-    private func memoryHit(_ url: URL, _ keys: ImageLoadKeys, _ cache: ImageCache,
+    /// The cache's synchronous ``ImageCaching/memoryValue(forKey:kind:)`` answers it.
+    private func memoryHit(_ url: URL, _ keys: ImageLoadKeys, _ cache: any ImageCaching,
                            _ loadObservers: [any ImageLoadObserver]) -> LoadResult? {
         let observed = !events.isEmpty || !loadObservers.isEmpty
         let start = observed ? MonotonicClock.now() : 0
         var result: LoadResult?
         if let variantKey = keys.variantKey {
-            result = cache.memoryCache.encodedImage(forKey: variantKey).map {
-                LoadResult(encoded: $0, cacheType: .memory, url: url, metrics: ImageLoadMetrics())
+            if case .variant(let encoded)? = cache.memoryValue(forKey: variantKey, kind: .variant) {
+                result = LoadResult(encoded: encoded, cacheType: .memory, url: url, metrics: ImageLoadMetrics())
             }
-        } else {
-            result = cache.memoryCache.image(forKey: keys.key).map {
-                LoadResult(image: $0, cacheType: .memory, url: url, metrics: ImageLoadMetrics())
-            }
+        } else if case .image(let image)? = cache.memoryValue(forKey: keys.key, kind: .image) {
+            result = LoadResult(image: image, cacheType: .memory, url: url, metrics: ImageLoadMetrics())
         }
         if observed {
             emit(.cacheQuery(url: url, key: keys.variantKey ?? keys.key, tier: .memory, hit: result != nil,
@@ -446,7 +448,8 @@ public final class ImageManager: Sendable {
             } else {  // .queryMemoryData
                 let read = spawn {
                     var withData = result
-                    withData.originalData = try? await r.cache.originalData(forKey: r.baseKey)
+                    withData.originalData = (try? await r.cache.entry(forKey: r.baseKey, kind: .original,
+                                                                      from: .all))?.value.original
                     task.finish(.image(withData, isFinal: true), detach: false)
                 }
                 if !task.setWork(.task(read)) { read.cancel() }

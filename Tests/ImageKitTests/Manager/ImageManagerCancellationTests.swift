@@ -115,7 +115,7 @@ final class ImageManagerCancellationTests: ManagerTestCase {
         XCTAssertFalse(names.contains { $0.hasPrefix("decoded") || $0.hasPrefix("stored") }, "\(names)")
         XCTAssertEqual(names.last, "decode failed 10")
         XCTAssertTrue(names.contains("cancelled"))
-        let cached = await m.cache.contains(m.cacheKey(for: f.nginx.url("/large.jpg"))!)
+        let cached = await m.builtInCache.contains(m.cacheKey(for: f.nginx.url("/large.jpg"))!)
         XCTAssertFalse(cached)
     }
 

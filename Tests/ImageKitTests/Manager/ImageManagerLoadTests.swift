@@ -142,7 +142,7 @@ final class ImageManagerLoadTests: ManagerTestCase {
         let k64 = m.cacheKey(for: url, context: ImageContext(thumbnailPixelSize: PixelSize(square: 64)))
         XCTAssertNotEqual(k200, k64)
         XCTAssertEqual(m.cacheKey(for: url), url.absoluteString)
-        XCTAssertEqual(m.cache.memoryCache.image(forKey: k64!)?.width, 64)
+        XCTAssertEqual(m.builtInCache.memoryCache.image(forKey: k64!)?.width, 64)
         await ManagerTesting.assertIdle(m)
     }
 
@@ -166,7 +166,7 @@ final class ImageManagerLoadTests: ManagerTestCase {
         XCTAssertEqual(log.count, 2)
         XCTAssertTrue(log[1].contains("\" 304 "), log[1])
         // The async call returns the revalidated (here: cached) image; from disk this time.
-        m.cache.memoryCache.removeAll()
+        m.builtInCache.memoryCache.removeAll()
         let result = try await ManagerTesting.image(m, url, options: .refreshCached)
         XCTAssertEqual(result.cacheType, .disk)
         let third = await f.requests(path, atLeast: 3)
@@ -192,8 +192,8 @@ final class ImageManagerLoadTests: ManagerTestCase {
         XCTAssertEqual(results.map(\.cacheType), [.memory, .none])
         XCTAssertEqual(results.map(\.image.width), [10, 12])
         XCTAssertTrue(task.isFinished)
-        XCTAssertEqual(m.cache.memoryCache.image(forKey: url.absoluteString)?.width, 12)
-        m.cache.memoryCache.removeAll()
+        XCTAssertEqual(m.builtInCache.memoryCache.image(forKey: url.absoluteString)?.width, 12)
+        m.builtInCache.memoryCache.removeAll()
         let diskWidth = try await ManagerTesting.image(m, url).image.width
         XCTAssertEqual(diskWidth, 12, "the disk tier has the new image")
         // Async: the new image.
@@ -277,7 +277,7 @@ final class ImageManagerLoadTests: ManagerTestCase {
         let r = try await ManagerTesting.image(m, f.nginx.url("/photo.jpg"))
         XCTAssertEqual([r.image.width, r.image.height], [32, 24])
         await ManagerTesting.assertIdle(m)
-        let onDisk = await m.cache.totalDiskCount
+        let onDisk = await m.builtInCache.totalDiskCount
         XCTAssertEqual(onDisk, 0, "cacheMemoryOnly added by the processor")
     }
 

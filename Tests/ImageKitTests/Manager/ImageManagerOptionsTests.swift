@@ -84,12 +84,12 @@ final class ImageManagerOptionsTests: ManagerTestCase {
         let url = f.nginx.url("/tiles/25.png")
         _ = try await ManagerTesting.image(m, url, options: [.cacheMemoryOnly, .waitStoreCache])
         await ManagerTesting.assertIdle(m)
-        XCTAssertNotNil(m.cache.memoryCache.image(forKey: url.absoluteString))
-        let onDisk = await m.cache.totalDiskCount
+        XCTAssertNotNil(m.builtInCache.memoryCache.image(forKey: url.absoluteString))
+        let onDisk = await m.builtInCache.totalDiskCount
         XCTAssertEqual(onDisk, 0, "neither the bitmap nor the original bytes")
         _ = try await ManagerTesting.image(m, f.nginx.url("/tiles/26.png"))
         await ManagerTesting.assertIdle(m)
-        let withoutOption = await m.cache.totalDiskCount
+        let withoutOption = await m.builtInCache.totalDiskCount
         XCTAssertEqual(withoutOption, 2, "the bitmap and the original bytes")
     }
 
@@ -131,7 +131,7 @@ final class ImageManagerOptionsTests: ManagerTestCase {
         await DownloadTesting.waitUntil("the completion") { completions.all.count == 1 }
         let result = try completions.all[0].get()
         // The disk index knows the entry as soon as its file is in place.
-        let written = await m.cache.diskCache.contains(m.cacheKey(for: url)!)
+        let written = await m.builtInCache.diskCache.contains(m.cacheKey(for: url)!)
         XCTAssertTrue(written)
         XCTAssertNotNil(result.metrics.store, "the completion waited for the store")
         await ManagerTesting.assertIdle(m)

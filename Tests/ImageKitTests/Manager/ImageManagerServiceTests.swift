@@ -25,7 +25,7 @@ final class ImageManagerServiceTests: ManagerTestCase {
         XCTAssertTrue(m.downloader.statistics.isIdle)
         guard case .shutDown? = await ManagerTesting.error(m, f.nginx.url("/photo.jpg")) else { return XCTFail() }
         do {
-            try await m.cache.diskCache.storeData(Data([1]), forKey: "after")
+            try await m.builtInCache.diskCache.storeData(Data([1]), forKey: "after")
             XCTFail("the disk tier took a write after it was shut down")
         } catch let error as ImageKitError {
             guard case .shutDown = error else { return XCTFail("\(error)") }

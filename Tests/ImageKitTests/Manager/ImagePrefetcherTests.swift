@@ -21,8 +21,8 @@ final class ImagePrefetcherTests: ManagerTestCase {
         XCTAssertFalse(token.isCancelled)
         await ManagerTesting.assertIdle(m)
         for url in urls.dropLast() {
-            XCTAssertNotNil(m.cache.memoryCache.image(forKey: url.absoluteString))
-            let onDisk = await m.cache.diskCache.contains(url.absoluteString)
+            XCTAssertNotNil(m.builtInCache.memoryCache.image(forKey: url.absoluteString))
+            let onDisk = await m.builtInCache.diskCache.contains(url.absoluteString)
             XCTAssertTrue(onDisk)
         }
         // Warm: every load is a memory hit, no new request.
@@ -44,8 +44,8 @@ final class ImagePrefetcherTests: ManagerTestCase {
         await DownloadTesting.waitUntil("both lists complete") { done.all.count == 2 }
         XCTAssertEqual(Set(done.all), [[1, 0], [0, 0]])
         await ManagerTesting.assertIdle(m)
-        XCTAssertNil(m.cache.memoryCache.image(forKey: url.absoluteString))
-        let onDisk = await m.cache.diskCache.contains(url.absoluteString)
+        XCTAssertNil(m.builtInCache.memoryCache.image(forKey: url.absoluteString))
+        let onDisk = await m.builtInCache.diskCache.contains(url.absoluteString)
         XCTAssertTrue(onDisk)
     }
 

@@ -8,6 +8,10 @@ import Foundation
 /// cache key with the same processing share one disk query, one download, one decode, one
 /// transform and one store.
 ///
+/// The pipeline reaches the cache only through ``ImageCaching``: the memory tier first,
+/// synchronously, then (when the cache does not answer its memory tier synchronously, the
+/// memory tier too) the variant, the decoded image and the original bytes, in that order.
+///
 /// The pipeline runs in one Swift task that only awaits: disk I/O runs on the disk cache's
 /// threads, the download on the downloader's, decoding and transforming on the manager's
 /// worker threads. When the last load waiting on it is cancelled (before the result exists),
@@ -136,11 +140,13 @@ final class ImageLoadJob: Sendable {
         let r = request
         var found = memoryHit()
         var diskQuery: Duration?
-        if found == nil, r.query.includesDisk {
+        // The tiers left to ask: all of them when the cache's memory tier is not answered synchronously.
+        let tiers = r.cache.answersMemoryQueriesSynchronously ? r.query.excludingMemory : r.query
+        if found == nil, tiers != .none {
             let start = MonotonicClock.now()
-            found = await diskVariant()
-            if found == nil { found = await diskBitmap() }
-            if found == nil { found = await originalData() }
+            found = await cachedVariant(tiers)
+            if found == nil { found = await cachedImage(tiers) }
+            if found == nil { found = await originalData(tiers) }
             diskQuery = MonotonicClock.duration(since: start)
         }
         guard !Task.isCancelled else { return }
@@ -228,28 +234,40 @@ final class ImageLoadJob: Sendable {
         }
     }
 
-    /// The variant (for loads asking for bytes), else the decoded image, in the memory tier.
+    /// The variant (for loads asking for bytes), else the decoded image, in the memory tier,
+    /// as the cache answers synchronously.
     private func memoryHit() -> Found? {
         let r = request
         guard r.query.includesMemory else { return nil }
-        let memory = r.cache.memoryCache
-        if let variantKey = r.variantKey, let encoded = memory.encodedImage(forKey: variantKey) {
+        if let variantKey = r.variantKey,
+           case .variant(let encoded)? = r.cache.memoryValue(forKey: variantKey, kind: .variant) {
             return Found(encoded: encoded, encodedTier: .memory)
         }
-        return memory.image(forKey: r.key).map { Found(image: $0, imageTier: .memory) }
+        guard case .image(let image)? = r.cache.memoryValue(forKey: r.key, kind: .image) else { return nil }
+        return Found(image: image, imageTier: .memory)
     }
 
-    /// The encoded variant stored on disk for the key, unless expired or unreadable.
-    private func diskVariant() async -> Found? {
+    /// The entry of `kind` under `key` in `tiers` (a failed query is a miss), reported as a
+    /// query of the tier that had it, else of `tiers`.
+    private func query(_ key: String, _ kind: ImageCacheEntryKind, _ tiers: ImageCacheType) async -> ImageCacheHit? {
         let r = request
-        guard let variantKey = r.variantKey else { return nil }
         let start = MonotonicClock.now()
-        let disk = r.cache.diskCache
-        let entry = disk.mayHold(variantKey, data: true) ? try? await disk.dataEntry(forKey: variantKey) : nil
-        let hit = entry.flatMap { e in e.isExpired ? nil : (try? EncodedImage(data: e.value)).map { ($0, e.metadata) } }
-        emit(.cacheQuery(url: r.url, key: variantKey, tier: .disk, hit: hit != nil,
-                                 duration: MonotonicClock.duration(since: start)))
-        return hit.map { Found(encoded: $0.0, encodedTier: .disk, metadata: $0.1) }
+        let hit = try? await r.cache.entry(forKey: key, kind: kind, from: tiers)
+        let duration = MonotonicClock.duration(since: start)
+        if kind == .original {
+            emit(.originalDataQuery(url: r.url, key: key, hit: hit != nil, duration: duration))
+        } else {
+            emit(.cacheQuery(url: r.url, key: key, tier: hit?.tier ?? tiers, hit: hit != nil, duration: duration))
+        }
+        return hit
+    }
+
+    /// The encoded variant stored in `tiers` for the key, unless expired or unreadable.
+    private func cachedVariant(_ tiers: ImageCacheType) async -> Found? {
+        guard let variantKey = request.variantKey, let hit = await query(variantKey, .variant, tiers),
+              case .variant(let encoded) = hit.value
+        else { return nil }
+        return Found(encoded: encoded, encodedTier: hit.tier, metadata: hit.metadata)
     }
 
     /// `found` with the encoded variant the load asks for, encoding the image on a worker
@@ -284,45 +302,38 @@ final class ImageLoadJob: Sendable {
         }
     }
 
-    /// The decoded image stored on disk for the key, unless expired.
-    private func diskBitmap() async -> Found? {
-        let r = request
-        let start = MonotonicClock.now()
-        let disk = r.cache.diskCache
-        let entry = disk.mayHold(r.key) ? try? await disk.entry(forKey: r.key) : nil
-        let hit = entry.flatMap { $0.isExpired ? nil : $0 }
-        emit(.cacheQuery(url: r.url, key: r.key, tier: .disk, hit: hit != nil,
-                                 duration: MonotonicClock.duration(since: start)))
-        return hit.map { Found(image: $0.value, imageTier: .disk, metadata: $0.metadata) }
+    /// The decoded image stored in `tiers` for the key, unless expired.
+    private func cachedImage(_ tiers: ImageCacheType) async -> Found? {
+        guard let hit = await query(request.key, .image, tiers), case .image(let image) = hit.value else { return nil }
+        return Found(image: image, imageTier: hit.tier, metadata: hit.metadata)
     }
 
-    /// The image decoded (and transformed) from the original bytes stored for the URL, unless
-    /// there are none, they expired, or they no longer decode.
-    private func originalData() async -> Found? {
+    /// The image decoded (and transformed) from the original bytes stored in `tiers` for the
+    /// URL, unless there are none, they expired, or they no longer decode.
+    private func originalData(_ tiers: ImageCacheType) async -> Found? {
         let r = request
-        let start = MonotonicClock.now()
-        let disk = r.cache.diskCache
-        let entry = disk.mayHold(r.baseKey, data: true) ? try? await disk.dataEntry(forKey: r.baseKey) : nil
-        let hit = entry.flatMap { $0.isExpired ? nil : $0 }
-        emit(.originalDataQuery(url: r.url, key: r.baseKey, hit: hit != nil,
-                                        duration: MonotonicClock.duration(since: start)))
-        guard let hit else { return nil }
+        guard let hit = await query(r.baseKey, .original, tiers), case .original(let data) = hit.value else {
+            return nil
+        }
         // Decoding holds the bytes and a bitmap: it takes a turn like a download.
         guard (try? await manager.limiter.acquire(priority: r.workerPriority)) != nil else { return nil }
         defer { manager.limiter.release() }
-        guard let processed = try? await process(hit.value) else { return nil }
-        return Found(image: processed.image, imageTier: .disk, metadata: hit.metadata, originalData: hit.value,
+        guard let processed = try? await process(data) else { return nil }
+        return Found(image: processed.image, imageTier: hit.tier, metadata: hit.metadata, originalData: data,
                      decode: processed.decode, transform: processed.transform)
     }
 
     /// The metadata stored with the URL's original bytes, the encoded variant or the decoded
-    /// image, for revalidating what was found in memory.
+    /// image (expired or not), for revalidating what was found in memory.
     private func storedMetadata() async -> DiskCacheMetadata? {
-        let disk = request.cache.diskCache
-        for key in [request.baseKey, request.variantKey].compactMap({ $0 }) where disk.mayHold(key, data: true) {
-            if let entry = try? await disk.dataEntry(forKey: key) { return entry.metadata }
+        let r = request
+        var entries: [(String, ImageCacheEntryKind)] = [(r.baseKey, .original)]
+        if let variantKey = r.variantKey { entries.append((variantKey, .variant)) }
+        entries.append((r.key, .image))
+        for (key, kind) in entries {
+            if let metadata = await r.cache.metadata(forKey: key, kind: kind, from: .all) { return metadata }
         }
-        return disk.mayHold(request.key) ? try? await disk.entry(forKey: request.key)?.metadata : nil
+        return nil
     }
 
     private static func validators(_ metadata: DiskCacheMetadata) -> DownloadRequest.Validators? {
@@ -426,21 +437,28 @@ final class ImageLoadJob: Sendable {
     /// the disk tier, then hands it to the loads that do (``ImageOptions/waitStoreCache``).
     private func complete(_ found: Found, metrics: ImageLoadMetrics) async {
         let r = request
-        let memory = r.cache.memoryCache
         let start = MonotonicClock.now()
+        let metadata = found.metadata ?? DiskCacheMetadata()
         var storedInMemory = false
+        var memoryFailure: ImageKitError?
         if r.store.includesMemory, let image = found.image, found.imageTier != .memory {
-            memory.set(image, forKey: r.key)
+            do { try await r.cache.store(.image(image), forKey: r.key, to: .memory, metadata: metadata) } catch {
+                memoryFailure = ImageKitError(wrapping: error)
+            }
             storedInMemory = true
         }
         if r.encodedStore.includesMemory, let encoded = found.encoded, found.encodedTier != .memory,
            let variantKey = r.variantKey {
-            memory.set(encoded, forKey: variantKey)
+            do {
+                try await r.cache.store(.variant(encoded), forKey: variantKey, to: .memory, metadata: metadata)
+            } catch {
+                memoryFailure = memoryFailure ?? ImageKitError(wrapping: error)
+            }
             storedInMemory = true
         }
         if storedInMemory {
             emit(.stored(url: r.url, key: r.variantKey ?? r.key, tiers: .memory,
-                                 duration: MonotonicClock.duration(since: start), error: nil))
+                                 duration: MonotonicClock.duration(since: start), error: memoryFailure))
         }
         // Decoded here (downloaded, or from the original-data store): the bitmap is new to disk.
         let bitmap = r.store.includesDisk && found.originalData != nil ? found.image : nil
@@ -483,17 +501,19 @@ final class ImageLoadJob: Sendable {
         let start = MonotonicClock.now()
         var failure: ImageKitError?
         if let image {
-            do { try await r.cache.diskCache.store(image, forKey: r.key, metadata: metadata) } catch {
+            do { try await r.cache.store(.image(image), forKey: r.key, to: .disk, metadata: metadata) } catch {
                 failure = ImageKitError(wrapping: error)
             }
         }
         if let encoded, let variantKey = r.variantKey {
-            do { try await r.cache.diskCache.storeData(encoded.data, forKey: variantKey, metadata: metadata) } catch {
+            do { try await r.cache.store(.variant(encoded), forKey: variantKey, to: .disk, metadata: metadata) } catch {
                 failure = failure ?? ImageKitError(wrapping: error)
             }
         }
         if let original {
-            do { try await r.cache.storeOriginalData(original, forKey: r.baseKey, metadata: metadata) } catch {
+            do {
+                try await r.cache.store(.original(original), forKey: r.baseKey, to: .disk, metadata: metadata)
+            } catch {
                 failure = failure ?? ImageKitError(wrapping: error)
             }
         }

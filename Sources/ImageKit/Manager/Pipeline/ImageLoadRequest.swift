@@ -22,7 +22,7 @@ final class ImageLoadRequest: Sendable {
     /// ``key`` plus the encoding: where the encoded variant is stored (nil without ``output``).
     let variantKey: String?
     let decodeOptions: DecodeOptions
-    let cache: ImageCache
+    let cache: any ImageCaching
     let downloader: Downloader
     /// Tiers to look in (`.none` with ``ImageOptions/fromLoaderOnly``).
     let query: ImageCacheType
@@ -39,7 +39,7 @@ final class ImageLoadRequest: Sendable {
                                                         .handleCookies, .allowInvalidSSLCertificates]
 
     init(url: URL, keys: ImageLoadKeys, output: OutputFormat?, options: ImageOptions, context: ImageContext,
-         configuration: ImageManagerConfiguration, cache: ImageCache, downloader: Downloader) {
+         configuration: ImageManagerConfiguration, cache: any ImageCaching, downloader: Downloader) {
         self.url = url
         self.options = options
         self.context = context
