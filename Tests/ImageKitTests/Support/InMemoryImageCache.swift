@@ -1,0 +1,128 @@
+import Foundation
+import ImageKit
+import Synchronization
+
+/// A cache of the tests' own, kept in dictionaries: a "memory" and a "disk" tier, each holding
+/// any kind of entry with its metadata. It records every call in a ``CacheCallLog`` and can be
+/// told to fail, to hold its queries until cancelled, or to answer its memory tier
+/// synchronously.
+final class InMemoryImageCache: ImageCaching {
+    struct Stored: Sendable {
+        var value: ImageCacheValue
+        var metadata: DiskCacheMetadata
+    }
+
+    /// A failure the cache throws when told to fail.
+    struct Failure: Error, Equatable {
+        let cache: String
+    }
+
+    let name: String
+    let log: CacheCallLog
+    /// Whether ``memoryValue(forKey:kind:)`` answers (else the default, nil, and memory queries
+    /// go through ``entry(forKey:kind:from:)``).
+    let synchronousMemory: Bool
+    private let tiers = Mutex<[ImageCacheType: [String: Stored]]>([.memory: [:], .disk: [:]])
+    private let failing = Atomic<Bool>(false)
+    private let holdingQueries = Atomic<Bool>(false)
+    private let storeDelay = Mutex<Duration?>(nil)
+
+    init(_ name: String, log: CacheCallLog = CacheCallLog(), synchronousMemory: Bool = false) {
+        self.name = name
+        self.log = log
+        self.synchronousMemory = synchronousMemory
+    }
+
+    /// Every operation throws ``Failure`` from now on (or no longer).
+    func fail(_ yes: Bool) { failing.store(yes, ordering: .relaxed) }
+
+    /// Queries wait until their task is cancelled (then throw `CancellationError`).
+    func holdQueries(_ yes: Bool) { holdingQueries.store(yes, ordering: .relaxed) }
+
+    /// Stores sleep this long before storing.
+    func delayStores(_ delay: Duration?) { storeDelay.withLock { $0 = delay } }
+
+    /// What `tier` holds under `key`, without recording a call.
+    func stored(_ key: String, in tier: ImageCacheType) -> Stored? {
+        tiers.withLock { $0[tier]?[key] }
+    }
+
+    /// How many entries `tier` holds.
+    func count(_ tier: ImageCacheType) -> Int {
+        tiers.withLock { $0[tier]?.count ?? 0 }
+    }
+
+    private func check() throws {
+        if failing.load(ordering: .relaxed) { throw Failure(cache: name) }
+    }
+
+    private static func list(_ tiers: ImageCacheType) -> [ImageCacheType] {
+        switch tiers {
+        case .memory: [.memory]
+        case .disk: [.disk]
+        case .all: [.memory, .disk]
+        case .none: []
+        }
+    }
+
+    var answersMemoryQueriesSynchronously: Bool { synchronousMemory }
+
+    func memoryValue(forKey key: String, kind: ImageCacheEntryKind) -> ImageCacheValue? {
+        guard synchronousMemory, !failing.load(ordering: .relaxed) else { return nil }
+        log.record("\(name).memoryValue \(key)")
+        return stored(key, in: .memory).flatMap { $0.value.kind == kind ? $0.value : nil }
+    }
+
+    func entry(forKey key: String, kind: ImageCacheEntryKind, from tiers: ImageCacheType) async throws
+        -> ImageCacheHit? {
+        log.record("\(name).entry \(key) \(kind) \(tiers)")
+        if holdingQueries.load(ordering: .relaxed) {
+            try await Task.sleep(for: .seconds(60))
+        }
+        try check()
+        for tier in Self.list(tiers) {
+            if let found = stored(key, in: tier), found.value.kind == kind {
+                if let expires = found.metadata.expires, expires <= Date() { continue }
+                return ImageCacheHit(value: found.value, metadata: found.metadata, tier: tier)
+            }
+        }
+        return nil
+    }
+
+    func store(_ value: ImageCacheValue, forKey key: String, to tiers: ImageCacheType,
+               metadata: DiskCacheMetadata) async throws {
+        log.record("\(name).store \(key) \(value.kind) \(tiers)")
+        if let delay = storeDelay.withLock({ $0 }) { try await Task.sleep(for: delay) }
+        try check()
+        self.tiers.withLock { t in
+            for tier in Self.list(tiers) { t[tier]?[key] = Stored(value: value, metadata: metadata) }
+        }
+        log.record("\(name).stored \(key)")
+    }
+
+    func remove(forKey key: String, from tiers: ImageCacheType) async throws {
+        log.record("\(name).remove \(key) \(tiers)")
+        try check()
+        self.tiers.withLock { t in
+            for tier in Self.list(tiers) { t[tier]?[key] = nil }
+        }
+    }
+
+    func contains(_ key: String, kind: ImageCacheEntryKind, in tiers: ImageCacheType) async -> Bool {
+        log.record("\(name).contains \(key) \(kind) \(tiers)")
+        if holdingQueries.load(ordering: .relaxed) {
+            try? await Task.sleep(for: .seconds(60))
+            return false
+        }
+        guard !failing.load(ordering: .relaxed) else { return false }
+        return Self.list(tiers).contains { stored(key, in: $0)?.value.kind == kind }
+    }
+
+    func clear(_ tiers: ImageCacheType) async throws {
+        log.record("\(name).clear \(tiers)")
+        try check()
+        self.tiers.withLock { t in
+            for tier in Self.list(tiers) { t[tier] = [:] }
+        }
+    }
+}
