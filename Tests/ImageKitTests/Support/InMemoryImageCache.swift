@@ -3,7 +3,7 @@ import ImageKit
 import Synchronization
 
 /// A cache of the tests' own, kept in dictionaries: a "memory" and a "disk" tier, each holding
-/// any kind of entry with its metadata. It records every call in a ``CacheCallLog`` and can be
+/// entries of every kind (one per key and kind) with their metadata. It records every call in a ``CacheCallLog`` and can be
 /// told to fail, to hold its queries until cancelled, or to answer its memory tier
 /// synchronously.
 final class InMemoryImageCache: ImageCaching {
@@ -22,7 +22,12 @@ final class InMemoryImageCache: ImageCaching {
     /// Whether ``memoryValue(forKey:kind:)`` answers (else the default, nil, and memory queries
     /// go through ``entry(forKey:kind:from:)``).
     let synchronousMemory: Bool
-    private let tiers = Mutex<[ImageCacheType: [String: Stored]]>([.memory: [:], .disk: [:]])
+    private struct Key: Hashable {
+        var key: String
+        var kind: ImageCacheEntryKind
+    }
+
+    private let tiers = Mutex<[ImageCacheType: [Key: Stored]]>([.memory: [:], .disk: [:]])
     private let failing = Atomic<Bool>(false)
     private let holdingQueries = Atomic<Bool>(false)
     private let storeDelay = Mutex<Duration?>(nil)
@@ -42,9 +47,14 @@ final class InMemoryImageCache: ImageCaching {
     /// Stores sleep this long before storing.
     func delayStores(_ delay: Duration?) { storeDelay.withLock { $0 = delay } }
 
-    /// What `tier` holds under `key`, without recording a call.
-    func stored(_ key: String, in tier: ImageCacheType) -> Stored? {
-        tiers.withLock { $0[tier]?[key] }
+    /// What `tier` holds of `kind` (nil: of any kind) under `key`, without recording a call.
+    func stored(_ key: String, _ kind: ImageCacheEntryKind? = nil, in tier: ImageCacheType) -> Stored? {
+        tiers.withLock { t in
+            for k in kind.map({ [$0] }) ?? ImageCacheEntryKind.allCases {
+                if let found = t[tier]?[Key(key: key, kind: k)] { return found }
+            }
+            return nil
+        }
     }
 
     /// How many entries `tier` holds.
@@ -70,7 +80,7 @@ final class InMemoryImageCache: ImageCaching {
     func memoryValue(forKey key: String, kind: ImageCacheEntryKind) -> ImageCacheValue? {
         guard synchronousMemory, !failing.load(ordering: .relaxed) else { return nil }
         log.record("\(name).memoryValue \(key)")
-        return stored(key, in: .memory).flatMap { $0.value.kind == kind ? $0.value : nil }
+        return stored(key, kind, in: .memory)?.value
     }
 
     func entry(forKey key: String, kind: ImageCacheEntryKind, from tiers: ImageCacheType) async throws
@@ -81,7 +91,7 @@ final class InMemoryImageCache: ImageCaching {
         }
         try check()
         for tier in Self.list(tiers) {
-            if let found = stored(key, in: tier), found.value.kind == kind {
+            if let found = stored(key, kind, in: tier) {
                 if let expires = found.metadata.expires, expires <= Date() { continue }
                 return ImageCacheHit(value: found.value, metadata: found.metadata, tier: tier)
             }
@@ -95,7 +105,9 @@ final class InMemoryImageCache: ImageCaching {
         if let delay = storeDelay.withLock({ $0 }) { try await Task.sleep(for: delay) }
         try check()
         self.tiers.withLock { t in
-            for tier in Self.list(tiers) { t[tier]?[key] = Stored(value: value, metadata: metadata) }
+            for tier in Self.list(tiers) {
+                t[tier]?[Key(key: key, kind: value.kind)] = Stored(value: value, metadata: metadata)
+            }
         }
         log.record("\(name).stored \(key)")
     }
@@ -104,7 +116,9 @@ final class InMemoryImageCache: ImageCaching {
         log.record("\(name).remove \(key) \(tiers)")
         try check()
         self.tiers.withLock { t in
-            for tier in Self.list(tiers) { t[tier]?[key] = nil }
+            for tier in Self.list(tiers) {
+                for kind in ImageCacheEntryKind.allCases { t[tier]?[Key(key: key, kind: kind)] = nil }
+            }
         }
     }
 
@@ -115,7 +129,7 @@ final class InMemoryImageCache: ImageCaching {
             return false
         }
         guard !failing.load(ordering: .relaxed) else { return false }
-        return Self.list(tiers).contains { stored(key, in: $0)?.value.kind == kind }
+        return Self.list(tiers).contains { stored(key, kind, in: $0) != nil }
     }
 
     func clear(_ tiers: ImageCacheType) async throws {
