@@ -1,0 +1,58 @@
+import Foundation
+import ImageKit
+import Synchronization
+import XCTest
+
+// README-CACHING-BEGIN
+/// A shared tier: any store of bytes by key (a dictionary here; Redis or memcached in a fleet).
+final class SharedTier: ByteCacheTier {
+    private let entries = Mutex<[String: Data]>([:])
+
+    func data(forKey key: String) async throws -> Data? { entries.withLock { $0[key] } }
+    func setData(_ data: Data, forKey key: String, expires: Date?) async throws { entries.withLock { $0[key] = data } }
+    func removeData(forKey key: String) async throws { _ = entries.withLock { $0.removeValue(forKey: key) } }
+    func containsData(forKey key: String) async -> Bool { entries.withLock { $0[key] != nil } }
+    func removeAllData() async throws { entries.withLock { $0.removeAll() } }
+}
+
+func makeManager(cacheDirectory: URL, shared: SharedTier) throws -> ImageManager {
+    let caches = ImageCachesManager(
+        caches: [try ImageCache(namespace: "thumbs", directory: cacheDirectory),  // memory + disk, asked first
+                 ByteTierImageCache(tier: shared, keyPrefix: "thumbs:")],         // variants and original bytes
+        storePolicy: .concurrent)  // write to both; a hit in the shared tier is copied to the local one
+    return ImageManager(cache: caches, downloader: try Downloader())
+}
+// README-CACHING-END
+
+/// Runs the README's caching example and checks the README shows exactly this code.
+final class CachingReadmeExampleTests: XCTestCase {
+    func testExampleRuns() async throws {
+        let directory = TemporaryDirectory("readme-caching")
+        let shared = SharedTier()
+        let manager = try makeManager(cacheDirectory: directory.url, shared: shared)
+        addTeardownBlock { await manager.shutdown() }
+        let encoded = try await ImageEncoder.encodedImage(TestPixels.image(width: 10, height: 10), as: .png())
+        try await manager.cache.store(.variant(encoded), forKey: "v", to: .all, metadata: DiskCacheMetadata())
+        let inShared = await shared.containsData(forKey: "thumbs:v")
+        XCTAssertTrue(inShared, "written through to the shared tier")
+
+        let other = try makeManager(cacheDirectory: directory.url.appendingPathComponent("other"), shared: shared)
+        addTeardownBlock { await other.shutdown() }
+        let hit = try await other.cache.entry(forKey: "v", kind: .variant, from: .disk)
+        XCTAssertEqual(hit?.value.variant, encoded, "another node finds it in the shared tier")
+        let local = try XCTUnwrap((other.cache as? ImageCachesManager)?.caches.first)
+        let promoted = await local.contains("v", kind: .variant, in: .disk)
+        XCTAssertTrue(promoted, "and keeps it on its local disk")
+    }
+
+    func testReadmeShowsThisCode() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let example = source.components(separatedBy: "// README-CACHING-BEGIN\n")[1]
+            .components(separatedBy: "// README-CACHING-END")[0]
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        XCTAssertTrue(readme.contains("```swift\n" + example + "```"),
+                      "README.md's caching example differs from CachingReadmeExampleTests.swift")
+    }
+}
