@@ -5,9 +5,10 @@ public enum ImageCacheOperationPolicy: Sendable, Hashable, CustomStringConvertib
     /// Every cache, one after the other from the highest: a query or a contains check stops at
     /// the first cache that has the entry; a store, remove or clear goes to every cache.
     case serial
-    /// Every cache at once: a query answers with the first hit to arrive (the other queries are
-    /// cancelled), a contains check with the first yes; a store, remove or clear goes to every
-    /// cache and returns when all are done.
+    /// Every cache at once: a query answers with the first hit to arrive, a contains check with
+    /// the first yes, without waiting for the other caches (their calls are cancelled and their
+    /// answers dropped); a store, remove or clear goes to every cache and returns when all are
+    /// done.
     case concurrent
     /// The highest-priority cache (the first) only.
     case highestOnly

@@ -80,29 +80,14 @@ public final class ImageCachesManager: ImageCaching {
         var firstError: (any Error)?
         var found: (position: Int, hit: ImageCacheHit)?
         if queryPolicy == .concurrent {
-            found = await withTaskGroup(of: (Int, Result<ImageCacheHit?, any Error>).self) { group in
-                for i in positions {
+            do {
+                let answer = try await FirstAnswer.race(positions.map { i in
                     let cache = caches[i]
-                    group.addTask {
-                        do {
-                            return (i, .success(try await cache.entry(forKey: key, kind: kind, from: tiers)))
-                        } catch {
-                            return (i, .failure(error))
-                        }
-                    }
-                }
-                for await (i, result) in group {
-                    switch result {
-                    case .success(let hit?):
-                        group.cancelAll()
-                        return (i, hit)
-                    case .success(nil):
-                        break
-                    case .failure(let error):
-                        firstError = firstError ?? error
-                    }
-                }
-                return nil
+                    return { @Sendable in try await cache.entry(forKey: key, kind: kind, from: tiers) }
+                })
+                found = answer.map { (positions.lowerBound + $0.index, $0.value) }
+            } catch {
+                firstError = error
             }
         } else {
             for i in positions {
@@ -143,17 +128,11 @@ public final class ImageCachesManager: ImageCaching {
     public func contains(_ key: String, kind: ImageCacheEntryKind, in tiers: ImageCacheType) async -> Bool {
         let positions = containsPolicy.positions(among: caches.count)
         if containsPolicy == .concurrent {
-            return await withTaskGroup(of: Bool.self) { group in
-                for i in positions {
-                    let cache = caches[i]
-                    group.addTask { await cache.contains(key, kind: kind, in: tiers) }
-                }
-                for await yes in group where yes {
-                    group.cancelAll()
-                    return true
-                }
-                return false
-            }
+            let yes = try? await FirstAnswer.race(positions.map { i in
+                let cache = caches[i]
+                return { @Sendable in await cache.contains(key, kind: kind, in: tiers) ? true : nil }
+            })
+            return yes != nil
         }
         for i in positions where await caches[i].contains(key, kind: kind, in: tiers) {
             return true

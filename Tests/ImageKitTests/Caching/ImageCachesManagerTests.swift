@@ -92,6 +92,26 @@ final class ImageCachesManagerTests: XCTestCase {
         XCTAssertTrue(first?.value.image === upperImage)
     }
 
+    func testConcurrentQueriesAndChecksDoNotWaitForASlowCache() async throws {
+        let c = caches("slow", "fast")
+        let fastImage = image(2)
+        try await c[1].store(.image(fastImage), forKey: "k", to: .disk, metadata: DiskCacheMetadata())
+        c[0].gateQueries()  // held until released, cancelled or not
+        let releaser = Task {
+            try? await Task.sleep(for: .seconds(5))
+            c[0].release()
+        }
+        defer { releaser.cancel(); c[0].release() }
+        let m = ImageCachesManager(caches: c, queryPolicy: .concurrent, containsPolicy: .concurrent, promotesHits: false)
+
+        let start = ContinuousClock.now
+        let hit = try await m.entry(forKey: "k", kind: .image, from: .disk)
+        XCTAssertTrue(hit?.value.image === fastImage)
+        let yes = await m.contains("k", kind: .image, in: .disk)
+        XCTAssertTrue(yes)
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(4), "answered while the slow cache was still held")
+    }
+
     func testAHitInALowerCacheIsPromotedToTheCachesAboveIt() async throws {
         let c = caches("a", "b", "c")
         let metadata = DiskCacheMetadata(etag: "\"v1\"", lastModified: "Tue, 24 Nov 2026 10:00:00 GMT")

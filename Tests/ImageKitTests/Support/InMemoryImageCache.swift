@@ -31,6 +31,8 @@ final class InMemoryImageCache: ImageCaching {
     private let failing = Atomic<Bool>(false)
     private let holdingQueries = Atomic<Bool>(false)
     private let storeDelay = Mutex<Duration?>(nil)
+    /// Queries and contains checks held until ``release()``, whether cancelled or not (nil: not held).
+    private let gate = Mutex<[CheckedContinuation<Void, Never>]?>(nil)
 
     init(_ name: String, log: CacheCallLog = CacheCallLog(), synchronousMemory: Bool = false) {
         self.name = name
@@ -43,6 +45,29 @@ final class InMemoryImageCache: ImageCaching {
 
     /// Queries wait until their task is cancelled (then throw `CancellationError`).
     func holdQueries(_ yes: Bool) { holdingQueries.store(yes, ordering: .relaxed) }
+
+    /// Queries and contains checks wait from now on until ``release()``, ignoring cancellation
+    /// (a cache whose I/O cannot be interrupted).
+    func gateQueries() { gate.withLock { $0 = $0 ?? [] } }
+
+    /// Lets the held queries and contains checks go on, and no longer holds new ones.
+    func release() {
+        for waiter in gate.withLock({ g -> [CheckedContinuation<Void, Never>] in
+            defer { g = nil }
+            return g ?? []
+        }) { waiter.resume() }
+    }
+
+    private func passGate() async {
+        await withCheckedContinuation { continuation in
+            let held = gate.withLock { g -> Bool in
+                guard g != nil else { return false }
+                g?.append(continuation)
+                return true
+            }
+            if !held { continuation.resume() }
+        }
+    }
 
     /// Stores sleep this long before storing.
     func delayStores(_ delay: Duration?) { storeDelay.withLock { $0 = delay } }
@@ -86,6 +111,7 @@ final class InMemoryImageCache: ImageCaching {
     func entry(forKey key: String, kind: ImageCacheEntryKind, from tiers: ImageCacheType) async throws
         -> ImageCacheHit? {
         log.record("\(name).entry \(key) \(kind) \(tiers)")
+        await passGate()
         if holdingQueries.load(ordering: .relaxed) {
             try await Task.sleep(for: .seconds(60))
         }
@@ -124,6 +150,7 @@ final class InMemoryImageCache: ImageCaching {
 
     func contains(_ key: String, kind: ImageCacheEntryKind, in tiers: ImageCacheType) async -> Bool {
         log.record("\(name).contains \(key) \(kind) \(tiers)")
+        await passGate()
         if holdingQueries.load(ordering: .relaxed) {
             try? await Task.sleep(for: .seconds(60))
             return false
