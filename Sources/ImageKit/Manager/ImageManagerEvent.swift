@@ -10,9 +10,12 @@ import Foundation
 /// reported once; `completed`, `failed` and `cancelled` are reported for every load
 /// (identified by ``ImageTask/id``).
 public enum ImageManagerEvent: Sendable {
-    /// A cache tier (`.memory` or `.disk`) was asked for the decoded image stored under `key`.
+    /// A cache tier (`.memory` or `.disk`; `.all` for a cache asked for both at once) was asked
+    /// for the decoded image or the encoded variant stored under `key`; on a hit, `tier` is the
+    /// tier that had it.
     case cacheQuery(url: URL, key: String, tier: ImageCacheType, hit: Bool, duration: Duration)
-    /// The disk tier's original-data store was asked for the encoded bytes stored under `key`.
+    /// The cache was asked for the original encoded bytes stored under `key` (with
+    /// ``ImageCache``, its disk tier's original-data store).
     case originalDataQuery(url: URL, key: String, hit: Bool, duration: Duration)
     /// A download began (a `file:` URL is read without download events).
     case downloadStarted(url: URL)
