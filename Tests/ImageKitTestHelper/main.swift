@@ -2,8 +2,9 @@
 // library product.
 //
 //   alloc-probe        prints how many heap allocations 100 000 memory-cache
-//                      hits (and 10 000 misses, and a control that allocates
-//                      10 arrays) made on the calling thread
+//                      hits (and 10 000 misses, 100 000 hits of an ImageCache's
+//                      memory tier through ImageCaching, and a control that
+//                      allocates 10 arrays) made on the calling thread
 //   write-loop DIR N   opens a DiskCache in DIR, prints "ready", then writes
 //                      entries forever (the test SIGKILLs it at random moments)
 //   verify DIR         reads every entry write-loop may have written and prints
@@ -51,13 +52,30 @@ func allocProbe() {
     let missStart = alloc_counter_thread_count()
     for _ in 0..<10_000 where cache.image(forKey: "https://images.example.com/missing.jpg") != nil { hits += 1 }
     let missAllocations = alloc_counter_thread_count() - missStart
+    // The manager's path: an ImageCache's memory tier through the ImageCaching protocol.
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imagekit-alloc-\(getpid())")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    // The folder is in the temporary directory, which exists.
+    let imageCache = try! ImageCache(namespace: "probe", directory: directory,
+                                     memory: MemoryCacheConfiguration(costLimit: 1 << 30, ttl: .seconds(3600)),
+                                     disk: DiskCacheConfiguration(sweepInterval: nil))
+    let caching: any ImageCaching = imageCache
+    for key in keys { imageCache.memoryCache.set(image, forKey: key) }
+    for key in keys { _ = caching.memoryValue(forKey: key, kind: .image) }
+    var cachingHits = 0
+    let cachingStart = alloc_counter_thread_count()
+    for i in 0..<100_000 {
+        if case .image? = caching.memoryValue(forKey: keys[i & 63], kind: .image) { cachingHits += 1 }
+    }
+    let cachingAllocations = alloc_counter_thread_count() - cachingStart
     // A control that must allocate, proving the counter counts.
     let controlStart = alloc_counter_thread_count()
     var bytes = 0
     for i in 0..<10 { bytes += [UInt8](repeating: UInt8(i), count: 100 + i).count }
     let controlAllocations = alloc_counter_thread_count() - controlStart
     print("available \(alloc_counter_available()) hits \(hits) allocations \(hitAllocations) miss-allocations \(missAllocations) "
-          + "control-allocations \(controlAllocations) control-bytes \(bytes)")
+          + "control-allocations \(controlAllocations) control-bytes \(bytes) "
+          + "caching-hits \(cachingHits) caching-allocations \(cachingAllocations)")
 }
 
 func writeLoop(directory: String, seed: Int) async throws {
