@@ -30,7 +30,8 @@ enum FirstAnswer {
                         s.tasks.append(task)
                         return s.done
                     }
-                    if cancel { task.cancel() }
+                    // Cancelled before the task was recorded: the cancellation handler missed it.
+                    if cancel || Task.isCancelled { task.cancel() }
                 }
             }
         } onCancel: {
