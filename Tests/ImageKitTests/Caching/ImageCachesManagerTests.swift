@@ -112,6 +112,19 @@ final class ImageCachesManagerTests: XCTestCase {
         XCTAssertLessThan(ContinuousClock.now - start, .seconds(4), "answered while the slow cache was still held")
     }
 
+    func testCancellingAConcurrentQueryCancelsEveryCachesQuery() async throws {
+        let c = caches("upper", "lower")
+        for cache in c { cache.holdQueries(true) }  // answer only when cancelled
+        let m = ImageCachesManager(caches: c, queryPolicy: .concurrent)
+        let query = Task { try await m.entry(forKey: "k", kind: .image, from: .all) }
+        while log.operations("entry").count < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        let start = ContinuousClock.now
+        query.cancel()
+        let result = await query.result
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(10))
+        XCTAssertThrowsError(try result.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+    }
+
     func testAHitInALowerCacheIsPromotedToTheCachesAboveIt() async throws {
         let c = caches("a", "b", "c")
         let metadata = DiskCacheMetadata(etag: "\"v1\"", lastModified: "Tue, 24 Nov 2026 10:00:00 GMT")
