@@ -133,6 +133,12 @@ class Handler(BaseHTTPRequestHandler):
             headers.setdefault(k.lower(), []).append(v)
         self.send_body(200, json.dumps(headers).encode(), "application/json")
 
+    def route_folded(self):
+        # An obsolete folded field (RFC 9112 5.2): X-Folded's value goes on over a line that
+        # starts with white space. Written by hand: send_header would not fold.
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Folded: first\r\n \t second\r\n"
+                         b"X-Empty:\r\n\tfilled\r\nX-After: yes\r\nContent-Length: 3\r\n\r\nok\n")
+
     def route_html(self):
         self.send_body(200, b"<html><body>not an image</body></html>\n", "text/html; charset=utf-8")
 

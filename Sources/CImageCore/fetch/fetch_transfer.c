@@ -208,27 +208,51 @@ static size_t on_curl_header(char *buf, size_t size, size_t count, void *userdat
     return len;
 }
 
-/* Splits the stored header lines into fields pointing into raw_headers. */
+/* Extends `field`'s value over the continuation line [line, eol): a line that starts with a
+ * space or tab continues the field above it (obsolete line folding, RFC 9112 section 5.2). The
+ * line break and the white space around it become spaces, so the value reads as one. */
+static void unfold(ic_fetch_header *field, char *line, const char *eol) {
+    const char *start = line, *stop = eol;
+    while (start < stop && ic_is_space(*start)) start++;
+    while (stop > start && ic_is_space(stop[-1])) stop--;
+    if (start == stop) return; /* nothing but white space */
+    if (field->value_len == 0) {
+        field->value = start;
+    } else {
+        for (char *c = (char *)field->value + field->value_len; c < start; c++) *c = ' ';
+    }
+    field->value_len = (size_t)(stop - field->value);
+}
+
+/* Splits the stored header lines into fields pointing into raw_headers. A folded line continues
+ * the field above it; one that follows no field is ignored, as is a line without a name. */
 static bool parse_fields(ic_xfer *x) {
     size_t lines = 0;
     for (size_t i = 0; i < x->raw_len; i++) lines += x->raw_headers[i] == '\n';
     if (lines == 0) return true;
     x->fields = calloc(lines, sizeof *x->fields);
     if (!x->fields) return false;
-    const char *p = x->raw_headers, *end = x->raw_headers + x->raw_len;
+    char *p = x->raw_headers, *end = x->raw_headers + x->raw_len;
+    ic_fetch_header *last = NULL; /* the field on the line above */
     while (p < end) {
-        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        char *eol = memchr(p, '\n', (size_t)(end - p));
         if (!eol) eol = end;
+        if (*p == ' ' || *p == '\t') {
+            if (last) unfold(last, p, eol);
+            p = eol + 1;
+            continue;
+        }
+        last = NULL;
         const char *colon = memchr(p, ':', (size_t)(eol - p));
         if (colon && colon > p) {
             const char *v = colon + 1, *ve = eol;
             while (v < ve && ic_is_space(*v)) v++;
             while (ve > v && ic_is_space(ve[-1])) ve--;
-            ic_fetch_header *h = &x->fields[x->field_count++];
-            h->name = p;
-            h->name_len = (size_t)(colon - p);
-            h->value = v;
-            h->value_len = (size_t)(ve - v);
+            last = &x->fields[x->field_count++];
+            last->name = p;
+            last->name_len = (size_t)(colon - p);
+            last->value = v;
+            last->value_len = (size_t)(ve - v);
         }
         p = eol + 1;
     }

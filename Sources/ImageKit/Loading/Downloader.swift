@@ -33,6 +33,7 @@ public final class Downloader: Sendable {
     /// Downloads `request`.
     ///
     /// - Parameters:
+    ///   - request: What to download: the URL, method, headers and per-request settings.
     ///   - priority: Where the download goes in the queue when the limit is reached.
     ///   - progress: Called on the configuration's callback queue as the body arrives.
     /// - Returns: The body, response head and metrics; ``DownloadResult/Status/notModified``
@@ -57,8 +58,11 @@ public final class Downloader: Sendable {
     /// callback queue, with the result or the error.
     ///
     /// - Parameters:
+    ///   - request: What to download: the URL, method, headers and per-request settings.
     ///   - priority: Where the download goes in the queue when the limit is reached.
     ///   - progress: Called on the callback queue as the body arrives.
+    ///   - completion: Called once with the result, or the error (``ImageKitError/cancelled``
+    ///     when the token cancels it).
     /// - Returns: A token that cancels this caller's download.
     ///
     /// (A separate name from the async ``download(_:priority:progress:)``, which an

@@ -274,6 +274,20 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         XCTAssertEqual(try good.get().data, Data("x".utf8))
     }
 
+    /// A folded field (a line that starts with white space continues the one above it, as
+    /// RFC 9112 still lets a recipient read it) is one value, not a field named " second".
+    func testFoldedFieldLinesContinueTheFieldAbove() async throws {
+        let f = try fixture
+        let d = try DownloadTesting.downloader()
+        let r = try await d.download(DownloadRequest(url: f.script.url("/folded")))
+        let folded = try XCTUnwrap(r.response.headers["X-Folded"])
+        XCTAssertEqual(folded.split(whereSeparator: { $0 == " " }), ["first", "second"], folded)
+        XCTAssertEqual(r.response.headers["X-Empty"], "filled")
+        XCTAssertEqual(r.response.headers["X-After"], "yes")
+        XCTAssertEqual(r.response.headers.filter { $0.name.first?.isWhitespace ?? true }.count, 0)
+        XCTAssertEqual(r.data, Data("ok\n".utf8))
+    }
+
     func testConnectionRefused() async throws {
         let d = try DownloadTesting.downloader()
         let port = try Loopback.freePort()

@@ -110,6 +110,14 @@ final class ThumbnailServerTests: XCTestCase {
     func testMetricsCountTheLoads() throws {
         XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=100").headers["x-cache"], "none")  // downloaded
         XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=100").headers["x-cache"], "memory")
+        // The first load's disk writes (variant, then original bytes) finish after its answer:
+        // wait for the disk store to be counted, which happens once both are written.
+        let stored = Series(name: "imagekit_store_duration_seconds_count", labels: ["tier": "disk"])
+        let deadline = Date().addingTimeInterval(15)
+        while try Self.samples(String(decoding: get("/metrics").body, as: UTF8.self))[stored] ?? 0 < 1 {
+            guard Date() < deadline else { return XCTFail("the first load's disk store never finished") }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
         XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=64&format=webp").headers["x-cache"], "disk")  // the original bytes
         XCTAssertEqual(try get("/thumb/photos/missing.jpg?w=100").status, 404)
 

@@ -9,9 +9,10 @@ import Foundation
 /// The downloader over the C fetch engine: ``DownloaderStateMachine`` behind one lock,
 /// and the code that carries out the actions its transitions return.
 ///
-/// Each entry point (a caller's submit or cancel, an engine callback) runs one transition
-/// with the lock held, then acts on its result after releasing the lock: completions,
-/// progress handlers, observers, task cancellation and every C call run unlocked.
+/// Each entry point (a caller's submit or cancel, an engine callback, a launch run) runs a
+/// transition with the lock held and acts on the action it returns after releasing the
+/// lock: completions, progress handlers, observers, task cancellation and every C call run
+/// unlocked.
 ///
 /// Transfers reach the engine in one place, `launch`, which runs only in a launch run on
 /// `launchQueue`. The state machine puts every transfer it starts in a backlog and asks for
