@@ -105,7 +105,7 @@ class ServerTestCase: XCTestCase {
             XCTFail("the load of \(url) succeeded", file: file, line: line)
             return nil
         } catch {
-            return error as? ImageKitError
+            return error
         }
     }
 }

@@ -62,7 +62,8 @@ public struct DownloaderConfiguration: Sendable {
     public typealias RequestModifier = @Sendable (DownloadRequest) async -> DownloadRequest?
 
     /// Checks a response head before its body is read; throwing rejects the download
-    /// (with the thrown ``ImageKitError``, or ``ImageKitError/invalidResponse(_:)``).
+    /// (with the thrown ``ImageKitError``, or an ``ImageKitError/Code/invalidResponse`` error
+    /// whose ``ImageKitError/underlying`` is the thrown error).
     /// Runs on the download thread: it must be quick and must not block.
     public typealias ResponseValidator = @Sendable (DownloadResponse) throws -> Void
 

@@ -106,8 +106,8 @@ public final class ImageManager: Sendable {
     ///   ``ImageKitError/blocklisted(_:original:)``, ``ImageKitError/notInCache(_:)``,
     ///   ``ImageKitError/deadlineExceeded(_:)``, the download's or the decoder's error, and
     ///   ``ImageKitError/cancelled`` when the calling task is cancelled.
-    public func image(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil) async throws
-        -> ImageResult {
+    public func image(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil)
+        async throws(ImageKitError) -> ImageResult {
         try await load(url, nil, options, context, ImageResult.from)
     }
 
@@ -123,15 +123,15 @@ public final class ImageManager: Sendable {
     ///
     /// - Throws: as ``image(for:options:context:)``, and the encoder's error.
     public func encodedImage(for url: URL?, as format: OutputFormat, options: ImageOptions = [],
-                             context: ImageContext? = nil) async throws -> EncodedImageResult {
+                             context: ImageContext? = nil) async throws(ImageKitError) -> EncodedImageResult {
         try await load(url, format, options, context, EncodedImageResult.from)
     }
 
     /// The `async` call style over any output.
     private func load<Output: Sendable>(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions,
                                         _ context: ImageContext?,
-                                        _ extract: @escaping ImageTaskContinuation<Output>.Extract) async throws
-        -> Output {
+                                        _ extract: @escaping ImageTaskContinuation<Output>.Extract)
+        async throws(ImageKitError) -> Output {
         let started = MonotonicClock.now()
         if Task.isCancelled { throw ImageKitError.cancelled }
         let observed = observeLoad(url)
@@ -153,14 +153,15 @@ public final class ImageManager: Sendable {
             let adapter = ImageTaskContinuation(extract)
             let task = ImageTask(id: observed.id ?? makeID(), url: url, options: prelude.options, started: started,
                                  manager: self, sink: adapter.receive, progress: nil, observers: observed.observers)
-            return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+            let outcome = await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
                     adapter.install(continuation)
                     launch(task, prelude)
                 }
             } onCancel: {
                 task.cancel()
             }
+            return try outcome.get()
         }
     }
 
@@ -304,7 +305,7 @@ public final class ImageManager: Sendable {
     func recordFailure(_ url: URL, _ error: ImageKitError) {
         guard configuration.failedURLTimeToLive > .zero else { return }
         let lasting: Bool
-        if case .httpStatus(let status, _) = error {
+        if let status = error.httpStatus {
             lasting = configuration.failedURLStatusCodes.contains(status)
         } else {
             lasting = error.isLastingLoadFailure

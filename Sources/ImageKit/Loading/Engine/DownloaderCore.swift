@@ -290,7 +290,9 @@ final class DownloaderCore: Sendable {
         } catch let error as ImageKitError {
             return error
         } catch {
-            return .invalidResponse("the response validator rejected \(response.url.absoluteString): \(error)")
+            return ImageKitError(code: .invalidResponse,
+                                 message: "the response validator rejected \(response.url.absoluteString): \(error)",
+                                 underlying: error)
         }
     }
 

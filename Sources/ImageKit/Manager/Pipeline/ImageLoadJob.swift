@@ -202,7 +202,9 @@ final class ImageLoadJob: Sendable {
                     try validator(response)
                 } catch {
                     throw error as? ImageKitError
-                        ?? .invalidResponse("the response validator rejected \(r.url.absoluteString): \(error)")
+                        ?? ImageKitError(code: .invalidResponse,
+                                         message: "the response validator rejected \(r.url.absoluteString): \(error)",
+                                         underlying: error)
                 }
             }
         } catch {
@@ -424,7 +426,7 @@ final class ImageLoadJob: Sendable {
                                       error: nil))
             return Processed(image: transformed, decode: decode, transform: transform)
         } catch {
-            let e = ImageKitError.transformFailed("\(transformer.key): \(error)")
+            let e = ImageKitError(code: .transformFailed, message: "\(transformer.key): \(error)", underlying: error)
             job.emit(.transformed(url: r.url, key: r.key, transformer: transformer.key,
                                       duration: MonotonicClock.duration(since: transformStart), error: e))
             throw e
