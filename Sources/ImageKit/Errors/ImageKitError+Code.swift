@@ -33,7 +33,8 @@ extension ImageKitError {
         public static let invalidArgument = Code(1, "invalid_argument")
         /// The bytes are not in a format ImageKit recognises.
         public static let unknownFormat = Code(2, "unknown_format")
-        /// The format is recognised but not decoded (TIFF, HEIC, …); ``ImageKitError/format`` says which.
+        /// The format is recognised but not decoded (TIFF, HEIC, …); ``ImageKitError/format`` says
+        /// which.
         public static let unsupportedFormat = Code(3, "unsupported_format")
         /// The format decodes, but this file uses a feature that does not (12-bit JPEG, …).
         public static let unsupportedFeature = Code(4, "unsupported_feature")
@@ -53,10 +54,12 @@ extension ImageKitError {
         public static let encodeFailed = Code(11, "encode_failed")
         /// The disk has no room left.
         public static let noSpace = Code(12, "no_space")
-        /// An internal invariant failed, or a foreign error was wrapped (see ``ImageKitError/underlying``).
+        /// An internal invariant failed, or a foreign error was wrapped (see
+        /// ``ImageKitError/underlying``).
         public static let `internal` = Code(14, "internal")
 
-        /// The server answered with a status outside the acceptable range; ``ImageKitError/httpStatus`` says which.
+        /// The server answered with a status outside the acceptable range;
+        /// ``ImageKitError/httpStatus-swift.property`` says which.
         public static let httpStatus = Code(20, "http_status")
         /// The connection broke mid-transfer: reset, closed early, body shorter than its Content-Length.
         public static let network = Code(21, "network")

@@ -2,7 +2,7 @@
 ///
 /// An error has a stable ``code`` (its kind), the sentence from the layer that failed
 /// (the decoder's, the disk tier's, …) in ``message``, for example `"PNG: IDAT: CRC error"`
-/// or `"JPEG: truncated after 4112 bytes"`, the details some kinds carry (``httpStatus``,
+/// or `"JPEG: truncated after 4112 bytes"`, the details some kinds carry (``httpStatus-swift.property``,
 /// ``format``, ``curlCode``, ``original``), and the foreign error it stands for, if any, in
 /// ``underlying`` (what a transformer or a response validator threw, for example).
 ///
@@ -70,7 +70,7 @@ public struct ImageKitError: Error, Sendable, Equatable, CustomStringConvertible
     /// The same as ``message``.
     public var description: String { message }
 
-    /// Whether two errors say the same: the same ``code``, ``message``, ``httpStatus``,
+    /// Whether two errors say the same: the same ``code``, ``message``, ``httpStatus-swift.property``,
     /// ``format`` and ``curlCode``, and, when both ``underlying`` errors are ImageKitErrors
     /// (a blocklisted error's ``original``), equal ones. A foreign underlying error cannot be
     /// compared and is ignored.

@@ -89,7 +89,8 @@ final class ImageKitErrorTests: XCTestCase {
         XCTAssertNotEqual(ImageKitError.corrupt("bad"), .truncated("bad"), "the code counts")
         XCTAssertNotEqual(ImageKitError.httpStatus(404, "HTTP error"), .httpStatus(410, "HTTP error"),
                           "the details count")
-        XCTAssertNotEqual(ImageKitError.unsupportedFormat(.tiff, "unsupported"), .unsupportedFormat(.heic, "unsupported"))
+        XCTAssertNotEqual(ImageKitError.unsupportedFormat(.tiff, "unsupported"),
+                          .unsupportedFormat(.heic, "unsupported"))
         XCTAssertNotEqual(ImageKitError.blocklisted("refused", original: .httpStatus(404, "HTTP 404")),
                           .blocklisted("refused", original: .httpStatus(410, "HTTP 404")),
                           "an underlying ImageKitError (the original) counts")

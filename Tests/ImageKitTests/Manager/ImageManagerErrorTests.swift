@@ -44,7 +44,8 @@ final class ImageManagerErrorTests: ManagerTestCase {
         let f = try fixture
         let m = try makeManager()
         do {
-            _ = try await m.image(for: f.nginx.url("/photo.jpg"), context: ImageContext(imageTransformer: FailingTransformer()))
+            _ = try await m.image(for: f.nginx.url("/photo.jpg"),
+                                  context: ImageContext(imageTransformer: FailingTransformer()))
             XCTFail("the failing transformer's load succeeded")
         } catch {
             XCTAssertEqual(error.code, .transformFailed)
