@@ -119,7 +119,7 @@ public final class ImageManager: Sendable {
     /// resizing, encoding or copying, and without suspending when it is in memory. A miss finds
     /// the decoded image in a tier or downloads and decodes it, then encodes on the manager's
     /// worker threads. Loads of the same variant share one pipeline. By default the decoded
-    /// bitmap is kept in no tier (see ``ImageContext/storeCacheType``).
+    /// bitmap is kept in no tier (see ``ImageContext/imageStoreCacheTypeForEncodedLoads``).
     ///
     /// - Throws: as ``image(for:options:context:)``, and the encoder's error.
     public func encodedImage(for url: URL?, as format: OutputFormat, options: ImageOptions = [],
@@ -139,7 +139,7 @@ public final class ImageManager: Sendable {
         switch prelude {
         case .hit(var result, _, _):
             let total = MonotonicClock.duration(since: started)
-            emit(.completed(task: observed.id ?? makeID(), url: result.url, cacheType: .memory, duration: total),
+            emit(.completed(task: observed.id ?? makeID(), url: result.url, source: .memory, duration: total),
                  to: observed.observers)
             for observer in observed.observers { observer.loadEnded() }
             result.metrics = ImageLoadMetrics(total: total)
@@ -421,10 +421,10 @@ public final class ImageManager: Sendable {
         var result: LoadResult?
         if let variantKey = keys.variantKey {
             if case .variant(let encoded)? = cache.memoryValue(forKey: variantKey, kind: .variant) {
-                result = LoadResult(encoded: encoded, cacheType: .memory, url: url, metrics: ImageLoadMetrics())
+                result = LoadResult(encoded: encoded, source: .memory, url: url, metrics: ImageLoadMetrics())
             }
         } else if case .image(let image)? = cache.memoryValue(forKey: keys.key, kind: .image) {
-            result = LoadResult(image: image, cacheType: .memory, url: url, metrics: ImageLoadMetrics())
+            result = LoadResult(image: image, source: .memory, url: url, metrics: ImageLoadMetrics())
         }
         if observed {
             emit(.cacheQuery(url: url, key: keys.variantKey ?? keys.key, tier: .memory, hit: result != nil,

@@ -36,7 +36,7 @@ final class ImageLoadObserverTests: ManagerTestCase {
 
         // A memory hit: its lookup and its completion, then the end.
         let hit = try await Self.$requestID.withValue("request-2") { try await ManagerTesting.image(m, url) }
-        XCTAssertEqual(hit.cacheType, .memory)
+        XCTAssertEqual(hit.source, .memory)
         XCTAssertEqual(loads.all.count, 2)
         let second = loads.all[1]
         XCTAssertEqual(second.requestID, "request-2")
@@ -155,7 +155,7 @@ final class ImageLoadObserverTests: ManagerTestCase {
         let loads = LoadRecorder(declining: true)
         let m = try makeManager { $0.loadObserverFactories = [loads] }
         let result = try await ManagerTesting.image(m, f.nginx.url("/tiles/6.png"))
-        XCTAssertEqual(result.cacheType, .none)
+        XCTAssertEqual(result.source, .loader)
         XCTAssertEqual(loads.asked, 1)
         XCTAssertTrue(loads.all.isEmpty)
     }

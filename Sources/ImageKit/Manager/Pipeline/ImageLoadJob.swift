@@ -52,11 +52,11 @@ final class ImageLoadJob: Sendable {
     /// What the pipeline has for its loads so far, and where each part came from.
     private struct Found: Sendable {
         var image: Image?
-        /// Where ``image`` was found (`.none`: decoded by this pipeline).
-        var imageTier: ImageCacheType = .none
+        /// Where ``image`` was found (`[]`: decoded by this pipeline).
+        var imageTier: ImageCacheType = []
         var encoded: EncodedImage?
-        /// Where ``encoded`` was found (`.none`: encoded by this pipeline).
-        var encodedTier: ImageCacheType = .none
+        /// Where ``encoded`` was found (`[]`: encoded by this pipeline).
+        var encodedTier: ImageCacheType = []
         var metadata: DiskCacheMetadata?
         /// The bytes the image was decoded from, when this pipeline decoded it.
         var originalData: Data?
@@ -65,8 +65,11 @@ final class ImageLoadJob: Sendable {
         var decode: Duration?
         var transform: Duration?
 
-        /// The tier the load reports: where the first part found came from.
-        var tier: ImageCacheType { encoded != nil && encodedTier != .none ? encodedTier : imageTier }
+        /// What the load reports: where the first part found came from.
+        var source: ImageSource {
+            let tier = encoded != nil && !encodedTier.isEmpty ? encodedTier : imageTier
+            return tier.isEmpty ? .loader : ImageSource(tier: tier)
+        }
     }
 
     /// What a download (or a file read) brought.
@@ -142,7 +145,7 @@ final class ImageLoadJob: Sendable {
         var diskQuery: Duration?
         // The tiers left to ask: all of them when the cache's memory tier is not answered synchronously.
         let tiers = r.cache.answersMemoryQueriesSynchronously ? r.query.excludingMemory : r.query
-        if found == nil, tiers != .none {
+        if found == nil, !tiers.isEmpty {
             let start = MonotonicClock.now()
             found = await cachedVariant(tiers)
             if found == nil { found = await cachedImage(tiers) }
@@ -172,7 +175,7 @@ final class ImageLoadJob: Sendable {
                 return fail(ImageKitError(wrapping: error))
             }
             found = done
-            let result = LoadResult(image: done.image, encoded: done.encoded, cacheType: done.tier, url: r.url,
+            let result = LoadResult(image: done.image, encoded: done.encoded, source: done.source, url: r.url,
                                     originalData: done.originalData, metrics: metrics)
             cached = result
             deliverCached(result)
@@ -188,7 +191,7 @@ final class ImageLoadJob: Sendable {
         // A turn bounds the bodies and bitmaps alive at once; waiting holds nothing.
         let waitStart = MonotonicClock.now()
         do {
-            try await manager.limiter.acquire(priority: r.workerPriority)
+            try await manager.limiter.acquire(priority: r.priority)
         } catch {
             return fail(ImageKitError(wrapping: error))
         }
@@ -283,7 +286,7 @@ final class ImageLoadJob: Sendable {
         let key = r.variantKey ?? r.key
         let start = MonotonicClock.now()
         do {
-            let encoded = try await manager.workers.run(priority: r.workerPriority) {
+            let encoded = try await manager.workers.run(priority: r.priority) {
                 try ImageEncoder.encodedImageNow(image, as: format)
             }
             let duration = MonotonicClock.duration(since: start)
@@ -292,7 +295,7 @@ final class ImageLoadJob: Sendable {
                                   duration: duration, error: nil))
             var done = found
             done.encoded = encoded
-            done.encodedTier = .none
+            done.encodedTier = []
             return done
         } catch {
             let e = ImageKitError(wrapping: error)
@@ -316,7 +319,7 @@ final class ImageLoadJob: Sendable {
             return nil
         }
         // Decoding holds the bytes and a bitmap: it takes a turn like a download.
-        guard (try? await manager.limiter.acquire(priority: r.workerPriority)) != nil else { return nil }
+        guard (try? await manager.limiter.acquire(priority: r.priority)) != nil else { return nil }
         defer { manager.limiter.release() }
         guard let processed = try? await process(data) else { return nil }
         return Found(image: processed.image, imageTier: hit.tier, metadata: hit.metadata, originalData: data,
@@ -346,7 +349,7 @@ final class ImageLoadJob: Sendable {
         let r = request
         if r.url.isFileURL {
             let url = r.url
-            let data = try await manager.workers.run(priority: r.workerPriority) {
+            let data = try await manager.workers.run(priority: r.priority) {
                 do {
                     return try Data(contentsOf: url)
                 } catch {
@@ -370,7 +373,7 @@ final class ImageLoadJob: Sendable {
         emit(.downloadStarted(url: r.url))
         let start = MonotonicClock.now()
         do {
-            let result = try await r.downloader.download(download, priority: r.downloadPriority) { [weak self] p in
+            let result = try await r.downloader.download(download, priority: r.priority) { [weak self] p in
                 self?.progress(p)
             }
             emit(.downloadFinished(url: r.url, response: result.response, metrics: result.metrics))
@@ -387,7 +390,7 @@ final class ImageLoadJob: Sendable {
         let r = request
         let flag = cancelFlag
         do {
-            return try await manager.workers.run(priority: r.workerPriority) { [self] in
+            return try await manager.workers.run(priority: r.priority) { [self] in
                 try Self.decodeAndTransform(data, r, self, flag)
             }
         } catch {
@@ -462,7 +465,7 @@ final class ImageLoadJob: Sendable {
         }
         // Decoded here (downloaded, or from the original-data store): the bitmap is new to disk.
         let bitmap = r.store.includesDisk && found.originalData != nil ? found.image : nil
-        let encoded = r.encodedStore.includesDisk && found.encodedTier == .none ? found.encoded : nil
+        let encoded = r.encodedStore.includesDisk && found.encodedTier.isEmpty ? found.encoded : nil
         var original: Data?
         if found.downloaded, r.storesOriginalData, let data = found.originalData, let image = found.image {
             original = r.context.cacheSerializer.map { $0(image, data, r.url) } ?? data
@@ -472,7 +475,7 @@ final class ImageLoadJob: Sendable {
             defer { s.waiters = [] }
             return s.waiters
         }
-        var result = LoadResult(image: found.image, encoded: found.encoded, cacheType: found.tier, url: r.url,
+        var result = LoadResult(image: found.image, encoded: found.encoded, source: found.source, url: r.url,
                                 originalData: found.originalData, metrics: metrics)
         result.metrics.sharedBy = waiters.count
         let writesDisk = bitmap != nil || encoded != nil || original != nil
