@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// An encoded image loaded by ``ImageManager/encodedImage(for:as:options:context:)`` and where
+/// An encoded image loaded by ``ImageManager/encodedImage(for:as:options:context:progress:)`` and where
 /// it came from.
 public struct EncodedImageResult: Sendable {
     /// The bytes, their format and size, and an entity tag.

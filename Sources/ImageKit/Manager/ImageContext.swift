@@ -43,10 +43,10 @@ public struct ImageContext: Sendable {
     /// Tiers to look in before loading (default `.all`: memory, then disk; `[]` looks nowhere,
     /// as ``ImageOptions/fromLoaderOnly`` does).
     public var queryCacheType: ImageCacheType
-    /// Tiers the decoded (and transformed) image of ``ImageManager/image(for:options:context:)``
+    /// Tiers the decoded (and transformed) image of ``ImageManager/image(for:options:context:progress:)``
     /// is stored in (default `.all`).
     public var storeCacheType: ImageCacheType
-    /// Tiers the decoded image behind ``ImageManager/encodedImage(for:as:options:context:)`` is
+    /// Tiers the decoded image behind ``ImageManager/encodedImage(for:as:options:context:progress:)`` is
     /// stored in (default `[]`: a service sending bytes keeps the bytes, not bitmaps it would
     /// never read; set it to keep both, e.g. to encode other formats of the same thumbnail
     /// without decoding again).

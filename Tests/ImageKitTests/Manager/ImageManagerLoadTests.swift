@@ -96,6 +96,34 @@ final class ImageManagerLoadTests: ManagerTestCase {
         XCTAssertEqual(try again.all[0].get().source, .memory)
     }
 
+    func testAsyncLoadsReportProgressOnTheCallbackQueue() async throws {
+        let f = try fixture
+        let queue = DispatchQueue(label: "async-progress")
+        let key = DispatchSpecificKey<String>()
+        queue.setSpecific(key: key, value: "mine")
+        let m = try makeManager { $0.callbackQueue = queue }
+        let onQueue = Collector<Bool>()
+        let progress = Collector<DownloadProgress>()
+        let result = try await m.image(for: f.nginx.url("/large.jpg")) { p in
+            onQueue.append(DispatchQueue.getSpecific(key: key) == "mine")
+            progress.append(p)
+        }
+        await ManagerTesting.drain(queue)
+        XCTAssertEqual(result.source, .loader)
+        let received = progress.all.map(\.receivedBytes)
+        XCTAssertFalse(received.isEmpty)
+        XCTAssertEqual(received, received.sorted())
+        XCTAssertLessThanOrEqual(received.last ?? 0, Int64(ManagerFixture.large.count))
+        XCTAssertTrue(onQueue.all.allSatisfy { $0 })
+        let bytes = Collector<Int64>()
+        let encoded = try await m.encodedImage(for: f.nginx.url("/large.jpg"), as: .fixed(.png()),
+                                               options: .fromLoaderOnly) { bytes.append($0.receivedBytes) }
+        await ManagerTesting.drain(queue)
+        XCTAssertEqual(encoded.source, .loader)
+        XCTAssertFalse(bytes.all.isEmpty, "the encoded call reports progress too")
+        await ManagerTesting.assertIdle(m)
+    }
+
     // MARK: - Coalescing
 
     func testCoalescedLoadsShareOneDownloadAndOneDecode() async throws {
@@ -289,7 +317,7 @@ final class ImageManagerLoadTests: ManagerTestCase {
         _ = try await ManagerTesting.image(m, url, options: .waitStoreCache)
         XCTAssertEqual(recorder.names, [
             "query memory miss", "query disk miss", "query data miss", "download", "response 200", "decode",
-            "decoded 26x17", "stored memory", "stored disk", "completed none",
+            "decoded 26x17", "stored memory", "stored disk", "completed loader",
         ])
         _ = try await ManagerTesting.image(m, url)
         XCTAssertEqual(recorder.names.suffix(2), ["query memory hit", "completed memory"])
