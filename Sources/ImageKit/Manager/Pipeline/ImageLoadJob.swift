@@ -31,23 +31,8 @@ final class ImageLoadJob: Sendable {
         let exclusive: UInt64
     }
 
-    /// The answer to a load asking to join.
-    enum Attachment: Sendable {
-        /// The pipeline has its result or was cancelled: start another.
-        case rejected
-        /// Joined; for a refreshed load, the cached image already handed to the others.
-        case joined(cached: LoadResult?)
-    }
-
-    private struct State: Sendable {
-        var waiters: [ImageTask] = []
-        /// Whether loads may still join (false once the result exists, or on cancellation).
-        var accepting = true
-        var cancelled = false
-        var task: Task<Void, Never>?
-        /// The cached image a refreshed load was handed first.
-        var cached: LoadResult?
-    }
+    /// Who waits on the pipeline and its stage (see ``ImageLoadJobStateMachine``).
+    typealias StateMachine = ImageLoadJobStateMachine<ImageTask, LoadResult, Task<Void, Never>>
 
     /// What the pipeline has for its loads so far, and where each part came from.
     private struct Found: Sendable {
@@ -91,7 +76,7 @@ final class ImageLoadJob: Sendable {
     let request: ImageLoadRequest
     private let manager: ImageManager
     private let cancelFlag = DecodeCancelFlag()
-    private let state = Locked(State())
+    private let state = Locked(StateMachine())
 
     init(request: ImageLoadRequest, key: Key, manager: ImageManager) {
         self.request = request
@@ -102,26 +87,19 @@ final class ImageLoadJob: Sendable {
     // MARK: - Loads joining and leaving
 
     /// Adds `task` to the loads waiting on this pipeline, unless it no longer accepts any.
-    func attach(_ task: ImageTask) -> Attachment {
-        state.withLock { s in
-            guard s.accepting else { return .rejected }
-            s.waiters.append(task)
-            return .joined(cached: s.cached)
-        }
+    func attach(_ task: ImageTask) -> StateMachine.AttachAction {
+        state.withLock { $0.attach(task) }
     }
 
     /// Removes `task`; stops the pipeline when it was the last load and there is no result yet.
     func detach(_ task: ImageTask) {
-        let stop = state.withLock { s -> (Bool, Task<Void, Never>?) in
-            s.waiters.removeAll { $0 === task }
-            guard s.waiters.isEmpty, s.accepting else { return (false, nil) }
-            s.accepting = false
-            s.cancelled = true
-            return (true, s.task)
+        switch state.withLock({ $0.detach(task) }) {
+        case .none:
+            break
+        case .stop(let running):
+            cancelFlag.set()
+            running?.cancel()
         }
-        guard stop.0 else { return }
-        cancelFlag.set()
-        stop.1?.cancel()
     }
 
     /// Starts the pipeline's task.
@@ -130,11 +108,10 @@ final class ImageLoadJob: Sendable {
             await run()
             manager.jobEnded(self)
         }
-        let cancelled = state.withLock { s -> Bool in
-            s.task = task
-            return s.cancelled
+        switch state.withLock({ $0.started(task) }) {
+        case .none: break
+        case .cancel: task.cancel()
         }
-        if cancelled { task.cancel() }
     }
 
     // MARK: - The pipeline
@@ -470,11 +447,7 @@ final class ImageLoadJob: Sendable {
         if found.downloaded, r.storesOriginalData, let data = found.originalData, let image = found.image {
             original = r.context.cacheSerializer.map { $0(image, data, r.url) } ?? data
         }
-        let waiters = state.withLock { s -> [ImageTask] in
-            s.accepting = false
-            defer { s.waiters = [] }
-            return s.waiters
-        }
+        let waiters = state.withLock { $0.finish() }
         var result = LoadResult(image: found.image, encoded: found.encoded, source: found.source, url: r.url,
                                 originalData: found.originalData, metrics: metrics)
         result.metrics.sharedBy = waiters.count
@@ -528,20 +501,13 @@ final class ImageLoadJob: Sendable {
 
     /// Hands a refreshed load's cached image to every load waiting (and, later, to those joining).
     private func deliverCached(_ result: LoadResult) {
-        let waiters = state.withLock { s -> [ImageTask] in
-            s.cached = result
-            return s.waiters
-        }
+        let waiters = state.withLock { $0.foundCached(result) }
         for task in waiters { task.deliverCached(result) }
     }
 
     /// Ends every waiting load with `delivery`.
     private func finishAll(_ delivery: ImageTask.Delivery) {
-        let waiters = state.withLock { s -> [ImageTask] in
-            s.accepting = false
-            defer { s.waiters = [] }
-            return s.waiters
-        }
+        let waiters = state.withLock { $0.finish() }
         for task in waiters { task.finish(delivery, detach: false) }
     }
 
