@@ -127,8 +127,13 @@ public final class ImageManager: Sendable {
     /// worker threads. Loads of the same variant share one pipeline. By default the decoded
     /// bitmap is kept in no tier (see ``ImageContext/imageStoreCacheTypeForEncodedLoads``).
     ///
-    /// - Parameter progress: Called as the download's body arrives, as for
-    ///   ``image(for:options:context:progress:)``.
+    /// - Parameters:
+    ///   - url: The image's URL; `nil` or an unusable URL fails with ``ImageKitError/invalidURL(_:)``.
+    ///   - format: The encoding, fixed or chosen per image.
+    ///   - options: Flags of this load.
+    ///   - context: Values of this load that are not flags, or nil for the defaults.
+    ///   - progress: Called as the download's body arrives, as for
+    ///     ``image(for:options:context:progress:)``.
     /// - Throws: as ``image(for:options:context:progress:)``, and the encoder's error.
     public func encodedImage(for url: URL?, as format: OutputFormat, options: ImageOptions = [],
                              context: ImageContext? = nil,
