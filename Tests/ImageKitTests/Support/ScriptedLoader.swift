@@ -6,8 +6,9 @@ import Synchronization
 /// images by path, with no socket, and records what it was asked.
 ///
 /// An image stored with an entity tag is served with an `ETag` response header, and a request
-/// whose validators carry that tag is answered ``DownloadResult/Status/notModified``. A path in
-/// ``held`` waits until the load is cancelled. ``blocksFailures`` answers
+/// whose validators carry that tag is answered ``DownloadResult/Status/notModified``. A held
+/// path waits until the load is cancelled; a gated one waits after its first progress report
+/// until released. ``blocksFailures`` answers
 /// ``shouldBlockFailedURL(_:error:)`` when set.
 final class ScriptedLoader: ImageLoading {
     private struct Entry {
@@ -20,6 +21,7 @@ final class ScriptedLoader: ImageLoading {
         var requests: [ImageLoaderRequest] = []
         var cancelled: [String] = []
         var held: Set<String> = []
+        var gated: Set<String> = []
         var blocksFailures: Bool?
         var failure: ImageKitError?
     }
@@ -44,6 +46,16 @@ final class ScriptedLoader: ImageLoading {
     /// Makes loads of `path` wait until they are cancelled.
     func hold(_ path: String) {
         _ = state.withLock { $0.held.insert(path) }
+    }
+
+    /// Makes loads of `path` wait after their first progress report until ``release(_:)``.
+    func gate(_ path: String) {
+        _ = state.withLock { $0.gated.insert(path) }
+    }
+
+    /// Lets the loads of `path` waiting after their first progress report go on.
+    func release(_ path: String) {
+        _ = state.withLock { $0.gated.remove(path) }
     }
 
     /// Fails every load with `error` (nil: serve again).
@@ -90,6 +102,9 @@ final class ScriptedLoader: ImageLoading {
         }
         let total = Int64(entry.data.count)
         progress?(DownloadProgress(receivedBytes: total / 2, expectedBytes: total))
+        while state.withLock({ $0.gated.contains(path) }), !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
         progress?(DownloadProgress(receivedBytes: total, expectedBytes: total))
         return ImageLoaderResult(data: entry.data, response: response)
     }
