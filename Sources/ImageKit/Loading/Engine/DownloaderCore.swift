@@ -86,12 +86,32 @@ final class DownloaderCore: Sendable {
     /// Cancels waiter `id`: it completes with `.cancelled` now; its transfer is
     /// aborted if no other waiter is left on it.
     func cancel(_ id: UInt64) {
-        guard case .complete(let completion, let task, let engineID) = state.withLock({ $0.cancel(id) }) else {
-            return
-        }
+        perform(state.withLock { $0.cancel(id) })
+    }
+
+    /// Cancels every waiter: each completes with `.cancelled` now; queued transfers leave the
+    /// queue and running ones are aborted.
+    func cancelAll() {
+        for action in state.withLock({ $0.cancelAll() }) { perform(action) }
+    }
+
+    /// Carries out a cancel action: the modifier task and the engine transfer it names are
+    /// cancelled, then the caller completes.
+    private func perform(_ action: DownloaderStateMachine.CancelAction) {
+        guard case .complete(let completion, let task, let engineID) = action else { return }
         task?.cancel()
         if let engineID { engine.cancel(engineID) }
         completion(.failure(.cancelled))
+    }
+
+    /// Whether queued transfers are held back (running ones go on).
+    var isSuspended: Bool {
+        state.withLock { $0.isSuspended }
+    }
+
+    /// Suspends or resumes starting queued transfers; resuming starts what the limits allow.
+    func setSuspended(_ suspended: Bool) {
+        if case .queueLaunchRun = state.withLock({ $0.setSuspended(suspended) }) { queueLaunchRun() }
     }
 
     /// Refuses later submissions (they complete as cancelled); what is in flight goes on.
