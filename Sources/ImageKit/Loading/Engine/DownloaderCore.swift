@@ -31,6 +31,8 @@ final class DownloaderCore: Sendable {
     private let state: Locked<DownloaderStateMachine>
     /// Where launch runs go (serial: at most one is pending at a time anyway).
     private let launchQueue = DispatchQueue(label: "ImageKit.Downloader.launch")
+    /// Where the response modifier and the decryptor run (never the engine thread).
+    private let hooksQueue = DispatchQueue(label: "ImageKit.Downloader.hooks")
     /// Whether the engine must report heads (someone looks at them before the body).
     private let wantsHead: Bool
     private let events: EventFanOut<DownloadEvent>
@@ -280,12 +282,43 @@ final class DownloaderCore: Sendable {
                             -> (Result<DownloadResult, ImageKitError>, DownloadMetrics?)) {
         guard case .finish(let finished) = action else { return }
         let (result, metrics) = outcome(finished)
+        guard case .success(let download) = result,
+              configuration.responseModifier != nil || configuration.decryptor != nil else {
+            deliver(result, metrics, finished)
+            if finished.queueLaunchRun { queueLaunchRun() }
+            return
+        }
+        if finished.queueLaunchRun { queueLaunchRun() }
+        hooksQueue.async {
+            self.deliver(self.applyHooks(download, finished.target.request.url), metrics, finished)
+        }
+    }
+
+    /// Tells the observers how transfer `finished` ended and gives its waiters `result`.
+    private func deliver(_ result: Result<DownloadResult, ImageKitError>, _ metrics: DownloadMetrics?,
+                         _ finished: DownloaderStateMachine.Finished) {
         switch result {
         case .success(let r): notify(.finished(finished.target.request, r.response, r.metrics))
         case .failure(let e): notify(.failed(finished.target.request, e, metrics))
         }
         for completion in finished.completions { completion(result) }
-        if finished.queueLaunchRun { queueLaunchRun() }
+    }
+
+    /// `download` through the configuration's response modifier, then (for a downloaded body)
+    /// its decryptor.
+    private func applyHooks(_ download: DownloadResult, _ url: URL) -> Result<DownloadResult, ImageKitError> {
+        do {
+            var result = download
+            if let modifier = configuration.responseModifier { result = try modifier(result) }
+            if let decryptor = configuration.decryptor, result.status == .downloaded {
+                result.data = try decryptor(result.data, result.response)
+            }
+            return .success(result)
+        } catch let error as ImageKitError {
+            return .failure(error)
+        } catch {
+            return .failure(.invalidResponse("the response modifier or decryptor rejected \(url.absoluteString): \(error)"))
+        }
     }
 
     // MARK: - Helpers
