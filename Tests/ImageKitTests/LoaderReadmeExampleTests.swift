@@ -45,13 +45,6 @@ final class LoaderReadmeExampleTests: XCTestCase {
     }
 
     func testReadmeShowsThisCode() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let example = source.components(separatedBy: "// README-LOADER-BEGIN\n")[1]
-            .components(separatedBy: "// README-LOADER-END")[0]
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        XCTAssertTrue(readme.contains("```swift\n" + example + "```"),
-                      "README.md's loader example differs from LoaderReadmeExampleTests.swift")
+        try ReadmeExample.assertShown("README-LOADER", from: #filePath)
     }
 }
