@@ -12,7 +12,9 @@ import Foundation
 /// Each entry point (a caller's submit or cancel, an engine callback, a launch run) runs a
 /// transition with the lock held and acts on the action it returns after releasing the
 /// lock: completions, progress handlers, observers, task cancellation and every C call run
-/// unlocked.
+/// unlocked. A transfer's end passes through the configuration's response modifier and
+/// decryptor, when there are any, on `hooksQueue` (never the engine thread) before its
+/// waiters complete.
 ///
 /// Transfers reach the engine in one place, `launch`, which runs only in a launch run on
 /// `launchQueue`. The state machine puts every transfer it starts in a backlog and asks for
