@@ -23,13 +23,13 @@ final class ImageManagerCustomLoaderTests: XCTestCase {
         let url = loader.url("/a.png")
 
         let first = try await m.image(for: url, options: .waitStoreCache)
-        XCTAssertEqual(first.cacheType, .none)
+        XCTAssertEqual(first.source, .loader)
         XCTAssertEqual(first.image.width, 30)
         XCTAssertEqual(loader.requests.map(\.url), [url])
         XCTAssertNil(loader.requests.first?.validators)
 
         let second = try await m.image(for: url)
-        XCTAssertEqual(second.cacheType, .memory)
+        XCTAssertEqual(second.source, .memory)
         XCTAssertTrue(second.image === first.image)
         XCTAssertEqual(loader.requests.count, 1, "served from the cache, not the loader")
     }
@@ -38,10 +38,11 @@ final class ImageManagerCustomLoaderTests: XCTestCase {
         let loader = ScriptedLoader()
         loader.put("/a.png", Self.png)
         let m = manager(loader)
-        let context = ImageContext(thumbnailPixelSize: PixelSize(square: 10))
-        _ = try await m.image(for: loader.url("/a.png"), options: [.highPriority, .fromLoaderOnly], context: context)
+        let context = ImageContext(thumbnailPixelSize: PixelSize(square: 10), priority: .high)
+        _ = try await m.image(for: loader.url("/a.png"), options: [.fromLoaderOnly, .waitStoreCache], context: context)
         let request = try XCTUnwrap(loader.requests.first)
-        XCTAssertTrue(request.options.contains(.highPriority))
+        XCTAssertEqual(request.options, [.fromLoaderOnly, .waitStoreCache])
+        XCTAssertEqual(request.context.priority, .high)
         XCTAssertEqual(request.context.thumbnailPixelSize, PixelSize(square: 10))
     }
 

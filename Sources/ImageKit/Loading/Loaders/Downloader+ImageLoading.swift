@@ -13,8 +13,8 @@ extension Downloader: ImageLoading {
         return scheme == "http" || scheme == "https"
     }
 
-    /// Downloads `request`'s URL: conditionally with its validators; at the priority its
-    /// options ask for (``ImageOptions/highPriority``, ``ImageOptions/lowPriority``); without
+    /// Downloads `request`'s URL: conditionally with its validators; at its context's
+    /// ``ImageContext/priority``; without
     /// verifying the peer under ``ImageOptions/allowInvalidSSLCertificates``; with the
     /// downloader's cookie jar under ``ImageOptions/handleCookies``; rewritten by the context's
     /// ``ImageContext/requestModifier`` (whose nil cancels the load).
@@ -34,8 +34,7 @@ extension Downloader: ImageLoading {
             }
             download = modified
         }
-        let priority: DownloadPriority = options.contains(.highPriority) ? .high
-            : options.contains(.lowPriority) ? .low : .normal
-        return ImageLoaderResult(try await self.download(download, priority: priority, progress: progress))
+        return ImageLoaderResult(try await self.download(download, priority: request.context.priority,
+                                                         progress: progress))
     }
 }

@@ -31,32 +31,17 @@ final class ImageLoadJob: Sendable {
         let exclusive: UInt64
     }
 
-    /// The answer to a load asking to join.
-    enum Attachment: Sendable {
-        /// The pipeline has its result or was cancelled: start another.
-        case rejected
-        /// Joined; for a refreshed load, the cached image already handed to the others.
-        case joined(cached: LoadResult?)
-    }
-
-    private struct State: Sendable {
-        var waiters: [ImageTask] = []
-        /// Whether loads may still join (false once the result exists, or on cancellation).
-        var accepting = true
-        var cancelled = false
-        var task: Task<Void, Never>?
-        /// The cached image a refreshed load was handed first.
-        var cached: LoadResult?
-    }
+    /// Who waits on the pipeline and its stage (see ``ImageLoadJobStateMachine``).
+    typealias StateMachine = ImageLoadJobStateMachine<ImageTask, LoadResult, Task<Void, Never>>
 
     /// What the pipeline has for its loads so far, and where each part came from.
     private struct Found: Sendable {
         var image: Image?
-        /// Where ``image`` was found (`.none`: decoded by this pipeline).
-        var imageTier: ImageCacheType = .none
+        /// Where ``image`` was found (`[]`: decoded by this pipeline).
+        var imageTier: ImageCacheType = []
         var encoded: EncodedImage?
-        /// Where ``encoded`` was found (`.none`: encoded by this pipeline).
-        var encodedTier: ImageCacheType = .none
+        /// Where ``encoded`` was found (`[]`: encoded by this pipeline).
+        var encodedTier: ImageCacheType = []
         var metadata: DiskCacheMetadata?
         /// The bytes the image was decoded from, when this pipeline decoded it.
         var originalData: Data?
@@ -65,8 +50,11 @@ final class ImageLoadJob: Sendable {
         var decode: Duration?
         var transform: Duration?
 
-        /// The tier the load reports: where the first part found came from.
-        var tier: ImageCacheType { encoded != nil && encodedTier != .none ? encodedTier : imageTier }
+        /// What the load reports: where the first part found came from.
+        var source: ImageSource {
+            let tier = encoded != nil && !encodedTier.isEmpty ? encodedTier : imageTier
+            return tier.isEmpty ? .loader : ImageSource(tier: tier)
+        }
     }
 
     /// What the loader brought.
@@ -88,7 +76,7 @@ final class ImageLoadJob: Sendable {
     let request: ImageLoadRequest
     private let manager: ImageManager
     private let cancelFlag = DecodeCancelFlag()
-    private let state = Locked(State())
+    private let state = Locked(StateMachine())
 
     init(request: ImageLoadRequest, key: Key, manager: ImageManager) {
         self.request = request
@@ -99,26 +87,19 @@ final class ImageLoadJob: Sendable {
     // MARK: - Loads joining and leaving
 
     /// Adds `task` to the loads waiting on this pipeline, unless it no longer accepts any.
-    func attach(_ task: ImageTask) -> Attachment {
-        state.withLock { s in
-            guard s.accepting else { return .rejected }
-            s.waiters.append(task)
-            return .joined(cached: s.cached)
-        }
+    func attach(_ task: ImageTask) -> StateMachine.AttachAction {
+        state.withLock { $0.attach(task) }
     }
 
     /// Removes `task`; stops the pipeline when it was the last load and there is no result yet.
     func detach(_ task: ImageTask) {
-        let stop = state.withLock { s -> (Bool, Task<Void, Never>?) in
-            s.waiters.removeAll { $0 === task }
-            guard s.waiters.isEmpty, s.accepting else { return (false, nil) }
-            s.accepting = false
-            s.cancelled = true
-            return (true, s.task)
+        switch state.withLock({ $0.detach(task) }) {
+        case .none:
+            break
+        case .stop(let running):
+            cancelFlag.set()
+            running?.cancel()
         }
-        guard stop.0 else { return }
-        cancelFlag.set()
-        stop.1?.cancel()
     }
 
     /// Starts the pipeline's task.
@@ -127,11 +108,10 @@ final class ImageLoadJob: Sendable {
             await run()
             manager.jobEnded(self)
         }
-        let cancelled = state.withLock { s -> Bool in
-            s.task = task
-            return s.cancelled
+        switch state.withLock({ $0.started(task) }) {
+        case .none: break
+        case .cancel: task.cancel()
         }
-        if cancelled { task.cancel() }
     }
 
     // MARK: - The pipeline
@@ -142,7 +122,7 @@ final class ImageLoadJob: Sendable {
         var diskQuery: Duration?
         // The tiers left to ask: all of them when the cache's memory tier is not answered synchronously.
         let tiers = r.cache.answersMemoryQueriesSynchronously ? r.query.excludingMemory : r.query
-        if found == nil, tiers != .none {
+        if found == nil, !tiers.isEmpty {
             let start = MonotonicClock.now()
             found = await cachedVariant(tiers)
             if found == nil { found = await cachedImage(tiers) }
@@ -172,7 +152,7 @@ final class ImageLoadJob: Sendable {
                 return fail(ImageKitError(wrapping: error))
             }
             found = done
-            let result = LoadResult(image: done.image, encoded: done.encoded, cacheType: done.tier, url: r.url,
+            let result = LoadResult(image: done.image, encoded: done.encoded, source: done.source, url: r.url,
                                     originalData: done.originalData, metrics: metrics)
             cached = result
             deliverCached(result)
@@ -188,7 +168,7 @@ final class ImageLoadJob: Sendable {
         // A turn bounds the bodies and bitmaps alive at once; waiting holds nothing.
         let waitStart = MonotonicClock.now()
         do {
-            try await manager.limiter.acquire(priority: r.workerPriority)
+            try await manager.limiter.acquire(priority: r.priority)
         } catch {
             return fail(ImageKitError(wrapping: error))
         }
@@ -283,7 +263,7 @@ final class ImageLoadJob: Sendable {
         let key = r.variantKey ?? r.key
         let start = MonotonicClock.now()
         do {
-            let encoded = try await manager.workers.run(priority: r.workerPriority) {
+            let encoded = try await manager.workers.run(priority: r.priority) {
                 try ImageEncoder.encodedImageNow(image, as: format)
             }
             let duration = MonotonicClock.duration(since: start)
@@ -292,7 +272,7 @@ final class ImageLoadJob: Sendable {
                                   duration: duration, error: nil))
             var done = found
             done.encoded = encoded
-            done.encodedTier = .none
+            done.encodedTier = []
             return done
         } catch {
             let e = ImageKitError(wrapping: error)
@@ -316,7 +296,7 @@ final class ImageLoadJob: Sendable {
             return nil
         }
         // Decoding holds the bytes and a bitmap: it takes a turn like a download.
-        guard (try? await manager.limiter.acquire(priority: r.workerPriority)) != nil else { return nil }
+        guard (try? await manager.limiter.acquire(priority: r.priority)) != nil else { return nil }
         defer { manager.limiter.release() }
         guard let processed = try? await process(data) else { return nil }
         return Found(image: processed.image, imageTier: hit.tier, metadata: hit.metadata, originalData: data,
@@ -370,7 +350,7 @@ final class ImageLoadJob: Sendable {
         let r = request
         let flag = cancelFlag
         do {
-            return try await manager.workers.run(priority: r.workerPriority) { [self] in
+            return try await manager.workers.run(priority: r.priority) { [self] in
                 try Self.decodeAndTransform(data, r, self, flag)
             }
         } catch {
@@ -445,17 +425,13 @@ final class ImageLoadJob: Sendable {
         }
         // Decoded here (downloaded, or from the original-data store): the bitmap is new to disk.
         let bitmap = r.store.includesDisk && found.originalData != nil ? found.image : nil
-        let encoded = r.encodedStore.includesDisk && found.encodedTier == .none ? found.encoded : nil
+        let encoded = r.encodedStore.includesDisk && found.encodedTier.isEmpty ? found.encoded : nil
         var original: Data?
         if found.downloaded, r.storesOriginalData, let data = found.originalData, let image = found.image {
             original = r.context.cacheSerializer.map { $0(image, data, r.url) } ?? data
         }
-        let waiters = state.withLock { s -> [ImageTask] in
-            s.accepting = false
-            defer { s.waiters = [] }
-            return s.waiters
-        }
-        var result = LoadResult(image: found.image, encoded: found.encoded, cacheType: found.tier, url: r.url,
+        let waiters = state.withLock { $0.finish() }
+        var result = LoadResult(image: found.image, encoded: found.encoded, source: found.source, url: r.url,
                                 originalData: found.originalData, metrics: metrics)
         result.metrics.sharedBy = waiters.count
         let writesDisk = bitmap != nil || encoded != nil || original != nil
@@ -508,20 +484,13 @@ final class ImageLoadJob: Sendable {
 
     /// Hands a refreshed load's cached image to every load waiting (and, later, to those joining).
     private func deliverCached(_ result: LoadResult) {
-        let waiters = state.withLock { s -> [ImageTask] in
-            s.cached = result
-            return s.waiters
-        }
+        let waiters = state.withLock { $0.foundCached(result) }
         for task in waiters { task.deliverCached(result) }
     }
 
     /// Ends every waiting load with `delivery`.
     private func finishAll(_ delivery: ImageTask.Delivery) {
-        let waiters = state.withLock { s -> [ImageTask] in
-            s.accepting = false
-            defer { s.waiters = [] }
-            return s.waiters
-        }
+        let waiters = state.withLock { $0.finish() }
         for task in waiters { task.finish(delivery, detach: false) }
     }
 
