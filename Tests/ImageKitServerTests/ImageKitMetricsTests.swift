@@ -114,7 +114,7 @@ final class ImageKitMetricsTests: ServerTestCase {
         let smaller = Task {
             try await m.image(for: url, context: ImageContext(thumbnailPixelSize: PixelSize(square: 4)))
         }
-        await waitUntil("both pipelines wait on the transfer") { m.downloader.statistics.waiters == 2 }
+        await waitUntil("both pipelines wait on the transfer") { m.builtInDownloader.statistics.waiters == 2 }
         try o.script.open(k)
         _ = try await (small.value, smaller.value)
         await settle(m)
@@ -172,7 +172,7 @@ final class ImageKitMetricsTests: ServerTestCase {
         let first = Task { _ = try await m.image(for: o.script.url("/gate_png?key=\(a)")) }
         let second = Task { _ = try await m.image(for: o.script.url("/gate_png?key=\(b)&w=8&h=8")) }
         await waitUntil("one transfer runs, one is queued") {
-            let s = m.downloader.statistics
+            let s = m.builtInDownloader.statistics
             return s.runningTransfers == 1 && s.queuedTransfers == 1
         }
         await reporter.report()

@@ -31,7 +31,7 @@ final class ImageManagerLifecycleTests: ServerTestCase {
             XCTAssertEqual(width, 16, "the load in flight finished")
             try await service.value
             XCTAssertTrue(m.statistics.isIdle)
-            XCTAssertTrue(m.downloader.statistics.isIdle)
+            XCTAssertTrue(m.builtInDownloader.statistics.isIdle)
         }
     }
 

@@ -90,6 +90,22 @@ public final class Downloader: Sendable {
         return { progress in queue.async { handler(progress) } }
     }
 
+    /// Cancels every download: queued and running ones (and those being submitted) end with
+    /// ``ImageKitError/cancelled``, their transfers leave the queue or are aborted, and their
+    /// completions run now. Downloads asked for later run as usual (SDWebImage's
+    /// `cancelAllDownloads`).
+    public func cancelAllDownloads() {
+        core.cancelAll()
+    }
+
+    /// Whether the downloader holds queued downloads back (SDWebImage's `suspended`): while
+    /// true, no queued download starts — new ones queue — and those running go on; setting it
+    /// back to false starts queued downloads as the concurrency limits allow.
+    public var isSuspended: Bool {
+        get { core.isSuspended }
+        set { core.setSuspended(newValue) }
+    }
+
     /// A snapshot of what is queued and in flight.
     public var statistics: DownloaderStatistics { core.statistics }
 

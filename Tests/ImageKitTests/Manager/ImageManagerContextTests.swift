@@ -199,13 +199,13 @@ final class ImageManagerContextTests: ManagerTestCase {
         let starts = Starts()
         let downloader = try DownloadTesting.downloader { $0.observers = [starts] }
         let url = f.nginx.url("/tiles/41.png")
-        let context = ImageContext(cache: cache, downloader: downloader)
+        let context = ImageContext(cache: cache, loader: downloader)
         _ = try await ManagerTesting.image(m, url, options: .waitStoreCache, context: context)
         await ManagerTesting.drain(downloader.configuration.callbackQueue)
         XCTAssertEqual(starts.urls.all, [url])
         XCTAssertNotNil(cache.memoryCache.image(forKey: url.absoluteString))
         XCTAssertNil(m.builtInCache.memoryCache.image(forKey: url.absoluteString))
-        XCTAssertEqual(m.downloader.statistics.engineStarted, 0)
+        XCTAssertEqual(m.builtInDownloader.statistics.engineStarted, 0)
         await ManagerTesting.assertIdle(m)
     }
 

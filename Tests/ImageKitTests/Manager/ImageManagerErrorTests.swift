@@ -32,7 +32,7 @@ final class ImageManagerErrorTests: ManagerTestCase {
             XCTAssertEqual(error.httpStatus, 404)
         }
         do {
-            _ = try await m.downloader.download(DownloadRequest(url: f.nginx.url("/\(unique("missing")).png")))
+            _ = try await m.builtInDownloader.download(DownloadRequest(url: f.nginx.url("/\(unique("missing")).png")))
             XCTFail("a missing file downloaded")
         } catch {
             XCTAssertEqual(error.httpStatus, 404)
@@ -70,7 +70,7 @@ final class ImageManagerErrorTests: ManagerTestCase {
         }
         // The downloader's own validator, too.
         let d = try Downloader(configuration: {
-            var c = m.downloader.configuration
+            var c = m.builtInDownloader.configuration
             c.responseValidator = { _ in throw UserError() }
             return c
         }())

@@ -40,14 +40,14 @@ final class ImageManagerOptionsTests: ManagerTestCase {
         let low = ManagerTesting.start(m, f.nginx.url("/tiles/20.png"), context: ImageContext(priority: .low))
         let normal = ManagerTesting.start(m, f.nginx.url("/tiles/21.png"))
         let high = ManagerTesting.start(m, f.nginx.url("/tiles/22.png"), context: ImageContext(priority: .high))
-        await DownloadTesting.waitUntil("all three wait for the slot") { m.downloader.statistics.queuedTransfers == 3 }
+        await DownloadTesting.waitUntil("all three wait for the slot") { m.builtInDownloader.statistics.queuedTransfers == 3 }
         try f.script.open(k)
         _ = try await blocker.value
         await DownloadTesting.waitUntil("all complete") {
             [low, normal, high].allSatisfy { $0.completions.all.count == 1 }
         }
         await ManagerTesting.assertIdle(m)
-        await ManagerTesting.drain(m.downloader.configuration.callbackQueue)
+        await ManagerTesting.drain(m.builtInDownloader.configuration.callbackQueue)
         XCTAssertEqual(Array(starts.paths.all.dropFirst()), ["/tiles/22.png", "/tiles/21.png", "/tiles/20.png"])
     }
 

@@ -22,7 +22,7 @@ final class ImageManagerServiceTests: ManagerTestCase {
         XCTAssertEqual([result.image.width, result.image.height], [16, 12], "the load in flight finished")
         await shutdown.value
         XCTAssertTrue(m.statistics.isIdle)
-        XCTAssertTrue(m.downloader.statistics.isIdle)
+        XCTAssertTrue(m.builtInDownloader.statistics.isIdle)
         guard await ManagerTesting.error(m, f.nginx.url("/photo.jpg"))?.code == .shutDown else { return XCTFail() }
         do {
             try await m.builtInCache.diskCache.storeData(Data([1]), forKey: "after")

@@ -163,11 +163,11 @@ enum ManagerTesting {
     /// Waits until the manager and its downloader have nothing in flight and left nothing behind.
     static func assertIdle(_ m: ImageManager, file: StaticString = #filePath, line: UInt = #line) async {
         await DownloadTesting.waitUntil("the manager is idle", file: file, line: line) {
-            m.statistics.isIdle && m.downloader.statistics.isIdle
+            m.statistics.isIdle && m.builtInDownloader.statistics.isIdle
         }
         XCTAssertTrue(m.statistics.isIdle, "not idle: \(m.statistics)", file: file, line: line)
         XCTAssertFalse(m.isRunning, file: file, line: line)
-        XCTAssertTrue(m.downloader.statistics.isIdle, "downloader not idle: \(m.downloader.statistics)",
+        XCTAssertTrue(m.builtInDownloader.statistics.isIdle, "downloader not idle: \(m.builtInDownloader.statistics)",
                       file: file, line: line)
     }
 

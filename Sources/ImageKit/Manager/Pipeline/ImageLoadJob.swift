@@ -13,7 +13,7 @@ import Foundation
 /// memory tier too) the variant, the decoded image and the original bytes, in that order.
 ///
 /// The pipeline runs in one Swift task that only awaits: disk I/O runs on the disk cache's
-/// threads, the download on the downloader's, decoding and transforming on the manager's
+/// threads, the download on the loader's, decoding and transforming on the manager's
 /// worker threads. When the last load waiting on it is cancelled (before the result exists),
 /// the task is cancelled — which aborts the download — and the decoder's cancel flag is set.
 final class ImageLoadJob: Sendable {
@@ -21,7 +21,7 @@ final class ImageLoadJob: Sendable {
     struct Key: Hashable, Sendable {
         let key: String
         let cache: ObjectIdentifier
-        let downloader: ObjectIdentifier
+        let loader: ObjectIdentifier
         let options: UInt32
         let query: ImageCacheType
         let store: ImageCacheType
@@ -57,7 +57,7 @@ final class ImageLoadJob: Sendable {
         }
     }
 
-    /// What a download (or a file read) brought.
+    /// What the loader brought.
     private struct Fetched: Sendable {
         var data: Data
         var status: DownloadResult.Status
@@ -323,39 +323,22 @@ final class ImageLoadJob: Sendable {
         return DownloadRequest.Validators(entityTag: metadata.etag, lastModified: metadata.lastModified)
     }
 
-    /// Downloads the URL (conditionally with `validators`), or reads a `file:` URL.
+    /// Loads the URL's bytes (conditionally with `validators`) through the request's loader.
     private func fetch(validators: DownloadRequest.Validators?) async throws -> Fetched {
         let r = request
-        if r.url.isFileURL {
-            let url = r.url
-            let data = try await manager.workers.run(priority: r.priority) {
-                do {
-                    return try Data(contentsOf: url)
-                } catch {
-                    throw ImageKitError.io("cannot read \(url.path): \(error)")
-                }
-            }
-            return Fetched(data: data, status: .downloaded)
-        }
-        var download = DownloadRequest(url: r.url, validators: validators)
-        if r.options.contains(.allowInvalidSSLCertificates) {
-            download.tls = DownloaderConfiguration.TLSOptions(verifiesPeer: false,
-                                                              caFile: r.downloader.configuration.tls.caFile)
-        }
-        if r.options.contains(.handleCookies) { download.usesCookies = true }
-        if let modifier = r.context.requestModifier {
-            guard let modified = await modifier(download) else {
-                throw ImageKitError.cancelled
-            }
-            download = modified
+        guard r.loader.canLoad(r.url) else {
+            throw ImageKitError.invalidURL("the image loader does not load \(r.url.absoluteString)")
         }
         emit(.downloadStarted(url: r.url))
         let start = MonotonicClock.now()
         do {
-            let result = try await r.downloader.download(download, priority: r.priority) { [weak self] p in
+            let request = ImageLoaderRequest(url: r.url, validators: validators, options: r.options, context: r.context)
+            let result = try await r.loader.load(request) { [weak self] p in
                 self?.progress(p)
             }
-            emit(.downloadFinished(url: r.url, response: result.response, metrics: result.metrics))
+            if let response = result.response, let metrics = result.metrics {
+                emit(.downloadFinished(url: r.url, response: response, metrics: metrics))
+            }
             return Fetched(data: result.data, status: result.status, response: result.response, metrics: result.metrics)
         } catch {
             let e = ImageKitError(wrapping: error)
@@ -517,7 +500,7 @@ final class ImageLoadJob: Sendable {
     /// URL on the blocklist when the failure says something lasting about it.
     private func fail(_ error: ImageKitError) {
         guard !Task.isCancelled else { return }
-        manager.recordFailure(request.url, error)
+        manager.recordFailure(request.url, error, loader: request.loader)
         finishAll(.failure(error))
     }
 
