@@ -53,6 +53,16 @@ public struct ImageContext: Sendable {
     public var cache: (any ImageCaching)?
     /// The downloader for this load instead of the manager's.
     public var downloader: Downloader?
+    /// The coder this load decodes and encodes with instead of the manager's
+    /// (SDWebImage's `SDWebImageContextImageCoder`); any ``ImageCoding``, an
+    /// ``ImageCodersManager`` among them.
+    ///
+    /// Loads with different coders never share a decode, but the coder is not part of the
+    /// cache key (as in SDWebImage): what it decodes or encodes is stored under the key the
+    /// built-in coder's result would have, and a later load with another coder may be served
+    /// from it. Give a coder that changes the pixels a ``cacheKeyFilter`` of its own, or a
+    /// ``queryCacheType`` and ``storeCacheType`` of `ImageCacheType.none`.
+    public var coder: (any ImageCoding)?
     /// When this load must be done by: once it passes, the load fails with
     /// ``ImageKitError/deadlineExceeded(_:)`` and its download and decode are stopped (unless
     /// other loads share them).
@@ -69,7 +79,7 @@ public struct ImageContext: Sendable {
                 queryCacheType: ImageCacheType? = nil, storeCacheType: ImageCacheType? = nil,
                 encodedStoreCacheType: ImageCacheType? = nil,
                 originalStoreCacheType: ImageCacheType? = nil, cache: (any ImageCaching)? = nil,
-                downloader: Downloader? = nil, deadline: ContinuousClock.Instant? = nil,
+                downloader: Downloader? = nil, coder: (any ImageCoding)? = nil, deadline: ContinuousClock.Instant? = nil,
                 callbackQueue: DispatchQueue? = nil) {
         self.thumbnailPixelSize = thumbnailPixelSize
         self.preserveAspectRatio = preserveAspectRatio
@@ -85,6 +95,7 @@ public struct ImageContext: Sendable {
         self.originalStoreCacheType = originalStoreCacheType
         self.cache = cache
         self.downloader = downloader
+        self.coder = coder
         self.deadline = deadline
         self.callbackQueue = callbackQueue
     }

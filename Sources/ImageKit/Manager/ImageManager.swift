@@ -46,6 +46,10 @@ public final class ImageManager: Sendable {
     public let cache: any ImageCaching
     /// The downloader loads use unless their context names another.
     public let downloader: Downloader
+    /// The coder loads decode and encode with unless their context names another
+    /// (``ImageContext/coder``): by default an ``ImageCodersManager`` holding a
+    /// ``BuiltInImageCoder`` over the configuration's ``ImageManagerConfiguration/bufferPool``.
+    public let coders: any ImageCoding
     /// The settings the manager was created with.
     public let configuration: ImageManagerConfiguration
 
@@ -81,11 +85,15 @@ public final class ImageManager: Sendable {
         case load(ImageLoadRequest)
     }
 
-    /// A manager loading through `cache` (any ``ImageCaching`` cache) and `downloader`.
-    public init(cache: any ImageCaching, downloader: Downloader,
+    /// A manager loading through `cache` (any ``ImageCaching`` cache) and `downloader`, decoding
+    /// and encoding through `coders` (any ``ImageCoding``; nil, the default, makes an
+    /// ``ImageCodersManager`` holding a ``BuiltInImageCoder`` over the configuration's
+    /// ``ImageManagerConfiguration/bufferPool``).
+    public init(cache: any ImageCaching, downloader: Downloader, coders: (any ImageCoding)? = nil,
                 configuration: ImageManagerConfiguration = ImageManagerConfiguration()) {
         self.cache = cache
         self.downloader = downloader
+        self.coders = coders ?? ImageCodersManager(coders: [BuiltInImageCoder(bufferPool: configuration.bufferPool)])
         self.configuration = configuration
         workers = WorkerPool(name: "imagekit-decode", maxThreads: max(1, configuration.decodeThreads))
         limiter = PipelineLimiter(limit: configuration.maxActivePipelines, maxWaiting: configuration.maxWaitingPipelines)
@@ -356,7 +364,8 @@ public final class ImageManager: Sendable {
             return .hit(hit, options, context.callbackQueue ?? configuration.callbackQueue)
         }
         let request = ImageLoadRequest(url: url, keys: keys, output: output, options: options, context: context,
-                                       configuration: configuration, cache: cache, downloader: downloader)
+                                       configuration: configuration, cache: cache, downloader: downloader,
+                                       coder: coders)
         return hit.map { .memoryHit(request, $0) } ?? .load(request)
     }
 
