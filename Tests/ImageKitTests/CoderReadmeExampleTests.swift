@@ -57,13 +57,6 @@ final class CoderReadmeExampleTests: XCTestCase {
     }
 
     func testReadmeShowsThisCode() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let example = source.components(separatedBy: "// README-CODER-BEGIN\n")[1]
-            .components(separatedBy: "// README-CODER-END")[0]
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        XCTAssertTrue(readme.contains("```swift\n" + example + "```"),
-                      "README.md's custom-coder example differs from CoderReadmeExampleTests.swift")
+        try ReadmeExample.assertShown("CODER", from: #filePath)
     }
 }
