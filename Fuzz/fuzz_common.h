@@ -55,7 +55,8 @@ static inline void fuzz_decode_chosen_way(const uint8_t *data, size_t size, uint
          * halved the executions per second. */
         o.thumbnail_width = 1 + (knobs & 0xFF);
         o.thumbnail_height = (knobs >> 9) & 0xFF;
-        o.thumbnail_fill = (knobs >> 18) & 1;
+        static const ic_resize_mode modes[4] = {IC_RESIZE_FIT, IC_RESIZE_FILL, IC_RESIZE_STRETCH, IC_RESIZE_FILL};
+        o.thumbnail_mode = modes[(knobs >> 17) & 3];
         o.allow_upscale = (knobs >> 19) & 1;
         o.keep_orientation = (knobs >> 20) & 1;
         o.scale_down_limit_bytes = (knobs >> 21) & 1 ? 4096 : 0;

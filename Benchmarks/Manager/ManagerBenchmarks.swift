@@ -57,14 +57,14 @@ final class ManagerBenchmarks: XCTestCase {
         let image = try Image(width: 64, height: 48, premultipliedRGBA: [UInt8](repeating: 255, count: 64 * 48 * 4))
         cache.memoryCache.set(image, forKey: url.absoluteString)
         try recordWarmLoads("warm memory-cache load, image(for:) async (µs; target 5)") {
-            try await manager.image(for: url).cacheType
+            try await manager.image(for: url).source
         }
     }
 
     /// Times `load` (which must answer from memory) 20,000 times per sample and records µs per
     /// load against a 5 µs target.
     func recordWarmLoads(_ name: String,
-                                 _ load: @escaping @Sendable () async throws -> ImageCacheType) throws {
+                                 _ load: @escaping @Sendable () async throws -> ImageSource) throws {
         let loads = 20_000
         let batch: @Sendable () async throws -> Void = {
             for _ in 0..<loads {
@@ -94,7 +94,7 @@ final class ManagerBenchmarks: XCTestCase {
         let encoded = try EncodedImage(data: try ImageEncoder.encode(image, as: .jpeg(quality: 80)))
         cache.memoryCache.set(encoded, forKey: manager.cacheKey(for: url, as: format, context: context)!)
         try recordWarmLoads("warm memory-cache variant, encodedImage(for:as:) async (µs; target 5)") {
-            try await manager.encodedImage(for: url, as: format, context: context).cacheType
+            try await manager.encodedImage(for: url, as: format, context: context).source
         }
     }
 
@@ -121,7 +121,7 @@ final class ManagerBenchmarks: XCTestCase {
                     let start = DispatchTime.now().uptimeNanoseconds
                     if step == 0 {
                         let result = try await manager.image(for: url, context: context)
-                        precondition(result.cacheType == .disk && result.image.width == 256)
+                        precondition(result.source == .disk && result.image.width == 256)
                     } else {
                         let image = try await cache.diskCache.image(forKey: key)
                         precondition(image?.width == 256)
@@ -169,7 +169,7 @@ final class ManagerBenchmarks: XCTestCase {
         let managerLoad: @Sendable () async throws -> Double = {
             let start = DispatchTime.now().uptimeNanoseconds
             let result = try await manager.image(for: fresh(), options: .waitStoreCache, context: context)
-            precondition(result.cacheType == .none && result.image.width == 256)
+            precondition(result.source == .loader && result.image.width == 256)
             return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
         }
         let partsAlone: @Sendable () async throws -> [Double] = {

@@ -20,7 +20,7 @@ extension ManagerBenchmarks {
         let encoded = try EncodedImage(data: try ImageEncoder.encode(image, as: .jpeg(quality: 80)))
         cache.memoryCache.set(encoded, forKey: manager.cacheKey(for: url, as: format, context: context)!)
         try recordWarmLoads("warm memory-cache variant, observed by ImageKitServer, no backends (µs; target 5)") {
-            try await manager.encodedImage(for: url, as: format, context: context).cacheType
+            try await manager.encodedImage(for: url, as: format, context: context).source
         }
     }
 }

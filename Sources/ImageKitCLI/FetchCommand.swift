@@ -128,15 +128,15 @@ private final class DownloadedBytes: ImageManagerObserver {
 private struct Report: Sendable {
     let total: Int
     let showsBar: Bool
-    var hits: [ImageCacheType: Int] = [:]
+    var hits: [ImageSource: Int] = [:]
     var failures = 0
     var latencies: [Double] = []
 
     mutating func loaded(_ url: String, _ result: ImageResult, ms: Double) {
-        hits[result.cacheType, default: 0] += 1
+        hits[result.source, default: 0] += 1
         latencies.append(ms)
         let size = "\(result.image.width)x\(result.image.height)"
-        show("\(url)\t\(Self.tier(result.cacheType))\t\(size)\t\(Output.fixed(ms))")
+        show("\(url)\t\(Self.tier(result.source))\t\(size)\t\(Output.fixed(ms))")
     }
 
     mutating func failed(_ url: String, _ error: any Error, ms: Double) {
@@ -167,17 +167,17 @@ private struct Report: Sendable {
         }
         print("\(total - failures) of \(total) loaded, \(failures) failed in \(Output.fixed(seconds)) s")
         print("hits: memory \(hits[.memory, default: 0]), disk \(hits[.disk, default: 0]), "
-            + "network \(hits[.none, default: 0])")
+            + "network \(hits[.loader, default: 0])")
         print("downloaded \(downloadedBytes) bytes")
         print("latency p50 \(Output.fixed(percentile(0.5))) ms, p99 \(Output.fixed(percentile(0.99))) ms")
         return failures > 0
     }
 
-    private static func tier(_ type: ImageCacheType) -> String {
-        switch type {
+    private static func tier(_ source: ImageSource) -> String {
+        switch source {
         case .memory: "memory"
         case .disk: "disk"
-        case .none, .all: "network"
+        case .loader: "network"
         }
     }
 }

@@ -79,7 +79,7 @@ struct ThumbnailCommand: ParsableCommand {
     }
 
     func run() throws {
-        var options = DecodeOptions(thumbnailPixelSize: try box(), preserveAspectRatio: !fill)
+        var options = DecodeOptions(thumbnailPixelSize: try box(), thumbnailMode: fill ? .fill : .fit)
         if let maxPixels { options.limits.maxPixels = maxPixels }
         let decoder = ImageDecoder(options: options)
         let data = try readFile(input)

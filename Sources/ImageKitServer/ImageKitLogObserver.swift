@@ -106,10 +106,10 @@ public struct ImageKitLogObserver: ImageManagerObserver {
                     "imagekit.duration_ms": "\(duration.milliseconds)",
                 ])
             }
-        case .completed(let task, let url, let cacheType, let duration):
+        case .completed(let task, let url, let source, let duration):
             logger.log(level: eventLevel, "image loaded", metadata: [
                 "imagekit.task": "\(task)", "imagekit.url": "\(url.absoluteString)",
-                "imagekit.tier": "\(cacheType == .none ? "network" : cacheType.description)",
+                "imagekit.tier": "\(source == .loader ? "network" : source.description)",
                 "imagekit.duration_ms": "\(duration.milliseconds)",
             ])
         case .failed(let task, let url, let error, let duration):

@@ -55,12 +55,12 @@ public final class ImageKitMetrics: ImageManagerObserver, DownloaderObserver, Se
             cancelled = make("cancelled", "none")
         }
 
-        /// The metric of a load completed from `tier` (`.none`: downloaded).
-        func success(_ tier: ImageCacheType) -> Metric {
-            switch tier {
+        /// The metric of a load completed from `source` (the loader's is labelled `network`).
+        func success(_ source: ImageSource) -> Metric {
+            switch source {
             case .memory: memory
             case .disk: disk
-            case .none, .all: network
+            case .loader: network
             }
         }
     }
@@ -137,9 +137,9 @@ public final class ImageKitMetrics: ImageManagerObserver, DownloaderObserver, Se
         case .stored(_, _, let tiers, let duration, let error):
             (tiers == .memory ? memoryStoreDuration : diskStoreDuration).recordNanoseconds(duration.nanoseconds)
             if error != nil { storeFailures.increment() }
-        case .completed(_, _, let cacheType, let duration):
-            loads.success(cacheType).increment()
-            loadDurations.success(cacheType).recordNanoseconds(duration.nanoseconds)
+        case .completed(_, _, let source, let duration):
+            loads.success(source).increment()
+            loadDurations.success(source).recordNanoseconds(duration.nanoseconds)
         case .failed(_, _, let error, let duration):
             loads.failure.increment()
             loadDurations.failure.recordNanoseconds(duration.nanoseconds)

@@ -69,10 +69,10 @@ final class ImageLoadSpan: ImageLoadObserver {
         case .stored(_, _, let tiers, let duration, let error):
             stage("imagekit.store", from: now, lasting: duration, ["imagekit.cache.tier": .string(tiers.description)],
                   error: error)
-        case .completed(_, _, let cacheType, _):
+        case .completed(_, _, let source, _):
             span.updateAttributes {
                 $0["imagekit.result"] = "success"
-                $0["imagekit.cache.tier"] = cacheType == .none ? "network" : cacheType.description
+                $0["imagekit.cache.tier"] = source == .loader ? "network" : source.description
             }
         case .failed(_, _, let error, _):
             span.updateAttributes {

@@ -141,8 +141,8 @@ func coldLoads(base: String, count: Int, window: Int, directory: String) async t
     let manager = ImageManager(
         cache: try ImageCache(namespace: "cold-loads", directory: URL(fileURLWithPath: directory)),
         downloader: try Downloader(configuration: loopbackDownloads), configuration: configuration)
-    let context = ImageContext(thumbnailPixelSize: PixelSize(square: 64), storeCacheType: ImageCacheType.none,
-                               originalStoreCacheType: ImageCacheType.none)
+    let context = ImageContext(thumbnailPixelSize: PixelSize(square: 64), storeCacheType: [],
+                               originalStoreCacheType: [])
     var warmHWM = 0, peakBodies = 0
     try await withThrowingTaskGroup(of: Int.self) { group in
         for i in 0..<count {

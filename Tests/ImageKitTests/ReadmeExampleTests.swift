@@ -12,7 +12,7 @@ func thumbnail(_ url: URL, cacheDirectory: URL,
     let first = try await manager.image(for: url, context: context)  // downloaded, decoded, cached
     let again = try await manager.image(for: url, context: context)  // from memory this time
     let image = again.image  // premultiplied RGBA8
-    return "\(image.width)x\(image.height) from \(first.cacheType), then \(again.cacheType)"
+    return "\(image.width)x\(image.height) from \(first.source), then \(again.source)"
 }
 // README-END
 
@@ -29,7 +29,7 @@ final class ReadmeExampleTests: XCTestCase {
         var downloads = DownloaderConfiguration()
         downloads.destinationPolicy = DestinationPolicy(allowsLoopback: true)
         let summary = try await thumbnail(nginx.url("/avatar.jpg"), cacheDirectory: directory, downloads: downloads)
-        XCTAssertEqual(summary, "128x96 from none, then memory")
+        XCTAssertEqual(summary, "128x96 from loader, then memory")
         // The disk writes (thumbnail and original bytes) finish after the example returns.
         let folder = directory.appendingPathComponent("avatars").path
         await DownloadTesting.waitUntil("both disk entries are written") {

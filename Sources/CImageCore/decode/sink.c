@@ -18,7 +18,7 @@ static void plan(ic_decoder *d, uint32_t width, uint32_t height) {
         box_w = box_h;
         box_h = t;
     }
-    ic_plan_geometry(width, height, box_w, box_h, o->thumbnail_fill ? IC_RESIZE_FILL : IC_RESIZE_FIT,
+    ic_plan_geometry(width, height, box_w, box_h, o->thumbnail_mode,
                      o->allow_upscale != 0, &d->plan);
     uint64_t limit = o->scale_down_limit_bytes;
     uint64_t bytes = (uint64_t)d->plan.out_w * d->plan.out_h * 4;

@@ -16,6 +16,7 @@
 #include "ic_format.h"
 #include "ic_image.h"
 #include "ic_pool.h"
+#include "ic_resize.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,13 +56,16 @@ typedef struct ic_decode_options {
     int keep_orientation;
     /**
      * Thumbnail box in pixels, after orientation: shrink on load so the output
-     * fits (or, with thumbnail_fill, fills) thumbnail_width x thumbnail_height.
+     * fits, fills or matches (thumbnail_mode) thumbnail_width x thumbnail_height.
      * A side of 0 is unconstrained; both 0 (default) decodes at full size.
      */
     uint32_t thumbnail_width;
     uint32_t thumbnail_height;
-    /** 0 (default): fit inside the box. 1: fill it exactly (scale to cover, crop the centre). */
-    int thumbnail_fill;
+    /**
+     * IC_RESIZE_FIT (default): fit inside the box. IC_RESIZE_FILL: fill it exactly (scale to
+     * cover, crop the centre). IC_RESIZE_STRETCH: scale each axis to the box.
+     */
+    ic_resize_mode thumbnail_mode;
     /** 1: a thumbnail may be larger than the source. Default 0: never upscale. */
     int allow_upscale;
     /**

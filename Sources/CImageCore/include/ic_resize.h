@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 #include "ic_error.h"
-#include "ic_decode.h"
 #include "ic_image.h"
 
 #ifdef __cplusplus

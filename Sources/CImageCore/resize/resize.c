@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../image/ic_image_internal.h"
+#include "ic_decode.h"
 #include "ic_resize_internal.h"
 
 static uint32_t scaled(uint32_t v, double scale) {

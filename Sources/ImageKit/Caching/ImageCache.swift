@@ -15,7 +15,7 @@ import Foundation
 /// ```swift
 /// let cache = try ImageCache(namespace: "avatars")
 /// try await cache.store(image, forKey: key)
-/// let (hit, tier) = try await cache.image(forKey: key)   // tier: .memory, .disk or .none
+/// if let hit = try await cache.image(forKey: key) { … }   // hit.image; hit.tier: .memory or .disk
 /// ```
 ///
 /// It is the built-in ``ImageCaching`` cache: the manager reaches its memory tier
@@ -78,9 +78,9 @@ public final class ImageCache: Sendable {
     }
 
     /// The image for `key` from the first tier of `tiers` that has it (memory
-    /// first), and which tier that was (`.none` with a `nil` image when none has it).
+    /// first), and which tier that was; nil when none has it.
     public func image(forKey key: String, from tiers: ImageCacheType = .all) async throws
-        -> (image: Image?, cacheType: ImageCacheType) {
+        -> (image: Image, tier: ImageCacheType)? {
         if tiers.includesMemory, let image = memoryCache.image(forKey: key) {
             return (image, .memory)
         }
@@ -88,7 +88,7 @@ public final class ImageCache: Sendable {
             memoryCache.set(entry.value, forKey: key, ttl: Self.timeToLive(entry.metadata.expires))
             return (entry.value, .disk)
         }
-        return (nil, .none)
+        return nil
     }
 
     /// Whether any of `tiers` holds an image for `key` (the disk tier answers from its index).

@@ -1,26 +1,38 @@
-/// A tier of an ``ImageCache``: where to store or look for an image, and where one was found.
-public enum ImageCacheType: Sendable, Hashable, CustomStringConvertible {
-    /// No tier: as a result, the image was not found.
-    case none
-    /// The in-memory tier.
-    case memory
-    /// The on-disk tier.
-    case disk
-    /// Both tiers.
-    case all
+/// Tiers of a cache: where a load looks and what it stores in, and which tier an entry was
+/// found in.
+///
+/// An option set: ``memory``, ``disk``, ``all`` (both), or `[]` for no tier. There is no member
+/// named `none` on purpose: `context.storeCacheType = []` says "store nothing" in so many
+/// characters, while a `none` would have met `Optional.none` (the "use the default" value) and
+/// meant the opposite. Where a result came from is an ``ImageSource``, not a tier.
+public struct ImageCacheType: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    /// The bits.
+    public let rawValue: UInt8
 
-    /// `none`, `memory`, `disk` or `all` (for an `X-Cache` header, logs, metrics labels).
+    /// Tiers from their bits.
+    public init(rawValue: UInt8) {
+        self.rawValue = rawValue
+    }
+
+    /// The in-memory tier.
+    public static let memory = ImageCacheType(rawValue: 1 << 0)
+    /// The on-disk tier (for a cache of your own, whatever it keeps outside the process's memory).
+    public static let disk = ImageCacheType(rawValue: 1 << 1)
+    /// Both tiers.
+    public static let all: ImageCacheType = [.memory, .disk]
+
+    /// `memory`, `disk`, `all` or `none` (for `[]`), for logs and metrics labels.
     public var description: String {
         switch self {
-        case .none: "none"
         case .memory: "memory"
         case .disk: "disk"
-        case .all: "all"
+        case []: "none"
+        default: "all"
         }
     }
 
-    var includesMemory: Bool { self == .memory || self == .all }
-    var includesDisk: Bool { self == .disk || self == .all }
+    var includesMemory: Bool { contains(.memory) }
+    var includesDisk: Bool { contains(.disk) }
     /// These tiers without the memory tier.
-    var excludingMemory: ImageCacheType { includesDisk ? .disk : .none }
+    var excludingMemory: ImageCacheType { subtracting(.memory) }
 }

@@ -18,10 +18,12 @@ public struct DecodeOptions: Sendable, Hashable {
     /// PNG and GIF, WebP with alpha, and the frames of animations, which need a
     /// full-size frame while decoding (still within ``DecodeLimits``).
     public var thumbnailPixelSize: PixelSize?
-    /// With a thumbnail size: `true` (the default) fits the picture inside the
-    /// box; `false` fills the box exactly, scaling to cover it and cropping the
-    /// centre (the aspect ratio is always kept; see ``ImageResizer`` to stretch).
-    public var preserveAspectRatio: Bool
+    /// With a thumbnail size, how the picture is brought to the box:
+    /// ``ImageResizer/Mode/fit`` (the default) fits it inside, keeping the aspect
+    /// ratio; ``ImageResizer/Mode/fill`` fills the box exactly, scaling to cover it
+    /// and cropping the centre; ``ImageResizer/Mode/stretch`` scales each axis to
+    /// the box. A side of 0 in the box follows the other side in every mode.
+    public var thumbnailMode: ImageResizer.Mode
     /// Let a thumbnail be larger than the source. Default `false`.
     public var allowUpscale: Bool
     /// If a decoded frame would exceed this many bytes (width × height × 4),
@@ -31,13 +33,13 @@ public struct DecodeOptions: Sendable, Hashable {
     /// The defaults: default limits, first frame only, orientation applied, full size.
     public init(limits: DecodeLimits = DecodeLimits(), firstFrameOnly: Bool = true,
                 applyOrientation: Bool = true, thumbnailPixelSize: PixelSize? = nil,
-                preserveAspectRatio: Bool = true, allowUpscale: Bool = false,
+                thumbnailMode: ImageResizer.Mode = .fit, allowUpscale: Bool = false,
                 scaleDownLimitBytes: Int? = nil) {
         self.limits = limits
         self.firstFrameOnly = firstFrameOnly
         self.applyOrientation = applyOrientation
         self.thumbnailPixelSize = thumbnailPixelSize
-        self.preserveAspectRatio = preserveAspectRatio
+        self.thumbnailMode = thumbnailMode
         self.allowUpscale = allowUpscale
         self.scaleDownLimitBytes = scaleDownLimitBytes
     }
@@ -53,7 +55,7 @@ public struct DecodeOptions: Sendable, Hashable {
             o.thumbnail_width = UInt32(clamping: max(0, size.width))
             o.thumbnail_height = UInt32(clamping: max(0, size.height))
         }
-        o.thumbnail_fill = preserveAspectRatio ? 0 : 1
+        o.thumbnail_mode = thumbnailMode.cValue
         o.allow_upscale = allowUpscale ? 1 : 0
         o.scale_down_limit_bytes = UInt64(max(0, scaleDownLimitBytes ?? 0))
         return o

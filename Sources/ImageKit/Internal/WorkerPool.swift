@@ -10,13 +10,6 @@ import Glibc
 /// priority. Threads start on demand, park when idle, and exit once the pool
 /// is shut down or released (after finishing the jobs already queued).
 final class WorkerPool: Sendable {
-    /// Job urgency; higher runs first.
-    enum Priority: Int, Sendable, Comparable {
-        case low = 0, normal = 1, high = 2
-
-        static func < (a: Priority, b: Priority) -> Bool { a.rawValue < b.rawValue }
-    }
-
     typealias Job = @Sendable () -> Void
 
     private let core: Core
@@ -36,7 +29,7 @@ final class WorkerPool: Sendable {
 
     /// Queues `job`; false (and the job dropped) once the pool is shut down.
     @discardableResult
-    func submit(priority: Priority = .normal, _ job: @escaping Job) -> Bool {
+    func submit(priority: ImagePriority = .normal, _ job: @escaping Job) -> Bool {
         core.submit(priority: priority, job)
     }
 
@@ -55,7 +48,7 @@ final class WorkerPool: Sendable {
     /// or releasing it does not drop a queued job) and the call returns when it
     /// ends. If the pool is already shut down, the body does not run and
     /// ``ImageKitError/shutDown(_:)`` is thrown.
-    func run<T: Sendable>(priority: Priority = .normal,
+    func run<T: Sendable>(priority: ImagePriority = .normal,
                           _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try Task.checkCancellation()
         // The result also travels through a lock: TSan cannot see the ordering a
@@ -101,7 +94,7 @@ final class WorkerPool: Sendable {
             self.maxThreads = maxThreads
         }
 
-        func submit(priority: Priority, _ job: @escaping Job) -> Bool {
+        func submit(priority: ImagePriority, _ job: @escaping Job) -> Bool {
             wake.lock()
             guard !stopping else {
                 wake.unlock()

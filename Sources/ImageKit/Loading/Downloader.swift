@@ -39,7 +39,7 @@ public final class Downloader: Sendable {
     /// - Returns: The body, response head and metrics; ``DownloadResult/Status/notModified``
     ///   for a 304 answering a request with validators.
     /// - Throws: ``ImageKitError`` (``ImageKitError/cancelled`` when the task is cancelled).
-    public func download(_ request: DownloadRequest, priority: DownloadPriority = .normal,
+    public func download(_ request: DownloadRequest, priority: ImagePriority = .normal,
                          progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws -> DownloadResult {
         let token = DownloadToken(request: request, id: core.makeWaiter(), core: core)
         let progress = onCallbackQueue(progress)
@@ -68,7 +68,7 @@ public final class Downloader: Sendable {
     /// (A separate name from the async ``download(_:priority:progress:)``, which an
     /// async context would otherwise pick for a trailing closure.)
     @discardableResult
-    public func startDownload(_ request: DownloadRequest, priority: DownloadPriority = .normal,
+    public func startDownload(_ request: DownloadRequest, priority: ImagePriority = .normal,
                               progress: (@Sendable (DownloadProgress) -> Void)? = nil,
                               completion: @escaping @Sendable (Result<DownloadResult, ImageKitError>) -> Void)
         -> DownloadToken {

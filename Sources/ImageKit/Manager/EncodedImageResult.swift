@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// An encoded image loaded by ``ImageManager/encodedImage(for:as:options:context:)`` and where
+/// An encoded image loaded by ``ImageManager/encodedImage(for:as:options:context:progress:)`` and where
 /// it came from.
 public struct EncodedImageResult: Sendable {
     /// The bytes, their format and size, and an entity tag.
@@ -12,21 +12,21 @@ public struct EncodedImageResult: Sendable {
     /// The decoded image, when this load decoded (or found) one on the way; nil when the
     /// variant was found already encoded.
     public var image: Image?
-    /// Where the work was found: `.memory` or `.disk` when the variant, the bitmap it was
-    /// encoded from, or (`.disk`) the original bytes it was decoded from were cached; `.none`
-    /// when the image was downloaded. Anything but `.none` means no download.
-    public var cacheType: ImageCacheType
+    /// Where the work was found: ``ImageSource/memory`` or ``ImageSource/disk`` when the
+    /// variant, the bitmap it was encoded from, or (disk) the original bytes it was decoded from
+    /// were cached; ``ImageSource/loader`` when the image was loaded (downloaded) now.
+    public var source: ImageSource
     /// The URL that was asked for.
     public var url: URL
     /// Where the time went (``ImageLoadMetrics/encode`` is the encoding's share).
     public var metrics: ImageLoadMetrics
 
     /// A result with every part given.
-    public init(encoded: EncodedImage, image: Image? = nil, cacheType: ImageCacheType, url: URL,
+    public init(encoded: EncodedImage, image: Image? = nil, source: ImageSource, url: URL,
                 metrics: ImageLoadMetrics = ImageLoadMetrics()) {
         self.encoded = encoded
         self.image = image
-        self.cacheType = cacheType
+        self.source = source
         self.url = url
         self.metrics = metrics
     }
@@ -36,7 +36,7 @@ public struct EncodedImageResult: Sendable {
         guard let encoded = result.encoded else {
             return .failure(.internal("the load of \(result.url.absoluteString) produced no encoded image"))
         }
-        return .success(EncodedImageResult(encoded: encoded, image: result.image, cacheType: result.cacheType,
+        return .success(EncodedImageResult(encoded: encoded, image: result.image, source: result.source,
                                            url: result.url, metrics: result.metrics))
     }
 }

@@ -5,11 +5,12 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Per-load values that are not flags (SDWebImage's `SDWebImageContext`, typed). Every field
-/// is optional; `nil` takes the manager's default.
+/// Per-load values that are not flags (SDWebImage's `SDWebImageContext`, typed).
 ///
-/// The cache-type fields are optionals of ``ImageCacheType``, which has a case `none`: write
-/// `ImageCacheType.none` in full, since a bare `.none` is the optional's `nil` (the default).
+/// Every field has its default written out: the optional fields are "none of this" when nil
+/// (no thumbnail, no transformer, the manager's cache, …); the cache tiers are non-optional
+/// ``ImageCacheType`` sets, where `[]` stores nothing and there is no `.none` to mistake for
+/// "the default".
 public struct ImageContext: Sendable {
     /// Turns a URL into the cache key the image is stored under (by default the URL's string).
     public typealias CacheKeyFilter = @Sendable (URL) -> String
@@ -19,8 +20,10 @@ public struct ImageContext: Sendable {
 
     /// Shrink on load to this box (a side of 0 is unconstrained). Part of the cache key.
     public var thumbnailPixelSize: PixelSize?
-    /// With a thumbnail size: fit inside the box (`true`, the default) or fill it, cropping the centre.
-    public var preserveAspectRatio: Bool?
+    /// With a thumbnail size, how the picture is brought to the box: ``ImageResizer/Mode/fit``
+    /// (the default), ``ImageResizer/Mode/fill`` (cover the box, cropping the centre) or
+    /// ``ImageResizer/Mode/stretch``. Part of the cache key.
+    public var thumbnailMode: ImageResizer.Mode
     /// Scale any decoded frame down until it fits in this many bytes (even without
     /// ``ImageOptions/scaleDownLargeImages``). Part of the cache key.
     public var scaleDownLimitBytes: Int?
@@ -34,21 +37,29 @@ public struct ImageContext: Sendable {
     public var requestModifier: DownloaderConfiguration.RequestModifier?
     /// Checks the response of this load's download before decoding; throwing fails the load.
     public var responseValidator: DownloaderConfiguration.ResponseValidator?
-    /// Tiers to look in before downloading (default `.all`: memory, then disk).
-    public var queryCacheType: ImageCacheType?
-    /// Tiers the decoded (and transformed) image is stored in: default `.all` for
-    /// ``ImageManager/image(for:options:context:)``, `.none` for
-    /// ``ImageManager/encodedImage(for:as:options:context:)`` (a service sending bytes keeps
-    /// the bytes, not bitmaps it would never read; set it to keep both).
-    public var storeCacheType: ImageCacheType?
+    /// Where the load is queued among the others waiting to download, decode and encode
+    /// (default ``ImagePriority/normal``).
+    public var priority: ImagePriority
+    /// Tiers to look in before loading (default `.all`: memory, then disk; `[]` looks nowhere,
+    /// as ``ImageOptions/fromLoaderOnly`` does).
+    public var queryCacheType: ImageCacheType
+    /// Tiers the decoded (and transformed) image of ``ImageManager/image(for:options:context:progress:)``
+    /// is stored in (default `.all`).
+    public var storeCacheType: ImageCacheType
+    /// Tiers the decoded image behind ``ImageManager/encodedImage(for:as:options:context:progress:)`` is
+    /// stored in (default `[]`: a service sending bytes keeps the bytes, not bitmaps it would
+    /// never read; set it to keep both, e.g. to encode other formats of the same thumbnail
+    /// without decoding again).
+    public var imageStoreCacheTypeForEncodedLoads: ImageCacheType
     /// Tiers an encoded variant is stored in (default `.all`): the memory tier by its byte
     /// count, the disk tier as a checksummed data entry. Only loads asking for encoded bytes
     /// make variants.
-    public var encodedStoreCacheType: ImageCacheType?
-    /// Where the original encoded bytes are kept: `.disk` (the default) or `.all` keep them in the
-    /// disk tier's original-data store, so a later load at another size need not download again;
-    /// `.none` keeps nothing. The memory tier holds decoded images only, so `.memory` keeps nothing.
-    public var originalStoreCacheType: ImageCacheType?
+    public var encodedStoreCacheType: ImageCacheType
+    /// Where the original encoded bytes are kept: `.disk` (the default) or `.all` keep them in
+    /// the disk tier's original-data store, so a later load at another size need not download
+    /// again; `[]` keeps nothing. The memory tier holds decoded images and variants only, so
+    /// `.memory` keeps nothing either.
+    public var originalStoreCacheType: ImageCacheType
     /// The cache for this load instead of the manager's: any ``ImageCaching`` cache.
     public var cache: (any ImageCaching)?
     /// The downloader for this load instead of the manager's.
@@ -61,7 +72,7 @@ public struct ImageContext: Sendable {
     /// cache key (as in SDWebImage): what it decodes or encodes is stored under the key the
     /// built-in coder's result would have, and a later load with another coder may be served
     /// from it. Give a coder that changes the pixels a ``cacheKeyFilter`` of its own, or a
-    /// ``queryCacheType`` and ``storeCacheType`` of `ImageCacheType.none`.
+    /// ``queryCacheType`` and ``storeCacheType`` of `[]`.
     public var coder: (any ImageCoding)?
     /// When this load must be done by: once it passes, the load fails with
     /// ``ImageKitError/deadlineExceeded(_:)`` and its download and decode are stopped (unless
@@ -70,27 +81,32 @@ public struct ImageContext: Sendable {
     /// The queue completion and progress handlers run on (by default the manager's callback queue).
     public var callbackQueue: DispatchQueue?
 
-    /// A context with the given fields; every one is optional.
-    public init(thumbnailPixelSize: PixelSize? = nil, preserveAspectRatio: Bool? = nil,
+    /// A context with the given fields, each defaulting as its documentation says.
+    public init(thumbnailPixelSize: PixelSize? = nil, thumbnailMode: ImageResizer.Mode = .fit,
                 scaleDownLimitBytes: Int? = nil, imageTransformer: (any ImageTransformer)? = nil,
                 cacheKeyFilter: CacheKeyFilter? = nil, cacheSerializer: CacheSerializer? = nil,
                 requestModifier: DownloaderConfiguration.RequestModifier? = nil,
                 responseValidator: DownloaderConfiguration.ResponseValidator? = nil,
-                queryCacheType: ImageCacheType? = nil, storeCacheType: ImageCacheType? = nil,
-                encodedStoreCacheType: ImageCacheType? = nil,
-                originalStoreCacheType: ImageCacheType? = nil, cache: (any ImageCaching)? = nil,
-                downloader: Downloader? = nil, coder: (any ImageCoding)? = nil, deadline: ContinuousClock.Instant? = nil,
+                priority: ImagePriority = .normal,
+                queryCacheType: ImageCacheType = .all, storeCacheType: ImageCacheType = .all,
+                imageStoreCacheTypeForEncodedLoads: ImageCacheType = [],
+                encodedStoreCacheType: ImageCacheType = .all,
+                originalStoreCacheType: ImageCacheType = .disk, cache: (any ImageCaching)? = nil,
+                downloader: Downloader? = nil, coder: (any ImageCoding)? = nil,
+                deadline: ContinuousClock.Instant? = nil,
                 callbackQueue: DispatchQueue? = nil) {
         self.thumbnailPixelSize = thumbnailPixelSize
-        self.preserveAspectRatio = preserveAspectRatio
+        self.thumbnailMode = thumbnailMode
         self.scaleDownLimitBytes = scaleDownLimitBytes
         self.imageTransformer = imageTransformer
         self.cacheKeyFilter = cacheKeyFilter
         self.cacheSerializer = cacheSerializer
         self.requestModifier = requestModifier
         self.responseValidator = responseValidator
+        self.priority = priority
         self.queryCacheType = queryCacheType
         self.storeCacheType = storeCacheType
+        self.imageStoreCacheTypeForEncodedLoads = imageStoreCacheTypeForEncodedLoads
         self.encodedStoreCacheType = encodedStoreCacheType
         self.originalStoreCacheType = originalStoreCacheType
         self.cache = cache

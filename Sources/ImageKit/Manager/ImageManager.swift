@@ -110,13 +110,19 @@ public final class ImageManager: Sendable {
     /// is the revalidated image: the cached one when the server says it is current, else the
     /// new one.
     ///
+    /// - Parameters:
+    ///   - url: The image's URL; `nil` or an unusable URL fails with ``ImageKitError/invalidURL(_:)``.
+    ///   - options: Flags of this load.
+    ///   - context: Values of this load that are not flags, or nil for the defaults.
+    ///   - progress: Called as the download's body arrives, on the callback queue (the
+    ///     context's, else the configuration's), never after the load ended.
     /// - Throws: ``ImageKitError`` — ``ImageKitError/invalidURL(_:)``,
     ///   ``ImageKitError/blocklisted(_:original:)``, ``ImageKitError/notInCache(_:)``,
     ///   ``ImageKitError/deadlineExceeded(_:)``, the download's or the decoder's error, and
     ///   ``ImageKitError/cancelled`` when the calling task is cancelled.
-    public func image(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil) async throws
-        -> ImageResult {
-        try await load(url, nil, options, context, ImageResult.from)
+    public func image(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil,
+                      progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws -> ImageResult {
+        try await load(url, nil, options, context, progress, ImageResult.from)
     }
 
     /// Loads the image at `url` as encoded bytes in `format`: the service's path.
@@ -127,17 +133,27 @@ public final class ImageManager: Sendable {
     /// resizing, encoding or copying, and without suspending when it is in memory. A miss finds
     /// the decoded image in a tier or downloads and decodes it, then encodes on the manager's
     /// worker threads. Loads of the same variant share one pipeline. By default the decoded
-    /// bitmap is kept in no tier (see ``ImageContext/storeCacheType``).
+    /// bitmap is kept in no tier (see ``ImageContext/imageStoreCacheTypeForEncodedLoads``).
     ///
-    /// - Throws: as ``image(for:options:context:)``, and the encoder's error.
+    /// - Parameters:
+    ///   - url: The image's URL; `nil` or an unusable URL fails with ``ImageKitError/invalidURL(_:)``.
+    ///   - format: The encoding, fixed or chosen per image.
+    ///   - options: Flags of this load.
+    ///   - context: Values of this load that are not flags, or nil for the defaults.
+    ///   - progress: Called as the download's body arrives, as for
+    ///     ``image(for:options:context:progress:)``.
+    /// - Throws: as ``image(for:options:context:progress:)``, and the encoder's error.
     public func encodedImage(for url: URL?, as format: OutputFormat, options: ImageOptions = [],
-                             context: ImageContext? = nil) async throws -> EncodedImageResult {
-        try await load(url, format, options, context, EncodedImageResult.from)
+                             context: ImageContext? = nil,
+                             progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws
+        -> EncodedImageResult {
+        try await load(url, format, options, context, progress, EncodedImageResult.from)
     }
 
     /// The `async` call style over any output.
     private func load<Output: Sendable>(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions,
                                         _ context: ImageContext?,
+                                        _ progress: (@Sendable (DownloadProgress) -> Void)?,
                                         _ extract: @escaping ImageTaskContinuation<Output>.Extract) async throws
         -> Output {
         let started = MonotonicClock.now()
@@ -147,7 +163,7 @@ public final class ImageManager: Sendable {
         switch prelude {
         case .hit(var result, _, _):
             let total = MonotonicClock.duration(since: started)
-            emit(.completed(task: observed.id ?? makeID(), url: result.url, cacheType: .memory, duration: total),
+            emit(.completed(task: observed.id ?? makeID(), url: result.url, source: .memory, duration: total),
                  to: observed.observers)
             for observer in observed.observers { observer.loadEnded() }
             result.metrics = ImageLoadMetrics(total: total)
@@ -159,8 +175,10 @@ public final class ImageManager: Sendable {
             throw error
         default:
             let adapter = ImageTaskContinuation(extract)
+            let queue = prelude.callbackQueue ?? context?.callbackQueue ?? configuration.callbackQueue
             let task = ImageTask(id: observed.id ?? makeID(), url: url, options: prelude.options, started: started,
-                                 manager: self, sink: adapter.receive, progress: nil, observers: observed.observers)
+                                 manager: self, sink: adapter.receive, progress: Self.progressSink(progress, on: queue),
+                                 observers: observed.observers)
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     adapter.install(continuation)
@@ -191,7 +209,7 @@ public final class ImageManager: Sendable {
     }
 
     /// Loads the image at `url` as encoded bytes in `format` (as
-    /// ``encodedImage(for:as:options:context:)`` does) and calls `completed` on the callback
+    /// ``encodedImage(for:as:options:context:progress:)`` does) and calls `completed` on the callback
     /// queue, as ``loadImage(with:options:context:progress:completed:)`` does.
     ///
     /// - Returns: A task that cancels the load.
@@ -227,14 +245,18 @@ public final class ImageManager: Sendable {
                 break
             }
         }
-        var progressSink: ImageTask.ProgressSink?
-        if let progress {
-            progressSink = { task, value in queue.async { if task.isRunning { progress(value) } } }
-        }
         let task = ImageTask(id: observed.id ?? makeID(), url: url, options: prelude.options, started: started,
-                             manager: self, sink: sink, progress: progressSink, observers: observed.observers)
+                             manager: self, sink: sink, progress: Self.progressSink(progress, on: queue),
+                             observers: observed.observers)
         launch(task, prelude)
         return task
+    }
+
+    /// `progress` run on `queue` while its load runs (both call styles).
+    private static func progressSink(_ progress: (@Sendable (DownloadProgress) -> Void)?,
+                                     on queue: DispatchQueue) -> ImageTask.ProgressSink? {
+        guard let progress else { return nil }
+        return { task, value in queue.async { if task.isRunning { progress(value) } } }
     }
 
     /// Cancels every load in flight (their completions are not called; `async` callers get
@@ -430,10 +452,10 @@ public final class ImageManager: Sendable {
         var result: LoadResult?
         if let variantKey = keys.variantKey {
             if case .variant(let encoded)? = cache.memoryValue(forKey: variantKey, kind: .variant) {
-                result = LoadResult(encoded: encoded, cacheType: .memory, url: url, metrics: ImageLoadMetrics())
+                result = LoadResult(encoded: encoded, source: .memory, url: url, metrics: ImageLoadMetrics())
             }
         } else if case .image(let image)? = cache.memoryValue(forKey: keys.key, kind: .image) {
-            result = LoadResult(image: image, cacheType: .memory, url: url, metrics: ImageLoadMetrics())
+            result = LoadResult(image: image, source: .memory, url: url, metrics: ImageLoadMetrics())
         }
         if observed {
             emit(.cacheQuery(url: url, key: keys.variantKey ?? keys.key, tier: .memory, hit: result != nil,

@@ -36,9 +36,9 @@ public enum ImageManagerEvent: Sendable {
     case encoded(url: URL, key: String, format: ImageFormat, bytes: Int, duration: Duration, error: ImageKitError?)
     /// The image (and the original bytes, for the disk tier) was written to `tiers`.
     case stored(url: URL, key: String, tiers: ImageCacheType, duration: Duration, error: ImageKitError?)
-    /// A load completed with an image from `cacheType` (called twice for a refreshed load whose
+    /// A load completed with an image from `source` (called twice for a refreshed load whose
     /// image changed).
-    case completed(task: UInt64, url: URL, cacheType: ImageCacheType, duration: Duration)
+    case completed(task: UInt64, url: URL, source: ImageSource, duration: Duration)
     /// A load failed (`url` is nil when it was not a URL at all).
     case failed(task: UInt64, url: URL?, error: ImageKitError, duration: Duration)
     /// A load was cancelled by its caller.

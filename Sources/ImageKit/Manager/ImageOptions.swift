@@ -1,7 +1,9 @@
 /// Flags that change how one ``ImageManager`` load behaves (SDWebImage's `SDWebImageOptions`,
 /// without the flags that only make sense for UIKit views).
 ///
-/// Values that are not flags (thumbnail size, transformer, cache tiers, …) live in ``ImageContext``.
+/// Values that are not flags (thumbnail size, transformer, cache tiers, priority, …) live in
+/// ``ImageContext``. (Bits 1 and 2, once the low and high priority flags, are unused: the
+/// priority is ``ImageContext/priority``.)
 public struct ImageOptions: OptionSet, Sendable, Hashable {
     /// The bits.
     public let rawValue: UInt32
@@ -13,10 +15,6 @@ public struct ImageOptions: OptionSet, Sendable, Hashable {
 
     /// Load a URL even though it is on the failed-URL blocklist.
     public static let retryFailed = ImageOptions(rawValue: 1 << 0)
-    /// Download and decode after the normal-priority work.
-    public static let lowPriority = ImageOptions(rawValue: 1 << 1)
-    /// Download and decode before the normal-priority work.
-    public static let highPriority = ImageOptions(rawValue: 1 << 2)
     /// Complete at once with a cached image, then revalidate it with the server
     /// (If-None-Match / If-Modified-Since from the stored validators): on 304 nothing more
     /// happens; on 200 the cache is updated and the completion is called a second time

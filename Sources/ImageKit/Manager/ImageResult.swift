@@ -8,8 +8,8 @@ import Foundation
 public struct ImageResult: Sendable {
     /// The decoded (and transformed) image.
     public var image: Image
-    /// The tier it was found in: `.memory`, `.disk`, or `.none` when it was downloaded.
-    public var cacheType: ImageCacheType
+    /// Where it came from: the memory or disk tier, or the loader (downloaded now).
+    public var source: ImageSource
     /// The URL that was asked for.
     public var url: URL
     /// The original encoded bytes: when downloaded, when decoded from the disk tier's
@@ -19,10 +19,10 @@ public struct ImageResult: Sendable {
     public var metrics: ImageLoadMetrics
 
     /// A result with every part given.
-    public init(image: Image, cacheType: ImageCacheType, url: URL, originalData: Data? = nil,
+    public init(image: Image, source: ImageSource, url: URL, originalData: Data? = nil,
                 metrics: ImageLoadMetrics = ImageLoadMetrics()) {
         self.image = image
-        self.cacheType = cacheType
+        self.source = source
         self.url = url
         self.originalData = originalData
         self.metrics = metrics

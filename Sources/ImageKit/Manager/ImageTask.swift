@@ -202,7 +202,7 @@ public final class ImageTask: Sendable, Hashable {
         guard granted else { return false }
         switch delivery {
         case .image(let result, _):
-            manager.emit(.completed(task: id, url: result.url, cacheType: result.cacheType,
+            manager.emit(.completed(task: id, url: result.url, source: result.source,
                                     duration: result.metrics.total), to: loadObservers)
         case .failure(let error):
             manager.emit(.failed(task: id, url: url, error: error, duration: elapsed), to: loadObservers)

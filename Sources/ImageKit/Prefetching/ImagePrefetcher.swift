@@ -20,10 +20,11 @@ public final class ImagePrefetcher: Sendable {
     public let manager: ImageManager
     /// Most loads in flight at once (default 3).
     public let maxConcurrentPrefetchCount: Int
-    /// Options of every load unless a call gives its own (default `.lowPriority`).
+    /// Options of every load unless a call gives its own (default none).
     public let options: ImageOptions
-    /// Context of every load unless a call gives its own.
-    public let context: ImageContext?
+    /// Context of every load unless a call gives its own (default: priority
+    /// ``ImagePriority/low``, so prefetching queues behind the loads that are wanted now).
+    public let context: ImageContext
 
     private struct State: Sendable {
         var running = 0
@@ -34,8 +35,8 @@ public final class ImagePrefetcher: Sendable {
     private let state = Locked(State())
 
     /// A prefetcher loading through `manager`.
-    public init(manager: ImageManager, maxConcurrentPrefetchCount: Int = 3, options: ImageOptions = [.lowPriority],
-                context: ImageContext? = nil) {
+    public init(manager: ImageManager, maxConcurrentPrefetchCount: Int = 3, options: ImageOptions = [],
+                context: ImageContext = ImageContext(priority: .low)) {
         self.manager = manager
         self.maxConcurrentPrefetchCount = max(1, maxConcurrentPrefetchCount)
         self.options = options
@@ -61,7 +62,7 @@ public final class ImagePrefetcher: Sendable {
         -> ImagePrefetchToken {
         let context = context ?? self.context
         let token = ImagePrefetchToken(urls: urls, options: options ?? self.options, context: context,
-                                       queue: context?.callbackQueue ?? manager.configuration.callbackQueue,
+                                       queue: context.callbackQueue ?? manager.configuration.callbackQueue,
                                        prefetcher: self, progress: progress, completion: completion)
         if urls.isEmpty {
             token.completeEmpty()

@@ -23,6 +23,16 @@ public struct ImageResizer: Sendable, Hashable {
             case .stretch: IC_RESIZE_STRETCH
             }
         }
+
+        /// What a thumbnail in this mode adds to a cache key (nothing for the default, so keys
+        /// made before the mode existed stay valid).
+        var keySuffix: String {
+            switch self {
+            case .fit: ""
+            case .fill: "-fill"
+            case .stretch: "-stretch"
+            }
+        }
     }
 
     /// The target box; a side of 0 follows the aspect ratio.

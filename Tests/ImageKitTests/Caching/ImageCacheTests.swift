@@ -15,25 +15,24 @@ final class ImageCacheTests: XCTestCase {
         let image = TestPixels.image(width: 40, height: 30)
 
         var found = try await cache.image(forKey: "k")
-        XCTAssertNil(found.image)
-        XCTAssertEqual(found.cacheType, .none)
+        XCTAssertNil(found)
 
         try await cache.store(image, forKey: "k", to: .disk)
         XCTAssertFalse(cache.memoryCache.contains("k"))
         found = try await cache.image(forKey: "k", from: .memory)
-        XCTAssertEqual(found.cacheType, .none)
+        XCTAssertEqual(found?.tier, nil)
         found = try await cache.image(forKey: "k")
-        XCTAssertEqual(found.cacheType, .disk)
-        XCTAssertEqual(found.image?.packedPixels(), image.packedPixels())
+        XCTAssertEqual(found?.tier, .disk)
+        XCTAssertEqual(found?.image.packedPixels(), image.packedPixels())
         found = try await cache.image(forKey: "k")
-        XCTAssertEqual(found.cacheType, .memory, "a disk hit is promoted to memory")
+        XCTAssertEqual(found?.tier, .memory, "a disk hit is promoted to memory")
 
         try await cache.store(image, forKey: "m", to: .memory)
         found = try await cache.image(forKey: "m", from: .disk)
-        XCTAssertEqual(found.cacheType, .none)
+        XCTAssertEqual(found?.tier, nil)
         found = try await cache.image(forKey: "m")
-        XCTAssertTrue(found.image === image)
-        XCTAssertEqual(found.cacheType, .memory)
+        XCTAssertTrue(found?.image === image)
+        XCTAssertEqual(found?.tier, .memory)
     }
 
     func testContainsRemoveAndClearPerTier() async throws {
@@ -77,7 +76,7 @@ final class ImageCacheTests: XCTestCase {
         let data = try await cache.originalData(forKey: "k")
         XCTAssertEqual(data, original)
         let found = try await cache.image(forKey: "k")
-        XCTAssertEqual(found.cacheType, .none, "original bytes are not a decoded image")
+        XCTAssertEqual(found?.tier, nil, "original bytes are not a decoded image")
         let size = await cache.totalDiskSize
         XCTAssertGreaterThan(size, original.count)
     }
@@ -88,11 +87,11 @@ final class ImageCacheTests: XCTestCase {
         let past = DiskCacheMetadata(expires: Date(timeIntervalSinceNow: -5))
         try await cache.store(TestPixels.image(width: 8, height: 8), forKey: "old", metadata: past)
         let found = try await cache.image(forKey: "old")
-        XCTAssertEqual(found.cacheType, .none)
+        XCTAssertEqual(found?.tier, nil)
         let future = DiskCacheMetadata(expires: Date(timeIntervalSinceNow: 3600))
         try await cache.store(TestPixels.image(width: 8, height: 8), forKey: "new", metadata: future)
         let fresh = try await cache.image(forKey: "new")
-        XCTAssertEqual(fresh.cacheType, .memory)
+        XCTAssertEqual(fresh?.tier, .memory)
     }
 
     func testNamespacesAreSeparateFolders() async throws {

@@ -18,7 +18,7 @@ final class FuzzRegressionTests: XCTestCase {
             DecodeOptions(limits: limits, firstFrameOnly: false),
             DecodeOptions(limits: limits, thumbnailPixelSize: PixelSize(width: 37, height: 0)),
             DecodeOptions(limits: limits, firstFrameOnly: false, thumbnailPixelSize: PixelSize(square: 16),
-                          preserveAspectRatio: false),
+                          thumbnailMode: .fill),
         ]
         for file in files {
             let data = try Data(contentsOf: directory.appendingPathComponent(file))

@@ -165,7 +165,7 @@ final class DownloaderSchedulingTests: LoopbackTestCase {
     /// Blocks the only slot with a gated request, queues `items` in order, opens the
     /// gate and returns the order in which the downloads completed.
     private func completionOrder(_ order: DownloaderConfiguration.ExecutionOrder,
-                                 _ items: [(name: String, priority: DownloadPriority)],
+                                 _ items: [(name: String, priority: ImagePriority)],
                                  beforeOpening: ([String: DownloadToken]) -> Void = { _ in }) async throws -> [String] {
         let f = try fixture
         let d = try DownloadTesting.downloader {
@@ -299,7 +299,7 @@ final class DownloaderSchedulingTests: LoopbackTestCase {
         for i in 0..<1_000 {
             let name = "files/\(rng.next() % 40).bin"
             names.append(name)
-            let priority = DownloadPriority(rawValue: Int(rng.next() % 3))!
+            let priority = ImagePriority(rawValue: Int(rng.next() % 3))!
             tokens.append(d.startDownload(DownloadRequest(url: f.nginx.url("/" + name)), priority: priority) {
                 outcomes.append((i, $0))
             })

@@ -43,7 +43,7 @@ final class DownloaderStateMachineTests: XCTestCase {
         }
 
         /// Caller `name` submits (no request modifier); returns the machine's answer.
-        mutating func submit(_ name: String, priority: DownloadPriority = .normal,
+        mutating func submit(_ name: String, priority: ImagePriority = .normal,
                              progress: Machine.Progress? = nil) -> Machine.SubmitAction {
             if ids[name] == nil { makeWaiter(name) }
             return machine.submit(id(name), priority: priority, progress: progress, completion: completion(name),
@@ -52,7 +52,7 @@ final class DownloaderStateMachineTests: XCTestCase {
 
         /// Caller `name` submits and attaches a GET of `url`; returns the attach action.
         @discardableResult
-        mutating func add(_ name: String, _ url: String, priority: DownloadPriority = .normal,
+        mutating func add(_ name: String, _ url: String, priority: ImagePriority = .normal,
                           headers: HTTPHeaders = [:], progress: Machine.Progress? = nil) throws -> Machine.AttachAction {
             guard case .attach = submit(name, priority: priority, progress: progress) else {
                 XCTFail("\(name) was not accepted")
@@ -291,7 +291,7 @@ final class DownloaderStateMachineTests: XCTestCase {
     /// Occupies the only slot, adds `items` in order, then frees slots one by one and
     /// returns the paths in the order they start.
     private func startOrder(_ order: DownloaderConfiguration.ExecutionOrder,
-                            _ items: [(name: String, priority: DownloadPriority)],
+                            _ items: [(name: String, priority: ImagePriority)],
                             then change: (inout Harness) -> Void = { _ in }) throws -> [String] {
         var h = try Harness(maxConcurrent: 1, order: order)
         try h.add("block", "http://h.test/block")

@@ -87,7 +87,7 @@ enum DownloadTesting {
 
     /// The outcome of one async download.
     static func result(_ d: Downloader, _ request: DownloadRequest,
-                       priority: DownloadPriority = .normal) async -> Result<DownloadResult, ImageKitError> {
+                       priority: ImagePriority = .normal) async -> Result<DownloadResult, ImageKitError> {
         do {
             return .success(try await d.download(request, priority: priority))
         } catch let error as ImageKitError {

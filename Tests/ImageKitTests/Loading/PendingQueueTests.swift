@@ -17,7 +17,7 @@ final class PendingQueueTests: XCTestCase {
     }
 
     /// Queues (or re-queues, leaving the old entry stale) transfer `id` at `priority`.
-    private func push(_ id: UInt64, _ priority: DownloadPriority = .normal) {
+    private func push(_ id: UInt64, _ priority: ImagePriority = .normal) {
         nextSeq += 1
         live[id] = nextSeq
         queue.push(PendingQueue.Entry(id: id, seq: nextSeq), priority: priority)

@@ -17,12 +17,12 @@ final class CustomCacheRevalidationTests: ManagerTestCase {
         let url = f.nginx.url(path)
 
         let first = try await m.image(for: url, options: .waitStoreCache)
-        XCTAssertEqual(first.cacheType, .none)
+        XCTAssertEqual(first.source, .loader)
         let etag = cache.stored(url.absoluteString, .original, in: .disk)?.metadata.etag
         XCTAssertNotNil(etag, "the original bytes were kept with the response's ETag")
 
         let refreshed = try await m.image(for: url, options: .refreshCached)
-        XCTAssertEqual(refreshed.cacheType, .memory, "current: the cached image")
+        XCTAssertEqual(refreshed.source, .memory, "current: the cached image")
         XCTAssertTrue(refreshed.image === first.image)
         let log = await f.requests(path, atLeast: 2)
         XCTAssertTrue(log[1].contains("\" 304 "), log[1])

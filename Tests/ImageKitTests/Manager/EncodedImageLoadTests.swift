@@ -15,7 +15,7 @@ final class EncodedImageLoadTests: ManagerTestCase {
         let m = try makeManager(cache: cache)
         let (url, path) = try f.copy(ManagerFixture.photo, named: "photo.jpg")
         let first = try await m.encodedImage(for: url, as: jpeg80, context: thumbnail)
-        XCTAssertEqual(first.cacheType, .none)
+        XCTAssertEqual(first.source, .loader)
         XCTAssertEqual(first.encoded.format, .jpeg)
         XCTAssertEqual(first.encoded.contentType, "image/jpeg")
         XCTAssertEqual(first.encoded.pixelSize, PixelSize(width: 64, height: 48))
@@ -32,7 +32,7 @@ final class EncodedImageLoadTests: ManagerTestCase {
         XCTAssertEqual(cache.memoryCache.totalCost, first.encoded.data.count, "the variant costs its bytes")
 
         let second = try await m.encodedImage(for: url, as: jpeg80, context: thumbnail)
-        XCTAssertEqual(second.cacheType, .memory)
+        XCTAssertEqual(second.source, .memory)
         XCTAssertNil(second.image)
         XCTAssertEqual(second.encoded, first.encoded)
         XCTAssertTrue(Self.sameBuffer(second.encoded.data, first.encoded.data), "a memory hit does not copy the bytes")
@@ -40,12 +40,12 @@ final class EncodedImageLoadTests: ManagerTestCase {
         await ManagerTesting.assertIdle(m)  // the disk writes are done
         cache.memoryCache.removeAll()
         let third = try await m.encodedImage(for: url, as: jpeg80, context: thumbnail)
-        XCTAssertEqual(third.cacheType, .disk)
+        XCTAssertEqual(third.source, .disk)
         XCTAssertNil(third.metrics.encode, "a disk hit is not encoded again")
         XCTAssertEqual(third.encoded, first.encoded)
         XCTAssertNotNil(cache.memoryCache.encodedImage(forKey: variantKey), "a disk hit is promoted to memory")
         let fourth = try await m.encodedImage(for: url, as: jpeg80, context: thumbnail)
-        XCTAssertEqual(fourth.cacheType, .memory)
+        XCTAssertEqual(fourth.source, .memory)
         let logged = await f.requests(path, atLeast: 1).count
         XCTAssertEqual(logged, 1)
         await ManagerTesting.assertIdle(m)
@@ -55,15 +55,15 @@ final class EncodedImageLoadTests: ManagerTestCase {
         let f = try fixture
         let m = try makeManager()
         let (url, path) = try f.copy(ManagerFixture.photo, named: "photo.jpg")
-        let context = ImageContext(thumbnailPixelSize: PixelSize(square: 64), storeCacheType: .all)
+        let context = ImageContext(thumbnailPixelSize: PixelSize(square: 64), imageStoreCacheTypeForEncodedLoads: .all)
         let jpeg = try await m.encodedImage(for: url, as: jpeg80, context: context)
-        XCTAssertEqual(jpeg.cacheType, .none)
+        XCTAssertEqual(jpeg.source, .loader)
         let png = try await m.encodedImage(for: url, as: .fixed(.png()), context: context)
-        XCTAssertEqual(png.cacheType, .memory, "the bitmap kept in memory was encoded again")
+        XCTAssertEqual(png.source, .memory, "the bitmap kept in memory was encoded again")
         XCTAssertEqual(png.encoded.format, .png)
         XCTAssertNotNil(png.metrics.encode)
         let image = try await m.image(for: url, context: context)
-        XCTAssertEqual(image.cacheType, .memory)
+        XCTAssertEqual(image.source, .memory)
         XCTAssertEqual(try ImageDecoder().decode(png.encoded.data).packedPixels(), image.image.packedPixels(),
                        "PNG keeps the pixels exactly")
         await ManagerTesting.assertIdle(m)
@@ -77,7 +77,7 @@ final class EncodedImageLoadTests: ManagerTestCase {
         let m = try makeManager(cache: cache)
         let (url, _) = try f.copy(ManagerFixture.photo, named: "photo.jpg")
         let diskOnly = ImageContext(thumbnailPixelSize: PixelSize(square: 32), encodedStoreCacheType: .disk,
-                                    originalStoreCacheType: ImageCacheType.none)
+                                    originalStoreCacheType: [])
         _ = try await m.encodedImage(for: url, as: jpeg80, context: diskOnly)
         await ManagerTesting.assertIdle(m)
         XCTAssertEqual(cache.memoryCache.totalCount, 0, "nothing in memory")
@@ -87,7 +87,8 @@ final class EncodedImageLoadTests: ManagerTestCase {
         let original = try await cache.originalData(forKey: url.absoluteString)
         XCTAssertNil(original, "no original bytes were kept")
 
-        let memoryOnly = ImageContext(thumbnailPixelSize: PixelSize(square: 40), storeCacheType: .memory,
+        let memoryOnly = ImageContext(thumbnailPixelSize: PixelSize(square: 40),
+                                      imageStoreCacheTypeForEncodedLoads: .memory,
                                       encodedStoreCacheType: .memory)
         let r = try await m.encodedImage(for: url, as: jpeg80, context: memoryOnly)
         await ManagerTesting.assertIdle(m)

@@ -27,7 +27,7 @@ final class ImageLoadObserverTests: ManagerTestCase {
         XCTAssertEqual(load.url, url)
         XCTAssertEqual(load.names, ["query memory miss", "query disk miss", "query data miss", "download",
                                     "response 200", "decode", "decoded 27x16", "stored memory",
-                                    "completed none"])
+                                    "completed loader"])
         XCTAssertEqual(load.completedTasks, [load.task])
         XCTAssertEqual(load.endings, 1)
         XCTAssertEqual(load.eventsAfterEnd, 0)
@@ -36,7 +36,7 @@ final class ImageLoadObserverTests: ManagerTestCase {
 
         // A memory hit: its lookup and its completion, then the end.
         let hit = try await Self.$requestID.withValue("request-2") { try await ManagerTesting.image(m, url) }
-        XCTAssertEqual(hit.cacheType, .memory)
+        XCTAssertEqual(hit.source, .memory)
         XCTAssertEqual(loads.all.count, 2)
         let second = loads.all[1]
         XCTAssertEqual(second.requestID, "request-2")
@@ -59,7 +59,7 @@ final class ImageLoadObserverTests: ManagerTestCase {
         let load = try XCTUnwrap(loads.all.first)
         XCTAssertEqual(load.task, task.id, "the factory's id is the task's")
         XCTAssertEqual(load.requestID, "handler")
-        XCTAssertEqual(load.names.suffix(3), ["stored memory", "stored disk", "completed none"],
+        XCTAssertEqual(load.names.suffix(3), ["stored memory", "stored disk", "completed loader"],
                        "a load waiting for the disk write sees it")
         XCTAssertEqual(load.endings, 1)
 
@@ -94,14 +94,14 @@ final class ImageLoadObserverTests: ManagerTestCase {
         let byRequest = Dictionary(uniqueKeysWithValues: loads.all.map { ($0.requestID ?? "", $0) })
         let a = try XCTUnwrap(byRequest["a"]), b = try XCTUnwrap(byRequest["b"])
         XCTAssertEqual(a.names, ["query memory miss", "query disk miss", "query data miss", "download",
-                                 "response 200", "decode", "decoded 16x12", "stored memory", "completed none"])
+                                 "response 200", "decode", "decoded 16x12", "stored memory", "completed loader"])
         // The second joined while the download ran: the rest of the pipeline, and its completion.
         XCTAssertEqual(b.names, ["query memory miss", "response 200", "decode", "decoded 16x12", "stored memory",
-                                 "completed none"])
+                                 "completed loader"])
         XCTAssertEqual([a.endings, b.endings], [1, 1])
         // The manager's observers see the shared work once and both completions.
         XCTAssertEqual(manager.names.filter { $0 == "decode" }.count, 1)
-        XCTAssertEqual(manager.names.filter { $0 == "completed none" }.count, 2)
+        XCTAssertEqual(manager.names.filter { $0 == "completed loader" }.count, 2)
     }
 
     func testCancelledLoadEndsOnceAndTheOtherGoesOn() async throws {
@@ -124,7 +124,7 @@ final class ImageLoadObserverTests: ManagerTestCase {
         XCTAssertEqual(gone.names.last, "cancelled")
         XCTAssertFalse(gone.names.contains("decode"))
         XCTAssertEqual(gone.endings, 1)
-        XCTAssertEqual(done.names.last, "completed none")
+        XCTAssertEqual(done.names.last, "completed loader")
         XCTAssertTrue(done.names.contains("decode"))
         XCTAssertEqual(done.endings, 1)
     }
@@ -155,7 +155,7 @@ final class ImageLoadObserverTests: ManagerTestCase {
         let loads = LoadRecorder(declining: true)
         let m = try makeManager { $0.loadObserverFactories = [loads] }
         let result = try await ManagerTesting.image(m, f.nginx.url("/tiles/6.png"))
-        XCTAssertEqual(result.cacheType, .none)
+        XCTAssertEqual(result.source, .loader)
         XCTAssertEqual(loads.asked, 1)
         XCTAssertTrue(loads.all.isEmpty)
     }

@@ -237,7 +237,7 @@ final class ImageManagerCancellationTests: ManagerTestCase {
         let m = try makeManager(downloader: { $0.maxConcurrentDownloads = 6 })
         var rng = Scrambler(seed: 0x6A)
         let choices: [ImageOptions] = [[], [], .refreshCached, .fromCacheOnly, .fromLoaderOnly, .waitStoreCache,
-                                       .highPriority, .lowPriority, .cacheMemoryOnly, .queryMemoryData]
+                                       .cacheMemoryOnly, .queryMemoryData]
         struct Load {
             var tile: Int
             var size: Int?
@@ -252,7 +252,8 @@ final class ImageManagerCancellationTests: ManagerTestCase {
             let url = f.nginx.url("/tiles/\(tile).png")
             let options = choices[Int(rng.next() % UInt64(choices.count))]
             let size: Int? = [nil, nil, 8, 16][Int(rng.next() % 4)]
-            let context = ImageContext(thumbnailPixelSize: size.map { PixelSize(square: $0) })
+            let context = ImageContext(thumbnailPixelSize: size.map { PixelSize(square: $0) },
+                                       priority: ImagePriority.allCases[Int(rng.next() % 3)])
             if i % 4 == 3 {
                 let task = Task { try await m.image(for: url, options: options, context: context) }
                 awaited.append((tile, size, task))

@@ -55,12 +55,12 @@ final class ImageManagerCoderTests: XCTestCase {
         let m = try manager(coders: coders, observer: recorder)
         let (url, expected) = try toyFile("a.toy")
         let first = try await ManagerTesting.image(m, url, options: .waitStoreCache)
-        XCTAssertEqual(first.cacheType, .none)
+        XCTAssertEqual(first.source, .loader)
         XCTAssertEqual(first.image.packedPixels(), expected)
         XCTAssertTrue(recorder.events.all.contains { if case .decoded = $0 { true } else { false } },
                       "the decode is reported as before")
         let again = try await ManagerTesting.image(m, url)
-        XCTAssertEqual(again.cacheType, .memory)
+        XCTAssertEqual(again.source, .memory)
         XCTAssertTrue(again.image === first.image)
 
         let png = try file("b.png", ManagerFixture.png(width: 30, height: 20))

@@ -5,18 +5,22 @@ import XCTest
 /// One test per ``ImageContext`` field, each failing without the field (deadline and
 /// callbackQueue are covered by the cancellation and load tests).
 final class ImageManagerContextTests: ManagerTestCase {
-    func testThumbnailPixelSizeAndPreserveAspectRatio() async throws {
+    func testThumbnailPixelSizeAndMode() async throws {
         let f = try fixture
         let m = try makeManager()
         let url = f.nginx.url("/photo.jpg")
         let fit = try await ManagerTesting.image(m, url, context: ImageContext(thumbnailPixelSize: PixelSize(square: 128)))
         XCTAssertEqual([fit.image.width, fit.image.height], [128, 96])
         let fill = try await ManagerTesting.image(m, url, context: ImageContext(
-            thumbnailPixelSize: PixelSize(square: 128), preserveAspectRatio: false))
+            thumbnailPixelSize: PixelSize(square: 128), thumbnailMode: .fill))
         XCTAssertEqual([fill.image.width, fill.image.height], [128, 128])
-        XCTAssertNotEqual(m.cacheKey(for: url, context: ImageContext(thumbnailPixelSize: PixelSize(square: 128))),
-                          m.cacheKey(for: url, context: ImageContext(thumbnailPixelSize: PixelSize(square: 128),
-                                                                     preserveAspectRatio: false)))
+        let stretch = try await ManagerTesting.image(m, url, context: ImageContext(
+            thumbnailPixelSize: PixelSize(width: 50, height: 120), thumbnailMode: .stretch))
+        XCTAssertEqual([stretch.image.width, stretch.image.height], [50, 120])
+        let keys = Set([ImageResizer.Mode.fit, .fill, .stretch].map {
+            m.cacheKey(for: url, context: ImageContext(thumbnailPixelSize: PixelSize(square: 128), thumbnailMode: $0))
+        })
+        XCTAssertEqual(keys.count, 3, "each mode has a key of its own")
         await ManagerTesting.assertIdle(m)
     }
 
@@ -63,12 +67,12 @@ final class ImageManagerContextTests: ManagerTestCase {
         let context = ImageContext(cacheKeyFilter: { url in url.path })
         let a = try await ManagerTesting.image(m, f.nginx.url("/tiles/30.png?token=a"), context: context)
         let b = try await ManagerTesting.image(m, f.nginx.url("/tiles/30.png?token=b"), context: context)
-        XCTAssertEqual(a.cacheType, .none)
-        XCTAssertEqual(b.cacheType, .memory)
+        XCTAssertEqual(a.source, .loader)
+        XCTAssertEqual(b.source, .memory)
         XCTAssertEqual(m.cacheKey(for: f.nginx.url("/tiles/30.png?token=c"), context: context), "/tiles/30.png")
         XCTAssertEqual(f.requests("/tiles/30.png?token=b").count, 0)
         let unfiltered = try await ManagerTesting.image(m, f.nginx.url("/tiles/30.png?token=b"))
-        XCTAssertEqual(unfiltered.cacheType, .none)
+        XCTAssertEqual(unfiltered.source, .loader)
         await ManagerTesting.assertIdle(m)
     }
 
@@ -131,12 +135,12 @@ final class ImageManagerContextTests: ManagerTestCase {
         let m = try makeManager()
         let url = f.nginx.url("/tiles/36.png")
         _ = try await ManagerTesting.image(m, url, options: .waitStoreCache)
-        let fromMemory = try await ManagerTesting.image(m, url).cacheType
+        let fromMemory = try await ManagerTesting.image(m, url).source
         XCTAssertEqual(fromMemory, .memory)
-        let fromDisk = try await ManagerTesting.image(m, url, context: ImageContext(queryCacheType: .disk)).cacheType
+        let fromDisk = try await ManagerTesting.image(m, url, context: ImageContext(queryCacheType: .disk)).source
         XCTAssertEqual(fromDisk, .disk)
-        let fromNetwork = try await ManagerTesting.image(m, url, context: ImageContext(queryCacheType: ImageCacheType.none)).cacheType
-        XCTAssertEqual(fromNetwork, .none)
+        let fromNetwork = try await ManagerTesting.image(m, url, context: ImageContext(queryCacheType: [])).source
+        XCTAssertEqual(fromNetwork, .loader)
         let logged = await f.requests("/tiles/36.png", atLeast: 2).count
         XCTAssertEqual(logged, 2)
         await ManagerTesting.assertIdle(m)
@@ -168,7 +172,7 @@ final class ImageManagerContextTests: ManagerTestCase {
         XCTAssertNotNil(keptData, "kept on disk by default")
         let dropped = f.nginx.url("/tiles/40.png")
         _ = try await ManagerTesting.image(m, dropped, options: .waitStoreCache,
-                                           context: ImageContext(originalStoreCacheType: ImageCacheType.none))
+                                           context: ImageContext(originalStoreCacheType: []))
         let droppedData = try await m.builtInCache.originalData(forKey: dropped.absoluteString)
         XCTAssertNil(droppedData)
         // Without the original bytes, another size downloads again.

@@ -33,7 +33,7 @@ final class ImageManagerCustomCacheTests: XCTestCase {
         let key = try XCTUnwrap(m.cacheKey(for: url))
 
         let first = try await m.image(for: url, options: .waitStoreCache)
-        XCTAssertEqual(first.cacheType, .none)
+        XCTAssertEqual(first.source, .loader)
         XCTAssertEqual(first.image.width, 30)
         XCTAssertTrue(cache.stored(key, .image, in: .memory)?.value.image === first.image)
         XCTAssertNotNil(cache.stored(key, .image, in: .disk))
@@ -46,7 +46,7 @@ final class ImageManagerCustomCacheTests: XCTestCase {
         try FileManager.default.removeItem(at: url)
         cache.log.reset()
         let second = try await m.image(for: url)
-        XCTAssertEqual(second.cacheType, .memory)
+        XCTAssertEqual(second.source, .memory)
         XCTAssertTrue(second.image === first.image)
         XCTAssertEqual(cache.log.all, ["custom.entry \(key) image all"])
     }
@@ -61,7 +61,7 @@ final class ImageManagerCustomCacheTests: XCTestCase {
         cache.log.reset()
 
         let result = try await m.image(for: url)
-        XCTAssertEqual(result.cacheType, .memory)
+        XCTAssertEqual(result.source, .memory)
         XCTAssertTrue(result.image === image)
         XCTAssertEqual(cache.log.all, ["sync.memoryValue \(url.absoluteString)"])
     }
@@ -74,7 +74,7 @@ final class ImageManagerCustomCacheTests: XCTestCase {
         try await cache.store(.image(image), forKey: url.absoluteString, to: .disk, metadata: DiskCacheMetadata())
 
         let result = try await m.image(for: url, options: .fromCacheOnly)
-        XCTAssertEqual(result.cacheType, .disk)
+        XCTAssertEqual(result.source, .disk)
         XCTAssertTrue(result.image === image)
         XCTAssertTrue(cache.stored(url.absoluteString, in: .memory)?.value.image === image,
                       "stored in the memory tier the load asks for")
@@ -90,7 +90,7 @@ final class ImageManagerCustomCacheTests: XCTestCase {
         let m = try manager(cache)
         let url = try file("b.png")
         let result = try await m.image(for: url, options: .waitStoreCache)
-        XCTAssertEqual(result.cacheType, .none)
+        XCTAssertEqual(result.source, .loader)
         XCTAssertEqual(result.image.height, 20)
         XCTAssertEqual(cache.count(.memory) + cache.count(.disk), 0)
     }
@@ -114,7 +114,7 @@ final class ImageManagerCustomCacheTests: XCTestCase {
         let nodeA = try manager(ImageCachesManager(caches: [localA, ByteTierImageCache(tier: shared)],
                                                    storePolicy: .concurrent))
         let made = try await nodeA.encodedImage(for: url, as: format, options: .waitStoreCache)
-        XCTAssertEqual(made.cacheType, .none)
+        XCTAssertEqual(made.source, .loader)
         let variantKey = try XCTUnwrap(nodeA.cacheKey(for: url, as: format))
         XCTAssertEqual(shared.keys, [url.absoluteString, variantKey].sorted(), "the variant and the original bytes")
 
@@ -123,7 +123,7 @@ final class ImageManagerCustomCacheTests: XCTestCase {
         let nodeB = try manager(ImageCachesManager(caches: [localB, ByteTierImageCache(tier: shared)],
                                                    storePolicy: .concurrent))
         let found = try await nodeB.encodedImage(for: url, as: format)
-        XCTAssertEqual(found.cacheType, .disk)
+        XCTAssertEqual(found.source, .disk)
         XCTAssertEqual(found.encoded, made.encoded, "the same bytes, not re-encoded")
         XCTAssertNil(found.image, "nothing was decoded")
         XCTAssertEqual(localB.memoryCache.encodedImage(forKey: variantKey), made.encoded)
@@ -131,6 +131,6 @@ final class ImageManagerCustomCacheTests: XCTestCase {
         XCTAssertEqual(promoted, made.encoded.data, "promoted to the local disk tier")
 
         let again = try await nodeB.encodedImage(for: url, as: format)
-        XCTAssertEqual(again.cacheType, .memory)
+        XCTAssertEqual(again.source, .memory)
     }
 }

@@ -12,18 +12,18 @@ final class ImageManagerLoadTests: ManagerTestCase {
         let m = try makeManager(cache: cache)
         let (url, path) = try f.copy(ManagerFixture.photo, named: "photo.jpg")
         let first = try await ManagerTesting.image(m, url)
-        XCTAssertEqual(first.cacheType, .none)
+        XCTAssertEqual(first.source, .loader)
         XCTAssertEqual([first.image.width, first.image.height], [640, 480])
         XCTAssertEqual(first.originalData.map(Array.init), ManagerFixture.photo)
         XCTAssertNotNil(first.metrics.download)
         XCTAssertNotNil(first.metrics.decode)
         let second = try await ManagerTesting.image(m, url)
-        XCTAssertEqual(second.cacheType, .memory)
+        XCTAssertEqual(second.source, .memory)
         XCTAssertTrue(second.image === first.image, "a memory hit hands back the same image")
         await ManagerTesting.assertIdle(m)  // the disk write is done
         cache.memoryCache.removeAll()
         let third = try await ManagerTesting.image(m, url)
-        XCTAssertEqual(third.cacheType, .disk)
+        XCTAssertEqual(third.source, .disk)
         XCTAssertEqual(third.image.packedPixels(), first.image.packedPixels())
         let logged = await f.requests(path, atLeast: 1).count
         XCTAssertEqual(logged, 1)
@@ -93,7 +93,35 @@ final class ImageManagerLoadTests: ManagerTestCase {
         // A memory hit also completes on the queue, once.
         let (_, again) = ManagerTesting.start(m, f.nginx.url("/large.jpg"))
         await DownloadTesting.waitUntil("the completion") { again.all.count == 1 }
-        XCTAssertEqual(try again.all[0].get().cacheType, .memory)
+        XCTAssertEqual(try again.all[0].get().source, .memory)
+    }
+
+    func testAsyncLoadsReportProgressOnTheCallbackQueue() async throws {
+        let f = try fixture
+        let queue = DispatchQueue(label: "async-progress")
+        let key = DispatchSpecificKey<String>()
+        queue.setSpecific(key: key, value: "mine")
+        let m = try makeManager { $0.callbackQueue = queue }
+        let onQueue = Collector<Bool>()
+        let progress = Collector<DownloadProgress>()
+        let result = try await m.image(for: f.nginx.url("/large.jpg")) { p in
+            onQueue.append(DispatchQueue.getSpecific(key: key) == "mine")
+            progress.append(p)
+        }
+        await ManagerTesting.drain(queue)
+        XCTAssertEqual(result.source, .loader)
+        let received = progress.all.map(\.receivedBytes)
+        XCTAssertFalse(received.isEmpty)
+        XCTAssertEqual(received, received.sorted())
+        XCTAssertLessThanOrEqual(received.last ?? 0, Int64(ManagerFixture.large.count))
+        XCTAssertTrue(onQueue.all.allSatisfy { $0 })
+        let bytes = Collector<Int64>()
+        let encoded = try await m.encodedImage(for: f.nginx.url("/large.jpg"), as: .fixed(.png()),
+                                               options: .fromLoaderOnly) { bytes.append($0.receivedBytes) }
+        await ManagerTesting.drain(queue)
+        XCTAssertEqual(encoded.source, .loader)
+        XCTAssertFalse(bytes.all.isEmpty, "the encoded call reports progress too")
+        await ManagerTesting.assertIdle(m)
     }
 
     // MARK: - Coalescing
@@ -134,7 +162,7 @@ final class ImageManagerLoadTests: ManagerTestCase {
         await ManagerTesting.assertIdle(m)
         let small = try await ManagerTesting.image(m, url, context: ImageContext(thumbnailPixelSize: PixelSize(square: 64)))
         XCTAssertEqual([small.image.width, small.image.height], [64, 48])
-        XCTAssertEqual(small.cacheType, .disk, "decoded from the stored original bytes")
+        XCTAssertEqual(small.source, .disk, "decoded from the stored original bytes")
         XCTAssertEqual(small.originalData.map(Array.init), ManagerFixture.photo)
         let logged = await f.requests(path, atLeast: 1).count
         XCTAssertEqual(logged, 1)
@@ -160,7 +188,7 @@ final class ImageManagerLoadTests: ManagerTestCase {
         await ManagerTesting.assertIdle(m)
         await ManagerTesting.drain(m.configuration.callbackQueue)
         XCTAssertEqual(completions.all.count, 1)
-        XCTAssertEqual(try completions.all[0].get().cacheType, .memory)
+        XCTAssertEqual(try completions.all[0].get().source, .memory)
         XCTAssertTrue(task.isFinished)
         let log = await f.requests(path, atLeast: 2)
         XCTAssertEqual(log.count, 2)
@@ -168,7 +196,7 @@ final class ImageManagerLoadTests: ManagerTestCase {
         // The async call returns the revalidated (here: cached) image; from disk this time.
         m.builtInCache.memoryCache.removeAll()
         let result = try await ManagerTesting.image(m, url, options: .refreshCached)
-        XCTAssertEqual(result.cacheType, .disk)
+        XCTAssertEqual(result.source, .disk)
         let third = await f.requests(path, atLeast: 3)
         XCTAssertTrue(third[2].contains("\" 304 "), third[2])
         await ManagerTesting.assertIdle(m)
@@ -189,7 +217,7 @@ final class ImageManagerLoadTests: ManagerTestCase {
         await ManagerTesting.drain(m.configuration.callbackQueue)
         let results = try completions.all.map { try $0.get() }
         XCTAssertEqual(results.count, 2)
-        XCTAssertEqual(results.map(\.cacheType), [.memory, .none])
+        XCTAssertEqual(results.map(\.source), [.memory, .loader])
         XCTAssertEqual(results.map(\.image.width), [10, 12])
         XCTAssertTrue(task.isFinished)
         XCTAssertEqual(m.builtInCache.memoryCache.image(forKey: url.absoluteString)?.width, 12)
@@ -289,7 +317,7 @@ final class ImageManagerLoadTests: ManagerTestCase {
         _ = try await ManagerTesting.image(m, url, options: .waitStoreCache)
         XCTAssertEqual(recorder.names, [
             "query memory miss", "query disk miss", "query data miss", "download", "response 200", "decode",
-            "decoded 26x17", "stored memory", "stored disk", "completed none",
+            "decoded 26x17", "stored memory", "stored disk", "completed loader",
         ])
         _ = try await ManagerTesting.image(m, url)
         XCTAssertEqual(recorder.names.suffix(2), ["query memory hit", "completed memory"])

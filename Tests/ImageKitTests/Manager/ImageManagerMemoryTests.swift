@@ -15,8 +15,8 @@ final class ImageManagerMemoryTests: ManagerTestCase {
         let body = ManagerFixture.large.count
         let window = 8, total = 120
         let run = unique("same")
-        let context = ImageContext(thumbnailPixelSize: PixelSize(square: 64), storeCacheType: ImageCacheType.none,
-                                   originalStoreCacheType: ImageCacheType.none)
+        let context = ImageContext(thumbnailPixelSize: PixelSize(square: 64), storeCacheType: [],
+                                   originalStoreCacheType: [])
         let samples = Collector<DownloaderStatistics>()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<total {

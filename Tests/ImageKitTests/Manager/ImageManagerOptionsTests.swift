@@ -14,7 +14,7 @@ final class ImageManagerOptionsTests: ManagerTestCase {
         guard case .blocklisted? = await ManagerTesting.error(m, url) else { return XCTFail() }
         try f.write(path, ManagerFixture.tile(2))
         let r = try await ManagerTesting.image(m, url, options: .retryFailed)
-        XCTAssertEqual(r.cacheType, .none)
+        XCTAssertEqual(r.source, .loader)
         let logged = await f.requests(path, atLeast: 2).count
         XCTAssertEqual(logged, 2)
         await ManagerTesting.assertIdle(m)
@@ -37,9 +37,9 @@ final class ImageManagerOptionsTests: ManagerTestCase {
         let k = unique("slot")
         let blocker = Task { try await m.image(for: f.script.url("/gate_png?key=\(k)")) }
         try await DownloadTesting.waitUntil("the slot is taken") { try f.script.stats(k).count == 1 }
-        let low = ManagerTesting.start(m, f.nginx.url("/tiles/20.png"), options: .lowPriority)
+        let low = ManagerTesting.start(m, f.nginx.url("/tiles/20.png"), context: ImageContext(priority: .low))
         let normal = ManagerTesting.start(m, f.nginx.url("/tiles/21.png"))
-        let high = ManagerTesting.start(m, f.nginx.url("/tiles/22.png"), options: .highPriority)
+        let high = ManagerTesting.start(m, f.nginx.url("/tiles/22.png"), context: ImageContext(priority: .high))
         await DownloadTesting.waitUntil("all three wait for the slot") { m.downloader.statistics.queuedTransfers == 3 }
         try f.script.open(k)
         _ = try await blocker.value
@@ -61,7 +61,7 @@ final class ImageManagerOptionsTests: ManagerTestCase {
         XCTAssertTrue(f.requests("/tiles/23.png").isEmpty)
         XCTAssertFalse(m.isBlocklisted(url))
         _ = try await ManagerTesting.image(m, url)
-        let cached = try await ManagerTesting.image(m, url, options: .fromCacheOnly).cacheType
+        let cached = try await ManagerTesting.image(m, url, options: .fromCacheOnly).source
         XCTAssertEqual(cached, .memory)
         await ManagerTesting.assertIdle(m)
     }
@@ -72,7 +72,7 @@ final class ImageManagerOptionsTests: ManagerTestCase {
         let url = f.nginx.url("/tiles/24.png")
         _ = try await ManagerTesting.image(m, url)
         let again = try await ManagerTesting.image(m, url, options: .fromLoaderOnly)
-        XCTAssertEqual(again.cacheType, .none)
+        XCTAssertEqual(again.source, .loader)
         let logged = await f.requests("/tiles/24.png", atLeast: 2).count
         XCTAssertEqual(logged, 2)
         await ManagerTesting.assertIdle(m)
@@ -104,7 +104,7 @@ final class ImageManagerOptionsTests: ManagerTestCase {
         XCTAssertLessThanOrEqual(scaled.image.width * scaled.image.height * 4, 1 << 20)
         XCTAssertGreaterThan(scaled.image.width * scaled.image.height * 4, 1 << 18)
         XCTAssertEqual(Double(scaled.image.width) / Double(scaled.image.height), 4.0 / 3, accuracy: 0.02)
-        XCTAssertEqual(scaled.cacheType, .disk, "decoded from the original bytes under its own key")
+        XCTAssertEqual(scaled.source, .disk, "decoded from the original bytes under its own key")
         await ManagerTesting.assertIdle(m)
     }
 
@@ -119,7 +119,7 @@ final class ImageManagerOptionsTests: ManagerTestCase {
         XCTAssertEqual(all.image.frameDelays, [100, 100, 100])
         let first = try await ManagerTesting.image(m, url, options: [.preloadAllFrames, .decodeFirstFrameOnly])
         XCTAssertEqual(first.image.frameCount, 1)
-        XCTAssertEqual(first.cacheType, .memory, "the same key as the default first-frame decode")
+        XCTAssertEqual(first.source, .memory, "the same key as the default first-frame decode")
         await ManagerTesting.assertIdle(m)
     }
 
@@ -188,10 +188,10 @@ final class ImageManagerOptionsTests: ManagerTestCase {
         _ = try await ManagerTesting.image(m, url)
         await ManagerTesting.assertIdle(m)
         let plain = try await ManagerTesting.image(m, url)
-        XCTAssertEqual(plain.cacheType, .memory)
+        XCTAssertEqual(plain.source, .memory)
         XCTAssertNil(plain.originalData)
         let withData = try await ManagerTesting.image(m, url, options: .queryMemoryData)
-        XCTAssertEqual(withData.cacheType, .memory)
+        XCTAssertEqual(withData.source, .memory)
         XCTAssertEqual(withData.originalData.map(Array.init), ManagerFixture.tile(29))
         let (_, completions) = ManagerTesting.start(m, url, options: .queryMemoryData)
         await DownloadTesting.waitUntil("the completion") { completions.all.count == 1 }

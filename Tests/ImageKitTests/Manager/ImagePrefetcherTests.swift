@@ -8,7 +8,8 @@ final class ImagePrefetcherTests: ManagerTestCase {
         let m = try makeManager()
         let prefetcher = ImagePrefetcher(manager: m)
         XCTAssertEqual(prefetcher.maxConcurrentPrefetchCount, 3)
-        XCTAssertEqual(prefetcher.options, .lowPriority)
+        XCTAssertEqual(prefetcher.options, [])
+        XCTAssertEqual(prefetcher.context.priority, .low)
         let urls = (0..<8).map { f.nginx.url("/tiles/\($0).png") } + [f.nginx.url("/\(unique("missing")).png")]
         let progress = Collector<[Int]>()
         let done = Collector<[Int]>()
@@ -27,7 +28,7 @@ final class ImagePrefetcherTests: ManagerTestCase {
         }
         // Warm: every load is a memory hit, no new request.
         let warm = try await ManagerTesting.image(m, urls[0])
-        XCTAssertEqual(warm.cacheType, .memory)
+        XCTAssertEqual(warm.source, .memory)
         let logged = await f.requests("/tiles/0.png", atLeast: 1).count
         XCTAssertEqual(logged, 1)
     }

@@ -144,7 +144,7 @@ enum ManagerTesting {
                       file: StaticString = #filePath, line: UInt = #line) async -> ImageKitError? {
         switch await result(m, url, options: options, context: context) {
         case .success(let r):
-            XCTFail("expected a failure, got an image from \(r.cacheType)", file: file, line: line)
+            XCTFail("expected a failure, got an image from \(r.source)", file: file, line: line)
             return nil
         case .failure(let e):
             return e

@@ -48,7 +48,7 @@ final class ManagerSoakTests: ManagerTestCase {
                                    disk: DiskCacheConfiguration(maxSize: 6 << 20))
         let m = try makeManager(cache: cache, downloader: { $0.maxConcurrentDownloads = 6 })
         let choices: [ImageOptions] = [[], [], [], .refreshCached, .fromCacheOnly, .fromLoaderOnly, .waitStoreCache,
-                                       .cacheMemoryOnly, .retryFailed, .highPriority, .lowPriority,
+                                       .cacheMemoryOnly, .retryFailed,
                                        .decodeFirstFrameOnly, [.retryFailed, .scaleDownLargeImages]]
         let sizes: [Int?] = [nil, nil, 32, 64, 100, 256]
         var rng = Scrambler(seed: 0x50AC)
@@ -64,7 +64,8 @@ final class ManagerSoakTests: ManagerTestCase {
                 let s = Int(rng.next() % UInt64(sources.count))
                 var load = Load(source: s, size: sizes[Int(rng.next() % UInt64(sizes.count))],
                                 options: choices[Int(rng.next() % UInt64(choices.count))])
-                let context = ImageContext(thumbnailPixelSize: load.size.map { PixelSize(square: $0) })
+                let context = ImageContext(thumbnailPixelSize: load.size.map { PixelSize(square: $0) },
+                                           priority: ImagePriority.allCases[Int(rng.next() % 3)])
                 let url = sources[s].url, options = load.options
                 if i % 3 == 2 {
                     load.awaited = Task { try await m.image(for: url, options: options, context: context) }
@@ -168,7 +169,7 @@ final class ManagerSoakTests: ManagerTestCase {
         image.packedPixels().withUnsafeBytes { hasher.combine(bytes: $0) }
         let hash = hasher.finalize()
         if let known = hashes[key] {
-            XCTAssertEqual(hash, known, "\(what): \(sources[load.source].url.path) at \(load.size ?? 0) px from \(r.cacheType) differs")
+            XCTAssertEqual(hash, known, "\(what): \(sources[load.source].url.path) at \(load.size ?? 0) px from \(r.source) differs")
         } else {
             hashes[key] = hash
         }

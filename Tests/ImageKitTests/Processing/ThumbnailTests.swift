@@ -5,8 +5,13 @@ import XCTest
 
 final class ThumbnailTests: XCTestCase {
     private func decoder(_ box: PixelSize, fill: Bool = false, upscale: Bool = false, allFrames: Bool = false) -> ImageDecoder {
+        decoder(box, mode: fill ? .fill : .fit, upscale: upscale, allFrames: allFrames)
+    }
+
+    private func decoder(_ box: PixelSize, mode: ImageResizer.Mode, upscale: Bool = false,
+                         allFrames: Bool = false) -> ImageDecoder {
         ImageDecoder(options: DecodeOptions(firstFrameOnly: !allFrames, thumbnailPixelSize: box,
-                                            preserveAspectRatio: !fill, allowUpscale: upscale))
+                                            thumbnailMode: mode, allowUpscale: upscale))
     }
 
     private func png(_ rgba: [UInt8], _ w: Int, _ h: Int, alpha: Bool, interlaced: Bool = false) -> [UInt8] {
@@ -34,29 +39,32 @@ final class ThumbnailTests: XCTestCase {
 
     /// The thumbnail of every lossless path must equal a full decode resized by
     /// ImageResizer: both feed the same rows through the same resampler.
-    private func assertMatchesResizedFullDecode(_ bytes: [UInt8], _ box: PixelSize, fill: Bool, _ label: String,
-                                                file: StaticString = #filePath, line: UInt = #line) throws {
-        let thumb = try decoder(box, fill: fill).decode(bytes)
+    private func assertMatchesResizedFullDecode(_ bytes: [UInt8], _ box: PixelSize, mode: ImageResizer.Mode,
+                                                _ label: String, file: StaticString = #filePath,
+                                                line: UInt = #line) throws {
+        let thumb = try decoder(box, mode: mode).decode(bytes)
         let full = try ImageDecoder().decode(bytes)
-        let reference = try ImageResizer(size: box, mode: fill ? .fill : .fit, allowUpscale: false).resize(full)
+        let reference = try ImageResizer(size: box, mode: mode, allowUpscale: false).resize(full)
         XCTAssertEqual(thumb.width, reference.width, label, file: file, line: line)
         XCTAssertEqual(thumb.height, reference.height, label, file: file, line: line)
         XCTAssertTrue(thumb.packedPixels() == reference.packedPixels(), "\(label): pixels differ", file: file, line: line)
         XCTAssertEqual(thumb.isOpaque, reference.isOpaque, label, file: file, line: line)
     }
 
-    func testEachLosslessFormatFitAndFillOpaqueAndAlpha() throws {
+    func testEachLosslessFormatFitFillAndStretchOpaqueAndAlpha() throws {
         let (w, h) = (301, 203)
         for alpha in [false, true] {
             let px = SyntheticPhoto.rgba(width: w, height: h, seed: 5, alpha: alpha)
-            for fill in [false, true] {
+            for mode in [ImageResizer.Mode.fit, .fill, .stretch] {
                 let box = PixelSize(width: 64, height: 64)
-                try assertMatchesResizedFullDecode(png(px, w, h, alpha: alpha), box, fill: fill, "PNG alpha \(alpha) fill \(fill)")
-                try assertMatchesResizedFullDecode(png(px, w, h, alpha: alpha, interlaced: true), box, fill: fill,
-                                                   "interlaced PNG alpha \(alpha) fill \(fill)")
-                try assertMatchesResizedFullDecode(gif(w, h, transparent: alpha), box, fill: fill, "GIF alpha \(alpha) fill \(fill)")
+                try assertMatchesResizedFullDecode(png(px, w, h, alpha: alpha), box, mode: mode, "PNG alpha \(alpha) \(mode)")
+                try assertMatchesResizedFullDecode(png(px, w, h, alpha: alpha, interlaced: true), box, mode: mode,
+                                                   "interlaced PNG alpha \(alpha) \(mode)")
+                try assertMatchesResizedFullDecode(gif(w, h, transparent: alpha), box, mode: mode,
+                                                   "GIF alpha \(alpha) \(mode)")
                 if alpha {
-                    try assertMatchesResizedFullDecode(webp(px, w, h, quality: -1), box, fill: fill, "WebP lossless fill \(fill)")
+                    try assertMatchesResizedFullDecode(webp(px, w, h, quality: -1), box, mode: mode,
+                                                       "WebP lossless \(mode)")
                 }
             }
         }
@@ -71,15 +79,16 @@ final class ThumbnailTests: XCTestCase {
             ("WebP lossy", webp(px, w, h, quality: 95)),
         ]
         for (label, bytes) in inputs {
-            for fill in [false, true] {
+            for mode in [ImageResizer.Mode.fit, .fill, .stretch] {
                 let box = PixelSize(width: 100, height: 100)
                 var stats = DecodeStatistics()
-                let thumb = try bytes.withUnsafeBytes { try decoder(box, fill: fill).decode($0, statistics: &stats) }
+                let thumb = try bytes.withUnsafeBytes { try decoder(box, mode: mode).decode($0, statistics: &stats) }
                 let full = try ImageDecoder().decode(bytes)
-                let reference = try ImageResizer(size: box, mode: fill ? .fill : .fit).resize(full)
-                XCTAssertEqual(PixelSize(width: thumb.width, height: thumb.height), fill ? box : PixelSize(width: 100, height: 75), label)
+                let reference = try ImageResizer(size: box, mode: mode).resize(full)
+                XCTAssertEqual(PixelSize(width: thumb.width, height: thumb.height),
+                               mode == .fit ? PixelSize(width: 100, height: 75) : box, label)
                 XCTAssertLessThan(stats.codecSize.width, w, "\(label) shrank on load")
-                XCTAssertGreaterThanOrEqual(Quality.psnr(thumb, reference), 30, "\(label) fill \(fill)")
+                XCTAssertGreaterThanOrEqual(Quality.psnr(thumb, reference), 30, "\(label) \(mode)")
             }
         }
     }
@@ -112,8 +121,9 @@ final class ThumbnailTests: XCTestCase {
             let px = SyntheticPhoto.rgba(width: w, height: h, seed: 8, alpha: true)
             let bytes = png(px, w, h, alpha: true)
             for box in [PixelSize(width: 13, height: 13), PixelSize(width: 1, height: 1), PixelSize(width: 0, height: 5)] {
-                try assertMatchesResizedFullDecode(bytes, box, fill: false, "\(w)x\(h) to \(box)")
-                try assertMatchesResizedFullDecode(bytes, box, fill: true, "\(w)x\(h) fill \(box)")
+                try assertMatchesResizedFullDecode(bytes, box, mode: .fit, "\(w)x\(h) to \(box)")
+                try assertMatchesResizedFullDecode(bytes, box, mode: .fill, "\(w)x\(h) fill \(box)")
+                try assertMatchesResizedFullDecode(bytes, box, mode: .stretch, "\(w)x\(h) stretch \(box)")
             }
         }
         // A flat colour must stay exactly flat at every factor (weights sum to 1).

@@ -92,12 +92,7 @@ final class InMemoryImageCache: ImageCaching {
     }
 
     private static func list(_ tiers: ImageCacheType) -> [ImageCacheType] {
-        switch tiers {
-        case .memory: [.memory]
-        case .disk: [.disk]
-        case .all: [.memory, .disk]
-        case .none: []
-        }
+        [.memory, .disk].filter { tiers.contains($0) }
     }
 
     var answersMemoryQueriesSynchronously: Bool { synchronousMemory }

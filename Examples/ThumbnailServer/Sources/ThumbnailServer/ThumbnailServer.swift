@@ -3,7 +3,7 @@
 /// `GET /thumb/{name...}?w=N[&format=jpeg|webp|png]` loads `ORIGIN/name` through one shared
 /// `ImageManager`, shrinks it to fit N×N pixels and answers the encoded bytes. Without `format`
 /// the client's `Accept` header picks WebP or JPEG/PNG. Variants are cached as bytes in memory
-/// and on disk (`X-Cache: memory|disk|none` says where this one came from), and answers carry
+/// and on disk (`X-Cache: memory|disk|miss` says where this one came from), and answers carry
 /// an `ETag` for `If-None-Match`. SIGTERM or SIGINT stops it gracefully: the server answers the
 /// requests in flight, then the manager drains (`ImageManagerService`).
 ///
@@ -131,7 +131,7 @@ func thumbnail(_ request: Request, name: String, origin: String, manager: ImageM
     var headers: HTTPFields = [
         .eTag: image.entityTag,
         .cacheControl: "public, max-age=31536000, immutable",
-        .xCache: result.cacheType.description,  // memory, disk or none
+        .xCache: result.source.isCached ? result.source.description : "miss",  // memory, disk or miss
     ]
     if format.variesWithAccept { headers[.vary] = "Accept" }
     if request.headers[.ifNoneMatch] == image.entityTag {

@@ -70,7 +70,7 @@ final class ThumbnailServerTests: XCTestCase {
     func testServesThumbnails() throws {
         let first = try get("/thumb/photos/cat.jpg?w=100")
         XCTAssertEqual(first.status, 200)
-        XCTAssertEqual(first.headers["x-cache"], "none")
+        XCTAssertEqual(first.headers["x-cache"], "miss")
         XCTAssertEqual(first.headers["content-type"], "image/jpeg")
         XCTAssertEqual(first.headers["cache-control"], "public, max-age=31536000, immutable")
         XCTAssertEqual(first.headers["vary"], "Accept")  // no format: negotiated (JPEG without an Accept)
@@ -108,7 +108,7 @@ final class ThumbnailServerTests: XCTestCase {
 
     /// ImageKit's metrics, scraped from `/metrics` in Prometheus's text format after some loads.
     func testMetricsCountTheLoads() throws {
-        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=100").headers["x-cache"], "none")  // downloaded
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=100").headers["x-cache"], "miss")  // downloaded
         XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=100").headers["x-cache"], "memory")
         // The first load's disk writes (variant, then original bytes) finish after its answer:
         // wait for the disk store to be counted, which happens once both are written.

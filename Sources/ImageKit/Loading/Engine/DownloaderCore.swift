@@ -62,7 +62,7 @@ final class DownloaderCore: Sendable {
 
     /// Sends waiter `id`'s request: through the request modifier if there is one,
     /// then into a transfer (a new one or an identical one in flight).
-    func submit(_ id: UInt64, _ request: DownloadRequest, priority: DownloadPriority, progress: Progress?,
+    func submit(_ id: UInt64, _ request: DownloadRequest, priority: ImagePriority, progress: Progress?,
                 completion: @escaping Completion) {
         let modifier = configuration.requestModifier
         let action = state.withLock {

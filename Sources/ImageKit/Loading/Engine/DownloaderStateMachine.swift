@@ -140,7 +140,7 @@ struct DownloaderStateMachine: Sendable {
 
     /// One caller once it submitted its request.
     private struct Caller: Sendable {
-        var priority: DownloadPriority
+        var priority: ImagePriority
         var progress: Progress?
         var completion: Completion
     }
@@ -177,7 +177,7 @@ struct DownloaderStateMachine: Sendable {
 
         let target: Target
         var waiters: [UInt64]
-        var priority: DownloadPriority
+        var priority: ImagePriority
         var phase: Phase
         /// Why the head was rejected (content type, validator), if it was.
         var rejection: ImageKitError?
@@ -227,7 +227,7 @@ struct DownloaderStateMachine: Sendable {
     }
 
     /// Waiter `id` submits its request.
-    mutating func submit(_ id: UInt64, priority: DownloadPriority, progress: Progress?, completion: @escaping Completion,
+    mutating func submit(_ id: UInt64, priority: ImagePriority, progress: Progress?, completion: @escaping Completion,
                          hasModifier: Bool) -> SubmitAction {
         guard case .created? = waiters[id], !isShutDown, !refusesNew else {
             waiters[id] = nil

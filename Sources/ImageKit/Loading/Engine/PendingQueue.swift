@@ -22,7 +22,7 @@ struct PendingQueue: Sendable {
     private var low = Lane()
 
     /// Adds a transfer at `priority`.
-    mutating func push(_ entry: Entry, priority: DownloadPriority) {
+    mutating func push(_ entry: Entry, priority: ImagePriority) {
         switch priority {
         case .high: high.entries.append(entry)
         case .normal: normal.entries.append(entry)

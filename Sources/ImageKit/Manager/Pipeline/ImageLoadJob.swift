@@ -33,32 +33,17 @@ final class ImageLoadJob: Sendable {
         let exclusive: UInt64
     }
 
-    /// The answer to a load asking to join.
-    enum Attachment: Sendable {
-        /// The pipeline has its result or was cancelled: start another.
-        case rejected
-        /// Joined; for a refreshed load, the cached image already handed to the others.
-        case joined(cached: LoadResult?)
-    }
-
-    private struct State: Sendable {
-        var waiters: [ImageTask] = []
-        /// Whether loads may still join (false once the result exists, or on cancellation).
-        var accepting = true
-        var cancelled = false
-        var task: Task<Void, Never>?
-        /// The cached image a refreshed load was handed first.
-        var cached: LoadResult?
-    }
+    /// Who waits on the pipeline and its stage (see ``ImageLoadJobStateMachine``).
+    typealias StateMachine = ImageLoadJobStateMachine<ImageTask, LoadResult, Task<Void, Never>>
 
     /// What the pipeline has for its loads so far, and where each part came from.
     private struct Found: Sendable {
         var image: Image?
-        /// Where ``image`` was found (`.none`: decoded by this pipeline).
-        var imageTier: ImageCacheType = .none
+        /// Where ``image`` was found (`[]`: decoded by this pipeline).
+        var imageTier: ImageCacheType = []
         var encoded: EncodedImage?
-        /// Where ``encoded`` was found (`.none`: encoded by this pipeline).
-        var encodedTier: ImageCacheType = .none
+        /// Where ``encoded`` was found (`[]`: encoded by this pipeline).
+        var encodedTier: ImageCacheType = []
         var metadata: DiskCacheMetadata?
         /// The bytes the image was decoded from, when this pipeline decoded it.
         var originalData: Data?
@@ -67,8 +52,11 @@ final class ImageLoadJob: Sendable {
         var decode: Duration?
         var transform: Duration?
 
-        /// The tier the load reports: where the first part found came from.
-        var tier: ImageCacheType { encoded != nil && encodedTier != .none ? encodedTier : imageTier }
+        /// What the load reports: where the first part found came from.
+        var source: ImageSource {
+            let tier = encoded != nil && !encodedTier.isEmpty ? encodedTier : imageTier
+            return tier.isEmpty ? .loader : ImageSource(tier: tier)
+        }
     }
 
     /// What a download (or a file read) brought.
@@ -90,7 +78,7 @@ final class ImageLoadJob: Sendable {
     let request: ImageLoadRequest
     private let manager: ImageManager
     private let cancellation = DecodeCancellation()
-    private let state = Locked(State())
+    private let state = Locked(StateMachine())
 
     init(request: ImageLoadRequest, key: Key, manager: ImageManager) {
         self.request = request
@@ -101,26 +89,19 @@ final class ImageLoadJob: Sendable {
     // MARK: - Loads joining and leaving
 
     /// Adds `task` to the loads waiting on this pipeline, unless it no longer accepts any.
-    func attach(_ task: ImageTask) -> Attachment {
-        state.withLock { s in
-            guard s.accepting else { return .rejected }
-            s.waiters.append(task)
-            return .joined(cached: s.cached)
-        }
+    func attach(_ task: ImageTask) -> StateMachine.AttachAction {
+        state.withLock { $0.attach(task) }
     }
 
     /// Removes `task`; stops the pipeline when it was the last load and there is no result yet.
     func detach(_ task: ImageTask) {
-        let stop = state.withLock { s -> (Bool, Task<Void, Never>?) in
-            s.waiters.removeAll { $0 === task }
-            guard s.waiters.isEmpty, s.accepting else { return (false, nil) }
-            s.accepting = false
-            s.cancelled = true
-            return (true, s.task)
+        switch state.withLock({ $0.detach(task) }) {
+        case .none:
+            break
+        case .stop(let running):
+            cancellation.cancel()
+            running?.cancel()
         }
-        guard stop.0 else { return }
-        cancellation.cancel()
-        stop.1?.cancel()
     }
 
     /// Starts the pipeline's task.
@@ -129,11 +110,10 @@ final class ImageLoadJob: Sendable {
             await run()
             manager.jobEnded(self)
         }
-        let cancelled = state.withLock { s -> Bool in
-            s.task = task
-            return s.cancelled
+        switch state.withLock({ $0.started(task) }) {
+        case .none: break
+        case .cancel: task.cancel()
         }
-        if cancelled { task.cancel() }
     }
 
     // MARK: - The pipeline
@@ -144,7 +124,7 @@ final class ImageLoadJob: Sendable {
         var diskQuery: Duration?
         // The tiers left to ask: all of them when the cache's memory tier is not answered synchronously.
         let tiers = r.cache.answersMemoryQueriesSynchronously ? r.query.excludingMemory : r.query
-        if found == nil, tiers != .none {
+        if found == nil, !tiers.isEmpty {
             let start = MonotonicClock.now()
             found = await cachedVariant(tiers)
             if found == nil { found = await cachedImage(tiers) }
@@ -174,7 +154,7 @@ final class ImageLoadJob: Sendable {
                 return fail(ImageKitError(wrapping: error))
             }
             found = done
-            let result = LoadResult(image: done.image, encoded: done.encoded, cacheType: done.tier, url: r.url,
+            let result = LoadResult(image: done.image, encoded: done.encoded, source: done.source, url: r.url,
                                     originalData: done.originalData, metrics: metrics)
             cached = result
             deliverCached(result)
@@ -190,7 +170,7 @@ final class ImageLoadJob: Sendable {
         // A turn bounds the bodies and bitmaps alive at once; waiting holds nothing.
         let waitStart = MonotonicClock.now()
         do {
-            try await manager.limiter.acquire(priority: r.workerPriority)
+            try await manager.limiter.acquire(priority: r.priority)
         } catch {
             return fail(ImageKitError(wrapping: error))
         }
@@ -285,7 +265,7 @@ final class ImageLoadJob: Sendable {
         let key = r.variantKey ?? r.key
         let start = MonotonicClock.now()
         do {
-            let encoded = try await manager.workers.run(priority: r.workerPriority) {
+            let encoded = try await manager.workers.run(priority: r.priority) {
                 try r.coder.encode(image, as: format)
             }
             let duration = MonotonicClock.duration(since: start)
@@ -294,7 +274,7 @@ final class ImageLoadJob: Sendable {
                                   duration: duration, error: nil))
             var done = found
             done.encoded = encoded
-            done.encodedTier = .none
+            done.encodedTier = []
             return done
         } catch {
             let e = ImageKitError(wrapping: error)
@@ -318,7 +298,7 @@ final class ImageLoadJob: Sendable {
             return nil
         }
         // Decoding holds the bytes and a bitmap: it takes a turn like a download.
-        guard (try? await manager.limiter.acquire(priority: r.workerPriority)) != nil else { return nil }
+        guard (try? await manager.limiter.acquire(priority: r.priority)) != nil else { return nil }
         defer { manager.limiter.release() }
         guard let processed = try? await process(data) else { return nil }
         return Found(image: processed.image, imageTier: hit.tier, metadata: hit.metadata, originalData: data,
@@ -348,7 +328,7 @@ final class ImageLoadJob: Sendable {
         let r = request
         if r.url.isFileURL {
             let url = r.url
-            let data = try await manager.workers.run(priority: r.workerPriority) {
+            let data = try await manager.workers.run(priority: r.priority) {
                 do {
                     return try Data(contentsOf: url)
                 } catch {
@@ -372,7 +352,7 @@ final class ImageLoadJob: Sendable {
         emit(.downloadStarted(url: r.url))
         let start = MonotonicClock.now()
         do {
-            let result = try await r.downloader.download(download, priority: r.downloadPriority) { [weak self] p in
+            let result = try await r.downloader.download(download, priority: r.priority) { [weak self] p in
                 self?.progress(p)
             }
             emit(.downloadFinished(url: r.url, response: result.response, metrics: result.metrics))
@@ -389,7 +369,7 @@ final class ImageLoadJob: Sendable {
         let r = request
         let cancellation = self.cancellation
         do {
-            return try await manager.workers.run(priority: r.workerPriority) { [self] in
+            return try await manager.workers.run(priority: r.priority) { [self] in
                 try Self.decodeAndTransform(data, r, self, cancellation)
             }
         } catch {
@@ -463,17 +443,13 @@ final class ImageLoadJob: Sendable {
         }
         // Decoded here (downloaded, or from the original-data store): the bitmap is new to disk.
         let bitmap = r.store.includesDisk && found.originalData != nil ? found.image : nil
-        let encoded = r.encodedStore.includesDisk && found.encodedTier == .none ? found.encoded : nil
+        let encoded = r.encodedStore.includesDisk && found.encodedTier.isEmpty ? found.encoded : nil
         var original: Data?
         if found.downloaded, r.storesOriginalData, let data = found.originalData, let image = found.image {
             original = r.context.cacheSerializer.map { $0(image, data, r.url) } ?? data
         }
-        let waiters = state.withLock { s -> [ImageTask] in
-            s.accepting = false
-            defer { s.waiters = [] }
-            return s.waiters
-        }
-        var result = LoadResult(image: found.image, encoded: found.encoded, cacheType: found.tier, url: r.url,
+        let waiters = state.withLock { $0.finish() }
+        var result = LoadResult(image: found.image, encoded: found.encoded, source: found.source, url: r.url,
                                 originalData: found.originalData, metrics: metrics)
         result.metrics.sharedBy = waiters.count
         let writesDisk = bitmap != nil || encoded != nil || original != nil
@@ -526,20 +502,13 @@ final class ImageLoadJob: Sendable {
 
     /// Hands a refreshed load's cached image to every load waiting (and, later, to those joining).
     private func deliverCached(_ result: LoadResult) {
-        let waiters = state.withLock { s -> [ImageTask] in
-            s.cached = result
-            return s.waiters
-        }
+        let waiters = state.withLock { $0.foundCached(result) }
         for task in waiters { task.deliverCached(result) }
     }
 
     /// Ends every waiting load with `delivery`.
     private func finishAll(_ delivery: ImageTask.Delivery) {
-        let waiters = state.withLock { s -> [ImageTask] in
-            s.accepting = false
-            defer { s.waiters = [] }
-            return s.waiters
-        }
+        let waiters = state.withLock { $0.finish() }
         for task in waiters { task.finish(delivery, detach: false) }
     }
 

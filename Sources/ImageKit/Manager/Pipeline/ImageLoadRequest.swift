@@ -26,7 +26,7 @@ final class ImageLoadRequest: Sendable {
     let downloader: Downloader
     /// Decodes and encodes: the context's coder, else the manager's.
     let coder: any ImageCoding
-    /// Tiers to look in (`.none` with ``ImageOptions/fromLoaderOnly``).
+    /// Tiers to look in (`[]` with ``ImageOptions/fromLoaderOnly``).
     let query: ImageCacheType
     /// Tiers the decoded image goes to.
     let store: ImageCacheType
@@ -55,34 +55,29 @@ final class ImageLoadRequest: Sendable {
         self.downloader = context.downloader ?? downloader
         self.coder = context.coder ?? coder
         query = Self.query(options, context)
-        let store = context.storeCacheType ?? (output == nil ? .all : .none)
-        let encodedStore = output == nil ? .none : context.encodedStoreCacheType ?? .all
+        let store = output == nil ? context.storeCacheType : context.imageStoreCacheTypeForEncodedLoads
+        let encodedStore: ImageCacheType = output == nil ? [] : context.encodedStoreCacheType
         if options.contains(.cacheMemoryOnly) {
-            self.store = store.includesMemory ? .memory : .none
-            self.encodedStore = encodedStore.includesMemory ? .memory : .none
+            self.store = store.intersection(.memory)
+            self.encodedStore = encodedStore.intersection(.memory)
             storesOriginalData = false
         } else {
             self.store = store
             self.encodedStore = encodedStore
-            storesOriginalData = (context.originalStoreCacheType ?? .disk).includesDisk
+            storesOriginalData = context.originalStoreCacheType.includesDisk
         }
         callbackQueue = context.callbackQueue ?? configuration.callbackQueue
     }
 
-    /// The tiers a load looks in: `.none` with ``ImageOptions/fromLoaderOnly``, else the context's (all).
+    /// The tiers a load looks in: none with ``ImageOptions/fromLoaderOnly``, else the context's.
     static func query(_ options: ImageOptions, _ context: ImageContext) -> ImageCacheType {
-        options.contains(.fromLoaderOnly) ? .none : context.queryCacheType ?? .all
+        options.contains(.fromLoaderOnly) ? [] : context.queryCacheType
     }
 
     var isRefresh: Bool { options.contains(.refreshCached) }
 
-    var downloadPriority: DownloadPriority {
-        options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : .normal
-    }
-
-    var workerPriority: WorkerPool.Priority {
-        options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : .normal
-    }
+    /// The load's priority, for its download, its turn and its worker-thread jobs.
+    var priority: ImagePriority { context.priority }
 
     /// The transformer to apply to `image`: animations only with ``ImageOptions/transformAnimatedImage``.
     func transformer(for image: Image) -> (any ImageTransformer)? {

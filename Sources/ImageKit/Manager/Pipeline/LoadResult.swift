@@ -11,7 +11,7 @@ struct LoadResult: Sendable {
     var image: Image?
     /// The encoded variant, for loads that asked for one.
     var encoded: EncodedImage?
-    var cacheType: ImageCacheType
+    var source: ImageSource
     var url: URL
     var originalData: Data?
     var metrics: ImageLoadMetrics
@@ -23,7 +23,7 @@ extension ImageResult {
         guard let image = result.image else {
             return .failure(.internal("the load of \(result.url.absoluteString) produced no image"))
         }
-        return .success(ImageResult(image: image, cacheType: result.cacheType, url: result.url,
+        return .success(ImageResult(image: image, source: result.source, url: result.url,
                                     originalData: result.originalData, metrics: result.metrics))
     }
 }

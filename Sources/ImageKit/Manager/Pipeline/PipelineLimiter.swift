@@ -43,7 +43,7 @@ final class PipelineLimiter: Sendable {
     ///
     /// - Throws: ``ImageKitError/cancelled`` when the task is cancelled while waiting,
     ///   ``ImageKitError/overloaded(_:)`` when too many pipelines wait already.
-    func acquire(priority: WorkerPool.Priority) async throws {
+    func acquire(priority: ImagePriority) async throws {
         enum Entry { case granted, wait(UInt64), refused(Int) }
         let entry = state.withLock { s -> Entry in
             if s.available > 0 {
