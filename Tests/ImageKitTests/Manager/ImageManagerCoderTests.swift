@@ -86,6 +86,28 @@ final class ImageManagerCoderTests: XCTestCase {
         XCTAssertEqual(overridden.image.packedPixels(), [7, 0, 0, 255], "even for a built-in format")
     }
 
+    func testLoadsWithDifferentCodersDoNotShareADecode() async throws {
+        let m = try manager()
+        let url = try file("shared.bin", Array("any bytes".utf8))
+        let gated = GatedCoder(red: 1)
+        let options: ImageOptions = .fromLoaderOnly
+        let first = ManagerTesting.start(m, url, options: options, context: ImageContext(coder: gated))
+        await DownloadTesting.waitUntil("the gated decode started") { gated.decodes == 1 }
+        let joined = ManagerTesting.start(m, url, options: options, context: ImageContext(coder: gated))
+
+        let other = try await ManagerTesting.image(m, url, options: options,
+                                                   context: ImageContext(coder: StubCoder("any", red: 2)))
+        XCTAssertEqual(other.image.packedPixels(), [2, 0, 0, 255], "decoded by its own coder while the first waits")
+        gated.open()
+        await DownloadTesting.waitUntil("both gated loads completed") {
+            first.completions.all.count == 1 && joined.completions.all.count == 1
+        }
+        for completions in [first.completions.all, joined.completions.all] {
+            XCTAssertEqual(try completions.first?.get().image.packedPixels(), [1, 0, 0, 255])
+        }
+        XCTAssertEqual(gated.decodes, 1, "loads with the same coder share one decode")
+    }
+
     func testAThrowingCoderFailsTheLoadWithItsError() async throws {
         let recorder = EventRecorder()
         let m = try manager(observer: recorder)
