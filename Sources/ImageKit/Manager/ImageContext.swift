@@ -65,6 +65,16 @@ public struct ImageContext: Sendable {
     public var cache: (any ImageCaching)?
     /// The loader for this load instead of the manager's: any ``ImageLoading`` loader.
     public var loader: (any ImageLoading)?
+    /// The coder this load decodes and encodes with instead of the manager's
+    /// (SDWebImage's `SDWebImageContextImageCoder`); any ``ImageCoding``, an
+    /// ``ImageCodersManager`` among them.
+    ///
+    /// Loads with different coders never share a decode, but the coder is not part of the
+    /// cache key (as in SDWebImage): what it decodes or encodes is stored under the key the
+    /// built-in coder's result would have, and a later load with another coder may be served
+    /// from it. Give a coder that changes the pixels a ``cacheKeyFilter`` of its own, or a
+    /// ``queryCacheType`` and ``storeCacheType`` of `[]`.
+    public var coder: (any ImageCoding)?
     /// When this load must be done by: once it passes, the load fails with
     /// ``ImageKitError/deadlineExceeded(_:)`` and its download and decode are stopped (unless
     /// other loads share them).
@@ -83,7 +93,8 @@ public struct ImageContext: Sendable {
                 imageStoreCacheTypeForEncodedLoads: ImageCacheType = [],
                 encodedStoreCacheType: ImageCacheType = .all,
                 originalStoreCacheType: ImageCacheType = .disk, cache: (any ImageCaching)? = nil,
-                loader: (any ImageLoading)? = nil, deadline: ContinuousClock.Instant? = nil,
+                loader: (any ImageLoading)? = nil, coder: (any ImageCoding)? = nil,
+                deadline: ContinuousClock.Instant? = nil,
                 callbackQueue: DispatchQueue? = nil) {
         self.thumbnailPixelSize = thumbnailPixelSize
         self.thumbnailMode = thumbnailMode
@@ -101,6 +112,7 @@ public struct ImageContext: Sendable {
         self.originalStoreCacheType = originalStoreCacheType
         self.cache = cache
         self.loader = loader
+        self.coder = coder
         self.deadline = deadline
         self.callbackQueue = callbackQueue
     }

@@ -49,6 +49,10 @@ public final class ImageManager: Sendable {
     public let cache: any ImageCaching
     /// The loader loads use unless their context names another.
     public let loader: any ImageLoading
+    /// The coder loads decode and encode with unless their context names another
+    /// (``ImageContext/coder``): by default an ``ImageCodersManager`` holding a
+    /// ``BuiltInImageCoder`` over the configuration's ``ImageManagerConfiguration/bufferPool``.
+    public let coders: any ImageCoding
     /// The settings the manager was created with.
     public let configuration: ImageManagerConfiguration
 
@@ -85,11 +89,14 @@ public final class ImageManager: Sendable {
     }
 
     /// A manager loading through `cache` (any ``ImageCaching`` cache) and `loader` (any
-    /// ``ImageLoading`` loader).
-    public init(cache: any ImageCaching, loader: any ImageLoading,
+    /// ``ImageLoading`` loader), decoding and encoding through `coders` (any ``ImageCoding``;
+    /// nil, the default, makes an ``ImageCodersManager`` holding a ``BuiltInImageCoder`` over
+    /// the configuration's ``ImageManagerConfiguration/bufferPool``).
+    public init(cache: any ImageCaching, loader: any ImageLoading, coders: (any ImageCoding)? = nil,
                 configuration: ImageManagerConfiguration = ImageManagerConfiguration()) {
         self.cache = cache
         self.loader = loader
+        self.coders = coders ?? ImageCodersManager(coders: [BuiltInImageCoder(bufferPool: configuration.bufferPool)])
         self.configuration = configuration
         workers = WorkerPool(name: "imagekit-decode", maxThreads: max(1, configuration.decodeThreads))
         limiter = PipelineLimiter(limit: configuration.maxActivePipelines, maxWaiting: configuration.maxWaitingPipelines)
@@ -100,10 +107,11 @@ public final class ImageManager: Sendable {
 
     /// A manager loading through `cache` and an ``ImageLoadersManager`` of a ``FileLoader``
     /// and `downloader`: http and https URLs download, `file:` URLs are read (when the
-    /// configuration's ``ImageManagerConfiguration/allowsLocalFiles`` is on).
-    public convenience init(cache: any ImageCaching, downloader: Downloader,
+    /// configuration's ``ImageManagerConfiguration/allowsLocalFiles`` is on); decoding and
+    /// encoding through `coders`, as ``init(cache:loader:coders:configuration:)`` does.
+    public convenience init(cache: any ImageCaching, downloader: Downloader, coders: (any ImageCoding)? = nil,
                             configuration: ImageManagerConfiguration = ImageManagerConfiguration()) {
-        self.init(cache: cache, loader: ImageLoadersManager(loaders: [FileLoader(), downloader]),
+        self.init(cache: cache, loader: ImageLoadersManager(loaders: [FileLoader(), downloader]), coders: coders,
                   configuration: configuration)
     }
 
@@ -393,7 +401,8 @@ public final class ImageManager: Sendable {
             return .hit(hit, options, context.callbackQueue ?? configuration.callbackQueue)
         }
         let request = ImageLoadRequest(url: url, keys: keys, output: output, options: options, context: context,
-                                       configuration: configuration, cache: cache, loader: loader)
+                                       configuration: configuration, cache: cache, loader: loader,
+                                       coder: coders)
         return hit.map { .memoryHit(request, $0) } ?? .load(request)
     }
 

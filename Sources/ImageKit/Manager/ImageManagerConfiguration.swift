@@ -55,7 +55,8 @@ public struct ImageManagerConfiguration: Sendable {
     /// The frame size in bytes that ``ImageOptions/scaleDownLargeImages`` scales down to
     /// (default 64 MiB, 16 Mi pixels).
     public var scaleDownLimitBytes: Int
-    /// Where decodes take large pixel buffers from, or nil for fresh memory every time.
+    /// Where decodes take large pixel buffers from, or nil for fresh memory every time: the
+    /// pool of the built-in coder the manager makes when it is given no coders.
     public var bufferPool: BufferPool?
 
     /// The defaults described on each property.

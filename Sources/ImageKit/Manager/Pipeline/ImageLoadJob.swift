@@ -15,13 +15,15 @@ import Foundation
 /// The pipeline runs in one Swift task that only awaits: disk I/O runs on the disk cache's
 /// threads, the download on the loader's, decoding and transforming on the manager's
 /// worker threads. When the last load waiting on it is cancelled (before the result exists),
-/// the task is cancelled — which aborts the download — and the decoder's cancel flag is set.
+/// the task is cancelled — which aborts the download — and the decode's ``DecodeCancellation``
+/// is cancelled. Decoding and encoding go through the load's ``ImageCoding`` coder only.
 final class ImageLoadJob: Sendable {
     /// What coalesces: loads with equal keys share a pipeline.
     struct Key: Hashable, Sendable {
         let key: String
         let cache: ObjectIdentifier
         let loader: ObjectIdentifier
+        let coder: ObjectIdentifier
         let options: UInt32
         let query: ImageCacheType
         let store: ImageCacheType
@@ -75,7 +77,7 @@ final class ImageLoadJob: Sendable {
     let key: Key
     let request: ImageLoadRequest
     private let manager: ImageManager
-    private let cancelFlag = DecodeCancelFlag()
+    private let cancellation = DecodeCancellation()
     private let state = Locked(StateMachine())
 
     init(request: ImageLoadRequest, key: Key, manager: ImageManager) {
@@ -97,7 +99,7 @@ final class ImageLoadJob: Sendable {
         case .none:
             break
         case .stop(let running):
-            cancelFlag.set()
+            cancellation.cancel()
             running?.cancel()
         }
     }
@@ -266,7 +268,7 @@ final class ImageLoadJob: Sendable {
         let start = MonotonicClock.now()
         do {
             let encoded = try await manager.workers.run(priority: r.priority) {
-                try ImageEncoder.encodedImageNow(image, as: format)
+                try r.coder.encode(image, as: format)
             }
             let duration = MonotonicClock.duration(since: start)
             metrics.encode = duration
@@ -350,26 +352,25 @@ final class ImageLoadJob: Sendable {
     /// Decodes and transforms `data` on the worker threads.
     private func process(_ data: Data) async throws -> Processed {
         let r = request
-        let flag = cancelFlag
+        let cancellation = self.cancellation
         do {
             return try await manager.workers.run(priority: r.priority) { [self] in
-                try Self.decodeAndTransform(data, r, self, flag)
+                try Self.decodeAndTransform(data, r, self, cancellation)
             }
         } catch {
             throw ImageKitError(wrapping: error)
         }
     }
 
-    /// The decode (stopped when `flag` is set) and the transform; runs on a worker thread.
+    /// The decode through the load's coder (stopped once `cancellation` is cancelled) and the
+    /// transform; runs on a worker thread.
     private static func decodeAndTransform(_ data: Data, _ r: ImageLoadRequest, _ job: ImageLoadJob,
-                                           _ flag: DecodeCancelFlag) throws -> Processed {
+                                           _ cancellation: DecodeCancellation) throws -> Processed {
         job.emit(.decodeStarted(url: r.url, key: r.key))
         let start = MonotonicClock.now()
-        let decoder = ImageDecoder(options: r.decodeOptions, bufferPool: job.manager.configuration.bufferPool)
-        var statistics = DecodeStatistics()
         let image: Image
         do {
-            image = try data.withUnsafeBytes { try decoder.decode($0, statistics: &statistics, cancelFlag: flag.pointer) }
+            image = try r.coder.decode(data, options: r.decodeOptions, cancellation: cancellation)
         } catch {
             let e = ImageKitError(wrapping: error)
             job.emit(.decodeFailed(url: r.url, key: r.key, error: e, duration: MonotonicClock.duration(since: start)))
