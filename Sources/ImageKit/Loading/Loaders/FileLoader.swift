@@ -11,7 +11,7 @@ import Foundation
 /// cooperative pool, so a slow disk does not stall the service's request handlers. A load
 /// cancelled before its read starts throws ``ImageKitError/cancelled`` without reading.
 ///
-/// ``ImageManager/init(cache:downloader:configuration:)`` puts one in front of the downloader;
+/// ``ImageManager/init(cache:downloader:coders:configuration:)`` puts one in front of the downloader;
 /// the manager loads `file:` URLs only when its configuration's
 /// ``ImageManagerConfiguration/allowsLocalFiles`` is on.
 public final class FileLoader: ImageLoading {
