@@ -80,9 +80,11 @@ let package = Package(
                 .linkedLibrary("gif"),
             ]
         ),
-        // Deterministic test pictures shared by the tests and the benchmarks.
+        // Deterministic test pictures, and helpers over ImageKit's types, shared by the tests
+        // and the benchmarks.
         .target(
             name: "ImageKitTestSupport",
+            dependencies: ["ImageKit"],
             path: "Tests/TestSupport"
         ),
         // A child process for the cache tests (crash-safety writer, allocation probe) and
@@ -108,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "ImageKitServerTests",
             dependencies: [
-                "ImageKitServer", "ImageKit", "TestServers",
+                "ImageKitServer", "ImageKit", "ImageKitTestSupport", "TestServers",
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

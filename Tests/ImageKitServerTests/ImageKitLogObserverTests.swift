@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import ImageKitServer
 import InMemoryLogging
 import Logging

@@ -30,14 +30,14 @@ final class CachingReadmeExampleTests: XCTestCase {
         let directory = TemporaryDirectory("readme-caching")
         let shared = SharedTier()
         let manager = try makeManager(cacheDirectory: directory.url, shared: shared)
-        addTeardownBlock { await manager.shutdown() }
+        ManagerShutdown.after(self, manager)
         let encoded = try await ImageEncoder.encodedImage(TestPixels.image(width: 10, height: 10), as: .png())
         try await manager.cache.store(.variant(encoded), forKey: "v", to: .all, metadata: DiskCacheMetadata())
         let inShared = await shared.containsData(forKey: "thumbs:v")
         XCTAssertTrue(inShared, "written through to the shared tier")
 
         let other = try makeManager(cacheDirectory: directory.url.appendingPathComponent("other"), shared: shared)
-        addTeardownBlock { await other.shutdown() }
+        ManagerShutdown.after(self, other)
         let hit = try await other.cache.entry(forKey: "v", kind: .variant, from: .disk)
         XCTAssertEqual(hit?.value.variant, encoded, "another node finds it in the shared tier")
         let local = try XCTUnwrap((other.cache as? ImageCachesManager)?.caches.first)

@@ -39,7 +39,7 @@ final class CoderReadmeExampleTests: XCTestCase {
         configuration.allowsLocalFiles = true
         let manager = try makeManager(cacheDirectory: directory.url.appendingPathComponent("cache"),
                                       configuration: configuration)
-        addTeardownBlock { await manager.shutdown() }
+        ManagerShutdown.after(self, manager)
         let straight = TestPixels.rgba(width: 7, height: 5, opaque: false)
         let toy = directory.url.appendingPathComponent("a.toy")
         try Data(ToyFile.bytes(width: 7, height: 5, straightRGBA: straight)).write(to: toy)

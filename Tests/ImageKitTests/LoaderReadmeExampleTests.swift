@@ -33,7 +33,7 @@ final class LoaderReadmeExampleTests: XCTestCase {
     func testExampleRuns() async throws {
         let png = Data(ManagerFixture.png(width: 12, height: 8))
         let manager = try makeManager(cache: InMemoryImageCache("readme"), images: ["/logo.png": png])
-        addTeardownBlock { await manager.shutdown() }
+        ManagerShutdown.after(self, manager)
         let result = try await manager.image(for: URL(string: "memory://assets/logo.png"))
         XCTAssertEqual([result.image.width, result.image.height], [12, 8])
         do {

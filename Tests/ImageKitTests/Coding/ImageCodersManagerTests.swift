@@ -4,7 +4,10 @@ import XCTest
 
 /// ``ImageCodersManager``'s order, its errors, and ``BuiltInImageCoder`` through the protocol.
 final class ImageCodersManagerTests: XCTestCase {
-    private let png = Data(ManagerFixture.png(width: 12, height: 8))
+    // Static: XCTest keeps its test case instances until the process exits, and LeakSanitizer
+    // would report bytes a stored property held.
+    private static let png = Data(ManagerFixture.png(width: 12, height: 8))
+    private var png: Data { Self.png }
 
     func testTheBuiltInCoderIsThereByDefault() throws {
         let coders = ImageCodersManager()

@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// Cancellation at every stage, by token and by Task, deadlines, and a thousand random loads:

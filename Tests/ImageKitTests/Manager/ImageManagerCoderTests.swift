@@ -14,7 +14,7 @@ final class ImageManagerCoderTests: XCTestCase {
         let cache = try ImageCache(namespace: "coders", directory: dir.url.appendingPathComponent("cache"),
                                    disk: DiskCacheConfiguration(sweepInterval: nil))
         let m = ImageManager(cache: cache, downloader: try Downloader(), coders: coders, configuration: configuration)
-        addTeardownBlock { await m.shutdown() }
+        ManagerShutdown.after(self, m)
         return m
     }
 

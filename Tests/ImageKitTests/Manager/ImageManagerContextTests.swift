@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// One test per ``ImageContext`` field, each failing without the field (deadline and

@@ -11,7 +11,7 @@ final class ImageManagerCustomCacheTests: XCTestCase {
         var configuration = ImageManagerConfiguration()
         configuration.allowsLocalFiles = true
         let m = ImageManager(cache: cache, downloader: try Downloader(), configuration: configuration)
-        addTeardownBlock { await m.shutdown() }
+        ManagerShutdown.after(self, m)
         return m
     }
 

@@ -10,7 +10,7 @@ final class ImageManagerCustomLoaderTests: XCTestCase {
         var configuration = ImageManagerConfiguration()
         configure(&configuration)
         let m = ImageManager(cache: cache, loader: loader, configuration: configuration)
-        addTeardownBlock { await m.shutdown() }
+        ManagerShutdown.after(self, m)
         return m
     }
 

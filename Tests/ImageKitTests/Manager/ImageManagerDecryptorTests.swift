@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// A manager decoding images stored encrypted on the origin, through the downloader's
@@ -11,12 +12,12 @@ final class ImageManagerDecryptorTests: ManagerTestCase {
         let (url, _) = try f.copy(png.map { $0 ^ 0x5A }, named: "encrypted.bin")
 
         let plain = try makeManager()
-        addTeardownBlock { await plain.shutdown() }
+        ManagerShutdown.after(self, plain)
         let undecodable = await ManagerTesting.error(plain, url)
         XCTAssertEqual(undecodable?.code, ImageKitError.unknownFormat("").code, "the stored bytes are no image")
 
         let m = try makeManager(downloader: { $0.decryptor = { data, _ in Data(data.map { $0 ^ 0x5A }) } })
-        addTeardownBlock { await m.shutdown() }
+        ManagerShutdown.after(self, m)
         let result = try await ManagerTesting.image(m, url, options: .waitStoreCache)
         XCTAssertEqual([result.image.width, result.image.height], [14, 9])
         let original = try await m.builtInCache.diskCache.data(forKey: url.absoluteString)

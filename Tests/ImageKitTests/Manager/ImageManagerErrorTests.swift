@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// The errors of the async API: statically ``ImageKitError``, and keeping what the user's own

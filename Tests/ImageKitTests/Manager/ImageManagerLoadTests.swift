@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import TestServers
 import XCTest
 
@@ -64,20 +65,26 @@ final class ImageManagerLoadTests: ManagerTestCase {
         await ManagerTesting.assertIdle(m)
     }
 
+    /// A queue, and a check that the caller runs on it.
+    private static func markedQueue(_ label: String) -> (DispatchQueue, @Sendable () -> Bool) {
+        let queue = DispatchQueue(label: label)
+        let key = DispatchSpecificKey<String>()
+        queue.setSpecific(key: key, value: label)
+        return (queue, { DispatchQueue.getSpecific(key: key) == label })
+    }
+
     func testCompletionHandlerStyleCompletesOnceOnTheCallbackQueue() async throws {
         let f = try fixture
-        let queue = DispatchQueue(label: "test.callbacks")
-        let key = DispatchSpecificKey<String>()
-        queue.setSpecific(key: key, value: "mine")
+        let (queue, isOnQueue) = Self.markedQueue("test.callbacks")
         let m = try makeManager { $0.callbackQueue = queue }
         let onQueue = Collector<Bool>()
         let progress = Collector<Int64>()
         let completions = Collector<Result<ImageResult, ImageKitError>>()
         let task = m.loadImage(with: f.nginx.url("/large.jpg"), progress: { p in
-            onQueue.append(DispatchQueue.getSpecific(key: key) == "mine")
+            onQueue.append(isOnQueue())
             progress.append(p.receivedBytes)
         }) { result in
-            onQueue.append(DispatchQueue.getSpecific(key: key) == "mine")
+            onQueue.append(isOnQueue())
             completions.append(result)
         }
         await DownloadTesting.waitUntil("the completion") { completions.all.count == 1 }
@@ -98,14 +105,12 @@ final class ImageManagerLoadTests: ManagerTestCase {
 
     func testAsyncLoadsReportProgressOnTheCallbackQueue() async throws {
         let f = try fixture
-        let queue = DispatchQueue(label: "async-progress")
-        let key = DispatchSpecificKey<String>()
-        queue.setSpecific(key: key, value: "mine")
+        let (queue, isOnQueue) = Self.markedQueue("async-progress")
         let m = try makeManager { $0.callbackQueue = queue }
         let onQueue = Collector<Bool>()
         let progress = Collector<DownloadProgress>()
         let result = try await m.image(for: f.nginx.url("/large.jpg")) { p in
-            onQueue.append(DispatchQueue.getSpecific(key: key) == "mine")
+            onQueue.append(isOnQueue())
             progress.append(p)
         }
         await ManagerTesting.drain(queue)

@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// What a load holds after it ends: nothing. Download bodies are the large part (a service

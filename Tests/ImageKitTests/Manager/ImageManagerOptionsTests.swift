@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// One test per ``ImageOptions`` flag, each failing without the flag (refreshCached is covered

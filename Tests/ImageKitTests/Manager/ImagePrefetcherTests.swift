@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 final class ImagePrefetcherTests: ManagerTestCase {

@@ -6,7 +6,7 @@ import XCTest
 final class ImagePrefetcherURLCompletionTests: XCTestCase {
     private func manager(_ loader: ScriptedLoader) -> ImageManager {
         let m = ImageManager(cache: InMemoryImageCache("cache"), loader: loader)
-        addTeardownBlock { await m.shutdown() }
+        ManagerShutdown.after(self, m)
         return m
     }
 
