@@ -116,7 +116,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImageKitRedisTests",
-            dependencies: ["ImageKitRedis", "ImageKit", "ImageKitTestSupport", "TestServers"],
+            dependencies: ["ImageKitRedis", "ImageKit", "ImageKitCLI", "ImageKitTestSupport", "TestServers"],
             path: "Tests/ImageKitRedisTests"
         ),
         .testTarget(

@@ -21,9 +21,11 @@ public final class RedisServer: Sendable {
         for _ in 0..<3 {
             let port = try port ?? Loopback.freePort()
             let child = try ChildProcess([
+                // Through `sh -c exec` (same pid) so redis-server's banner does not reach the pipe the
+                // supervisor prints the pid on.
                 "python3", ScriptServer.script, "supervise", "--",
-                "redis-server", "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                "--daemonize", "no", "--loglevel", "warning", "--logfile", "",
+                "sh", "-c", "exec redis-server \"$@\" >/dev/null 2>&1", "redis-server", "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                "--daemonize", "no", "--loglevel", "warning",
             ] + arguments)
             let line = try child.readLine()
             if let pid = pid_t(line), Loopback.waitUntilListening(port, child: child) {
