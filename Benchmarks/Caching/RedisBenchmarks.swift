@@ -59,6 +59,18 @@ final class RedisBenchmarks: XCTestCase {
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
     }
 
+    /// Milliseconds per call of `query`, over `count` calls that must all hit.
+    private static func msPerHit(_ count: Int, _ query: @escaping @Sendable () async throws -> ImageCacheHit?) throws -> Double {
+        try blocking {
+            let start = DispatchTime.now().uptimeNanoseconds
+            for _ in 0..<count {
+                let hit = try await query()
+                precondition(hit != nil)
+            }
+            return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 / Double(count)
+        }
+    }
+
     /// A shared-tier hit of a 256 px JPEG variant (`ByteTierImageCache.entry`: GETRANGE, envelope
     /// check, header read) against a local disk-tier hit of the same variant, and against the cold
     /// path the shared tier saves: download from nginx, decode to 256 px, encode, store (a manager
@@ -86,23 +98,8 @@ final class RedisBenchmarks: XCTestCase {
 
         var sharedMs: [Double] = [], diskMs: [Double] = [], coldMs: [Double] = []
         for round in 0..<12 {
-            let inner = 50
-            let s = try Self.blocking {
-                let start = DispatchTime.now().uptimeNanoseconds
-                for _ in 0..<inner {
-                    let hit = try await shared.entry(forKey: "v", kind: .variant, from: .all)
-                    precondition(hit != nil)
-                }
-                return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 / Double(inner)
-            }
-            let d = try Self.blocking {
-                let start = DispatchTime.now().uptimeNanoseconds
-                for _ in 0..<inner {
-                    let hit = try await local.entry(forKey: "v", kind: .variant, from: .disk)
-                    precondition(hit != nil)
-                }
-                return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 / Double(inner)
-            }
+            let s = try Self.msPerHit(50) { try await shared.entry(forKey: "v", kind: .variant, from: .all) }
+            let d = try Self.msPerHit(50) { try await local.entry(forKey: "v", kind: .variant, from: .disk) }
             let c = try Self.clock { _ = try Self.blocking(coldLoad) }
             if round > 1 {  // two warm-up rounds
                 sharedMs.append(s)
