@@ -191,7 +191,7 @@ final class RedisBenchmarks: XCTestCase {
         let dead = try lookups()
         let p99 = stalled[stalled.count * 99 / 100]
         BenchRecorder.record(BenchResult(
-            section: "shared tier (Redis)", name: "lookup p99 with 1 of 3 nodes stalled (timeout 20 ms, cool-down 100 ms)",
+            section: "shared tier (Redis)", name: "lookup with 1 of 3 nodes stalled (timeout 20 ms, cool-down 100 ms; ratio: p99 ms)",
             medianMs: stalled[stalled.count / 2], minMs: stalled[0], ratio: p99, target: timeoutMs + 5, targetRelation: "<=",
             notes: ["p99 ms stalled": p99, "max ms stalled": stalled.last ?? 0,
                     "p99 ms dead": dead[dead.count * 99 / 100], "max ms dead": dead.last ?? 0,
