@@ -4,18 +4,22 @@ import Synchronization
 
 /// One node's pool of connections, its circuit breaker and its threads.
 ///
-/// hiredis blocks, so every operation runs on this node's own dispatch queue, never on the Swift
-/// cooperative pool: the async caller suspends on a continuation until the queue answers. At most
-/// ``RedisTierConfiguration/connectionsPerNode`` operations run at once; the connections they
-/// used are kept for the next ones unless they broke.
+/// hiredis blocks, so every operation runs on one of this node's own serial dispatch queues
+/// ("lanes", ``RedisTierConfiguration/connectionsPerNode`` of them), never on the Swift
+/// cooperative pool: the async caller suspends on a continuation until its lane answers. Serial
+/// queues run on overcommitting threads of their own; a concurrent queue would share the global
+/// pool the Swift executor uses on Linux (as many threads as cores), and a stalled node would
+/// stall every task. An operation goes to the lane with the fewest operations waiting; the
+/// connections are kept for the next operations unless they broke.
 final class RedisNodeClient: Sendable {
     /// The node.
     let endpoint: RedisEndpoint
     /// Its circuit.
     let breaker: RedisCircuitBreaker
     private let configuration: RedisTierConfiguration
-    private let queue: DispatchQueue
-    private let slots: DispatchSemaphore
+    private let lanes: [DispatchQueue]
+    /// Operations queued or running per lane.
+    private let pending: Mutex<[Int]>
     private let idle = Mutex<[RedisConnection]>([])
 
     /// A client of `endpoint` configured by `configuration`.
@@ -24,15 +28,12 @@ final class RedisNodeClient: Sendable {
         self.configuration = configuration
         breaker = RedisCircuitBreaker(threshold: configuration.failuresToOpenCircuit,
                                       coolDown: configuration.circuitCoolDown)
-        queue = DispatchQueue(label: "imagekit.redis.\(endpoint)", attributes: .concurrent)
-        slots = DispatchSemaphore(value: configuration.connectionsPerNode)
+        lanes = (0..<configuration.connectionsPerNode).map { DispatchQueue(label: "imagekit.redis.\(endpoint).\($0)") }
+        pending = Mutex([Int](repeating: 0, count: configuration.connectionsPerNode))
     }
 
-    /// Connections open and idle now.
-    var idleConnections: Int { idle.withLock { $0.count } }
-
-    /// Runs `body` with a connection of this node, on the node's queue, within the configured
-    /// timeout (`body` is given what is left of it).
+    /// Runs `body` with a connection of this node, on one of the node's lanes, within the
+    /// configured timeout (`body` is given what is left of it).
     ///
     /// - Throws: ``ImageKitError/overloaded(_:)`` when the node's circuit is open (at once);
     ///   ``ImageKitError/timedOut(_:)``, ``ImageKitError/connectFailed(_:)`` or
@@ -43,8 +44,14 @@ final class RedisNodeClient: Sendable {
             throw .overloaded("Redis \(endpoint) is skipped: its circuit is open after failures")
         }
         let deadline = ContinuousClock.now + configuration.timeout
+        let lane = pending.withLock { counts in
+            let lane = counts.indices.min { counts[$0] < counts[$1] }!
+            counts[lane] += 1
+            return lane
+        }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, ImageKitError>, Never>) in
-            queue.async {
+            lanes[lane].async {
+                defer { self.pending.withLock { $0[lane] -= 1 } }
                 do throws(ImageKitError) {
                     continuation.resume(returning: .success(try self.perform(body, deadline: deadline)))
                 } catch {
@@ -55,14 +62,13 @@ final class RedisNodeClient: Sendable {
         return try result.get()
     }
 
-    /// Runs `body` on this thread (one of the node's queue) before `deadline`.
+    /// Runs `body` on this thread (a lane's) before `deadline`.
     private func perform<T>(_ body: (RedisConnection, Duration) throws(ImageKitError) -> T,
                             deadline: ContinuousClock.Instant) throws(ImageKitError) -> T {
-        guard slots.wait(timeout: .now() + Self.nanoseconds(deadline - .now)) == .success else {
+        guard deadline > .now else {
             breaker.recordFailure()
-            throw .timedOut("Redis \(endpoint): all \(configuration.connectionsPerNode) connections stayed busy for \(configuration.timeout)")
+            throw .timedOut("Redis \(endpoint): the operation waited its whole timeout (\(configuration.timeout)) for a free connection")
         }
-        defer { slots.signal() }
         let connection: RedisConnection
         if let reused = idle.withLock({ $0.popLast() }) {
             connection = reused
@@ -99,11 +105,5 @@ final class RedisNodeClient: Sendable {
             idle.withLock { $0.append(connection) }
             breaker.recordSuccess()
         }
-    }
-
-    /// `duration` in whole nanoseconds for Dispatch (0 when negative).
-    private static func nanoseconds(_ duration: Duration) -> DispatchTimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return .nanoseconds(max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
     }
 }

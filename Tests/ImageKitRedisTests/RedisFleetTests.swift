@@ -126,4 +126,28 @@ final class RedisFleetTests: RedisTestCase {
         XCTAssertLessThan(worst, .milliseconds(150), "a refused connection costs a miss, never more than the timeout")
         XCTAssertGreaterThan(tier.statistics.failures, 0)
     }
+
+    func testAStalledNodeDoesNotBlockTheCooperativePool() async throws {
+        let server = try startRedis()
+        var settings = configuration([server])
+        settings.timeout = .milliseconds(300)
+        settings.failuresToOpenCircuit = 100  // every lookup waits its full timeout
+        let tier = try RedisByteTier(configuration: settings)
+        await tier.setData(Data([1]), forKey: "k", expires: nil)
+        server.suspend()
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<16 {
+                group.addTask { _ = await tier.data(forKey: "k") }
+            }
+            // While 16 lookups wait on the node's threads, tasks on the cooperative pool run on.
+            let tick = ContinuousClock.now
+            for _ in 0..<10 { try await Task.sleep(for: .milliseconds(1)) }
+            XCTAssertLessThan(ContinuousClock.now - tick, .milliseconds(150), "the cooperative pool stayed free")
+            try await group.waitForAll()
+        }
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .milliseconds(290), "the lookups did wait")
+        XCTAssertEqual(tier.statistics.failures, 16)
+        server.resume()
+    }
 }
