@@ -144,7 +144,7 @@ public struct ImageKitLogObserver: ImageManagerObserver {
 
     /// The level a load failing with `error` is logged at.
     private static func level(of error: ImageKitError) -> Logger.Level {
-        switch error {
+        switch error.code {
         case .cancelled, .blocklisted, .notInCache, .shutDown:
             return .debug
         default:
@@ -161,7 +161,7 @@ public struct ImageKitLogObserver: ImageManagerObserver {
             "imagekit.error_message": "\(error.message)", "imagekit.duration_ms": "\(duration.milliseconds)",
         ]
         if let key { metadata["imagekit.cache_key"] = "\(key)" }
-        if case .httpStatus(let status, _) = error { metadata["imagekit.status"] = "\(status)" }
+        if let status = error.httpStatus { metadata["imagekit.status"] = "\(status)" }
         return metadata
     }
 }

@@ -160,7 +160,7 @@ public final class ImageKitMetrics: ImageManagerObserver, DownloaderObserver, Se
             record(metrics, responded: true)
         case .failed(_, let error, let metrics):
             let responded: Bool
-            switch error {
+            switch error.code {
             case .cancelled:
                 downloads.cancelled.increment()
                 responded = false

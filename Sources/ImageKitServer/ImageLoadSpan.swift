@@ -45,7 +45,7 @@ final class ImageLoadSpan: ImageLoadObserver {
             ])
         case .downloadFailed(let url, let error, let duration):
             var attributes: [String: SpanAttribute] = ["url.full": .string(url.absoluteString)]
-            if case .httpStatus(let status, _) = error {
+            if let status = error.httpStatus {
                 attributes["http.response.status_code"] = .int64(Int64(status))
             }
             let start = downloadStart() ?? Self.instant(now, before: duration)

@@ -6,10 +6,11 @@ import Synchronization
 /// pipelines and transfers in flight, the download bodies alive, the blocklist — and counts its
 /// cache evictions, through swift-metrics under the names of ``ImageKitMetricName``.
 ///
-/// The figures are read from the manager's, its cache's and its downloader's `statistics` each
+/// The figures are read from the manager's, its cache's and its downloader's (the manager's
+/// loader, or the first ``ImageKit/Downloader`` an ``ImageKit/ImageLoadersManager`` asks) `statistics` each
 /// time ``report()`` is called: ``ImageManagerService`` calls it periodically, and a
 /// Prometheus endpoint may call it before each scrape. Use one reporter per manager (it counts
-/// evictions from the difference between two reports). A cache or downloader a load's context
+/// evictions from the difference between two reports). A cache or loader a load's context
 /// names is not included.
 public final class ImageManagerStatisticsReporter: Sendable {
     /// The manager whose figures are reported.
@@ -70,13 +71,14 @@ public final class ImageManagerStatisticsReporter: Sendable {
     /// they are not reported.
     public func report() async {
         let loads = manager.statistics
-        let downloads = manager.downloader.statistics
         loadsInFlight.record(loads.runningTasks)
         activePipelines.record(loads.activePipelines)
         waitingPipelines.record(loads.waitingPipelines)
-        queuedDownloads.record(downloads.queuedTransfers)
-        runningDownloads.record(downloads.runningTransfers)
-        bodyBytes.record(downloads.bodyBytes)
+        if let downloads = Self.downloader(in: manager.loader)?.statistics {
+            queuedDownloads.record(downloads.queuedTransfers)
+            runningDownloads.record(downloads.runningTransfers)
+            bodyBytes.record(downloads.bodyBytes)
+        }
         blocklisted.record(loads.blocklistedURLs)
         guard let cache = Self.imageCache(in: manager.cache) else { return }
         let memory = cache.memoryCache.statistics
@@ -104,6 +106,17 @@ public final class ImageManagerStatisticsReporter: Sendable {
                                  (evictions.diskExpired, added.diskExpired)] where count > 0 {
             counter.increment(by: count)
         }
+    }
+
+    /// `loader` when it is a ``ImageKit/Downloader``, else the one of highest priority among the
+    /// loaders of an ``ImageKit/ImageLoadersManager`` (searched depth first).
+    static func downloader(in loader: any ImageLoading) -> Downloader? {
+        if let downloader = loader as? Downloader { return downloader }
+        guard let manager = loader as? ImageLoadersManager else { return nil }
+        for loader in manager.loaders.reversed() {
+            if let found = downloader(in: loader) { return found }
+        }
+        return nil
     }
 
     /// `cache` when it is an ``ImageKit/ImageCache``, else the first one among the caches of an

@@ -30,8 +30,8 @@ final class ImageKitMetricsTests: ServerTestCase {
         m.builtInCache.memoryCache.removeAll()
         _ = try await m.image(for: photo)  // disk
         _ = try await m.encodedImage(for: photo, as: .fixed(.jpeg(quality: 80)))  // from the memory tier's image
-        guard case .httpStatus(404, _)? = await loadError(m, o.nginx.url("/missing.png")) else { return XCTFail() }
-        guard case .unknownFormat? = await loadError(m, o.nginx.url("/broken.png")) else { return XCTFail() }
+        guard await loadError(m, o.nginx.url("/missing.png"))?.httpStatus == 404 else { return XCTFail() }
+        guard await loadError(m, o.nginx.url("/broken.png"))?.code == .unknownFormat else { return XCTFail() }
         await settle(m)
 
         func loads(_ result: String, _ tier: String) throws -> Int64 {
@@ -88,7 +88,7 @@ final class ImageKitMetricsTests: ServerTestCase {
         try o.script.open(k)
         // Nothing listens on a port the kernel just handed out: the connection is refused.
         let closed = try Loopback.freePort()
-        guard case .connectFailed? = await loadError(m, URL(string: "http://127.0.0.1:\(closed)/a.png")!) else {
+        guard await loadError(m, URL(string: "http://127.0.0.1:\(closed)/a.png")!)?.code == .connectFailed else {
             return XCTFail()
         }
         await settle(m)
@@ -114,7 +114,7 @@ final class ImageKitMetricsTests: ServerTestCase {
         let smaller = Task {
             try await m.image(for: url, context: ImageContext(thumbnailPixelSize: PixelSize(square: 4)))
         }
-        await waitUntil("both pipelines wait on the transfer") { m.downloader.statistics.waiters == 2 }
+        await waitUntil("both pipelines wait on the transfer") { m.builtInDownloader.statistics.waiters == 2 }
         try o.script.open(k)
         _ = try await (small.value, smaller.value)
         await settle(m)
@@ -172,7 +172,7 @@ final class ImageKitMetricsTests: ServerTestCase {
         let first = Task { _ = try await m.image(for: o.script.url("/gate_png?key=\(a)")) }
         let second = Task { _ = try await m.image(for: o.script.url("/gate_png?key=\(b)&w=8&h=8")) }
         await waitUntil("one transfer runs, one is queued") {
-            let s = m.downloader.statistics
+            let s = m.builtInDownloader.statistics
             return s.runningTransfers == 1 && s.queuedTransfers == 1
         }
         await reporter.report()
@@ -188,7 +188,7 @@ final class ImageKitMetricsTests: ServerTestCase {
 
         // A third image in a memory tier of two: one eviction, counted once however often reported.
         _ = try await m.image(for: o.nginx.url("/photo.png"))
-        guard case .httpStatus? = await loadError(m, o.nginx.url("/gone.png")) else { return XCTFail() }
+        guard await loadError(m, o.nginx.url("/gone.png"))?.code == .httpStatus else { return XCTFail() }
         await settle(m)
         await reporter.report()
         await reporter.report()

@@ -29,8 +29,8 @@ final class ImageKitObservabilityTests: ServerTestCase {
 
         XCTAssertEqual(m.configuration.observers.count, 3, "the configuration's own observer is kept")
         XCTAssertEqual(m.configuration.loadObserverFactories.count, 1)
-        XCTAssertEqual(m.downloader.configuration.observers.count, 1)
-        XCTAssertEqual(m.downloader.configuration.maxConcurrentDownloads, 2)
+        XCTAssertEqual(m.builtInDownloader.configuration.observers.count, 1)
+        XCTAssertEqual(m.builtInDownloader.configuration.maxConcurrentDownloads, 2)
 
         try await tracer.withSpan("request") { _ in _ = try await m.image(for: o.nginx.url("/photo.png")) }
         await settle(m)

@@ -124,7 +124,7 @@ final class ImageKitTracingTests: ServerTestCase {
         XCTAssertEqual(load.attributes.get("imagekit.result"), .string("failure"))
         XCTAssertEqual(load.attributes.get("imagekit.error"), .string("http_status"))
         XCTAssertEqual(load.errors.count, 1)
-        guard case .httpStatus(404, _)? = load.errors.first?.error as? ImageKitError else {
+        guard (load.errors.first?.error as? ImageKitError)?.httpStatus == 404 else {
             return XCTFail("\(load.errors)")
         }
         let download = try XCTUnwrap(children(tracer, of: load).first { $0.operationName == "imagekit.download" })

@@ -31,7 +31,7 @@ final class ImageManagerLifecycleTests: ServerTestCase {
             XCTAssertEqual(width, 16, "the load in flight finished")
             try await service.value
             XCTAssertTrue(m.statistics.isIdle)
-            XCTAssertTrue(m.downloader.statistics.isIdle)
+            XCTAssertTrue(m.builtInDownloader.statistics.isIdle)
         }
     }
 
@@ -40,7 +40,7 @@ final class ImageManagerLifecycleTests: ServerTestCase {
     private func waitUntilRefusing(_ m: ImageManager, file: StaticString = #filePath, line: UInt = #line) async {
         let probe = URL(string: "ftp://images.example/a.png")!
         for _ in 0..<2000 {
-            if case .shutDown? = await loadError(m, probe) { return }
+            if await loadError(m, probe)?.code == .shutDown { return }
             try? await Task.sleep(for: .milliseconds(5))
         }
         XCTFail("the manager still takes loads", file: file, line: line)
@@ -62,7 +62,7 @@ final class ImageManagerLifecycleTests: ServerTestCase {
             XCTAssertEqual(error, .cancelled)
         }
         XCTAssertTrue(m.statistics.isIdle)
-        guard case .shutDown? = await loadError(m, o.nginx.url("/photo.png")) else { return XCTFail() }
+        guard await loadError(m, o.nginx.url("/photo.png"))?.code == .shutDown else { return XCTFail() }
         try o.script.open(k)
     }
 
@@ -106,7 +106,7 @@ final class ImageManagerLifecycleTests: ServerTestCase {
         try await running.value
         XCTAssertEqual(caller.lastLoad.withLock { $0 }, "loaded 40x30")
         XCTAssertTrue(m.statistics.isIdle)
-        guard case .shutDown? = await loadError(m, o.nginx.url("/photo.png")) else { return XCTFail() }
+        guard await loadError(m, o.nginx.url("/photo.png"))?.code == .shutDown else { return XCTFail() }
     }
 }
 

@@ -90,9 +90,9 @@ class ServerTestCase: XCTestCase {
     /// callback queues ran.
     func settle(_ m: ImageManager, file: StaticString = #filePath, line: UInt = #line) async {
         await waitUntil("the manager is idle", file: file, line: line) {
-            m.statistics.isIdle && m.downloader.statistics.isIdle
+            m.statistics.isIdle && m.builtInDownloader.statistics.isIdle
         }
-        for queue in [m.configuration.callbackQueue, m.downloader.configuration.callbackQueue] {
+        for queue in [m.configuration.callbackQueue, m.builtInDownloader.configuration.callbackQueue] {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in queue.async { c.resume() } }
         }
     }
@@ -105,7 +105,7 @@ class ServerTestCase: XCTestCase {
             XCTFail("the load of \(url) succeeded", file: file, line: line)
             return nil
         } catch {
-            return error as? ImageKitError
+            return error
         }
     }
 }

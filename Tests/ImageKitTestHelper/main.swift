@@ -138,9 +138,10 @@ func coldLoads(base: String, count: Int, window: Int, directory: String) async t
     configuration.decodeThreads = 1
     var loopbackDownloads = DownloaderConfiguration()
     loopbackDownloads.destinationPolicy = DestinationPolicy(allowsLoopback: true)  // the server is on 127.0.0.1
+    let downloader = try Downloader(configuration: loopbackDownloads)
     let manager = ImageManager(
         cache: try ImageCache(namespace: "cold-loads", directory: URL(fileURLWithPath: directory)),
-        downloader: try Downloader(configuration: loopbackDownloads), configuration: configuration)
+        downloader: downloader, configuration: configuration)
     let context = ImageContext(thumbnailPixelSize: PixelSize(square: 64), storeCacheType: [],
                                originalStoreCacheType: [])
     var warmHWM = 0, peakBodies = 0
@@ -150,7 +151,7 @@ func coldLoads(base: String, count: Int, window: Int, directory: String) async t
             if i == 2 * window { warmHWM = peakResidentKiB() }
             group.addTask {
                 _ = try await manager.image(for: URL(string: "\(base)?load=\(i)")!, context: context)
-                return manager.downloader.statistics.bodies
+                return downloader.statistics.bodies
             }
         }
         for try await bodies in group { peakBodies = max(peakBodies, bodies) }

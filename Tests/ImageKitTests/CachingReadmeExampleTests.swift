@@ -46,13 +46,6 @@ final class CachingReadmeExampleTests: XCTestCase {
     }
 
     func testReadmeShowsThisCode() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let example = source.components(separatedBy: "// README-CACHING-BEGIN\n")[1]
-            .components(separatedBy: "// README-CACHING-END")[0]
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        XCTAssertTrue(readme.contains("```swift\n" + example + "```"),
-                      "README.md's caching example differs from CachingReadmeExampleTests.swift")
+        try ReadmeExample.assertShown("README-CACHING", from: #filePath)
     }
 }

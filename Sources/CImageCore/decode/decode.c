@@ -22,6 +22,8 @@ void ic_decode_options_init(ic_decode_options *options) {
 
 void ic_cancel_flag_set(int *flag, int value) { __atomic_store_n(flag, value, __ATOMIC_RELEASE); }
 
+int ic_cancel_flag_get(const int *flag) { return __atomic_load_n(flag, __ATOMIC_ACQUIRE); }
+
 bool ic_dec_cancelled(const ic_decoder *d) {
     return d->opts.cancel_flag && __atomic_load_n(d->opts.cancel_flag, __ATOMIC_ACQUIRE) != 0;
 }

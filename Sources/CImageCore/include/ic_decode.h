@@ -132,6 +132,9 @@ ic_status ic_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *er
 /** Sets a cancellation flag with release ordering (for ic_decode_options.cancel_flag). */
 void ic_cancel_flag_set(int *flag, int value);
 
+/** Reads a cancellation flag with acquire ordering, as the decoders do. */
+int ic_cancel_flag_get(const int *flag);
+
 #ifdef __cplusplus
 }
 #endif

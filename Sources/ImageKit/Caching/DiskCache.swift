@@ -52,7 +52,7 @@ public final class DiskCache: Sendable {
     /// Opens (creating if needed) the cache in `directory` and starts indexing it in the background.
     ///
     /// - Throws: ``ImageKitError/io(_:)`` when the directory cannot be created.
-    public init(directory: URL, configuration: DiskCacheConfiguration = DiskCacheConfiguration()) throws {
+    public init(directory: URL, configuration: DiskCacheConfiguration = DiskCacheConfiguration()) throws(ImageKitError) {
         self.directory = directory
         self.configuration = configuration
         path = directory.path
@@ -107,8 +107,8 @@ public final class DiskCache: Sendable {
     ///   keeps working and writes succeed again once there is room),
     ///   ``ImageKitError/io(_:)`` for other file-system failures.
     public func store(_ image: Image, forKey key: String, metadata: DiskCacheMetadata = DiskCacheMetadata())
-        async throws {
-        try await pool.run { [self] in
+        async throws(ImageKitError) {
+        try await pool.runTyped { [self] in
             try withExtendedLifetime(image) {
                 try write(key: key, metadata: metadata, pixelBytes: image.cost) { entry in
                     entry.kind = IC_STORE_KIND_BITMAP
@@ -120,7 +120,7 @@ public final class DiskCache: Sendable {
 
     /// The bitmap stored for `key` with its metadata, expired or not; `nil` if
     /// there is none (or it was damaged, and is now deleted).
-    public func entry(forKey key: String) async throws -> DiskCacheEntry<Image>? {
+    public func entry(forKey key: String) async throws(ImageKitError) -> DiskCacheEntry<Image>? {
         try await readEntry(IC_STORE_KIND_BITMAP, key: key) { record in
             guard let raw = record.image else { return nil }
             record.image = nil
@@ -129,7 +129,7 @@ public final class DiskCache: Sendable {
     }
 
     /// The bitmap stored for `key`, or `nil` if there is none or it has expired.
-    public func image(forKey key: String) async throws -> Image? {
+    public func image(forKey key: String) async throws(ImageKitError) -> Image? {
         guard let entry = try await entry(forKey: key), !entry.isExpired else { return nil }
         return entry.value
     }
@@ -162,8 +162,8 @@ public final class DiskCache: Sendable {
     /// replacing any earlier bytes for it. Bitmaps and bytes for one key are
     /// separate entries.
     public func storeData(_ data: Data, forKey key: String, metadata: DiskCacheMetadata = DiskCacheMetadata())
-        async throws {
-        try await pool.run { [self] in
+        async throws(ImageKitError) {
+        try await pool.runTyped { [self] in
             try data.withUnsafeBytes { bytes in
                 try write(key: key, metadata: metadata, pixelBytes: 0) { entry in
                     entry.kind = IC_STORE_KIND_DATA
@@ -175,7 +175,7 @@ public final class DiskCache: Sendable {
     }
 
     /// The bytes stored for `key` with their metadata, expired or not; `nil` if there are none.
-    public func dataEntry(forKey key: String) async throws -> DiskCacheEntry<Data>? {
+    public func dataEntry(forKey key: String) async throws(ImageKitError) -> DiskCacheEntry<Data>? {
         try await readEntry(IC_STORE_KIND_DATA, key: key) { record in
             guard let bytes = record.data else { return nil }
             record.data = nil
@@ -184,7 +184,7 @@ public final class DiskCache: Sendable {
     }
 
     /// The bytes stored for `key`, or `nil` if there are none or they have expired.
-    public func data(forKey key: String) async throws -> Data? {
+    public func data(forKey key: String) async throws(ImageKitError) -> Data? {
         guard let entry = try await dataEntry(forKey: key), !entry.isExpired else { return nil }
         return entry.value
     }
@@ -192,8 +192,8 @@ public final class DiskCache: Sendable {
     // MARK: - Removal and limits
 
     /// Deletes the bitmap and the bytes stored for `key`.
-    public func remove(forKey key: String) async throws {
-        try await pool.run { [self] in
+    public func remove(forKey key: String) async throws(ImageKitError) {
+        try await pool.runTyped { [self] in
             for kind in [IC_STORE_KIND_BITMAP, IC_STORE_KIND_DATA] {
                 let name = Self.entryName(kind, key)
                 state.withLock { _ = $0.index.remove(name) }
@@ -205,8 +205,8 @@ public final class DiskCache: Sendable {
     }
 
     /// Deletes every entry.
-    public func removeAll() async throws {
-        try await pool.run { [self] in
+    public func removeAll() async throws(ImageKitError) {
+        try await pool.runTyped { [self] in
             var err = ic_error()
             let st = ic_store_clear(path, nil, &err)
             state.withLock { $0.index.removeAll() }
@@ -324,8 +324,8 @@ public final class DiskCache: Sendable {
     /// Reads an entry of `kind` on the pool; `take` moves the value out of the record.
     private func readEntry<Value: Sendable>(_ kind: ic_store_kind, key: String,
                                             take: @escaping @Sendable (inout ic_store_record) -> Value?)
-        async throws -> DiskCacheEntry<Value>? {
-        try await pool.run(priority: .high) { [self] in
+        async throws(ImageKitError) -> DiskCacheEntry<Value>? {
+        try await pool.runTyped(priority: .high) { [self] in
             guard var record = try read(kind, key: key) else { return nil }
             defer { ic_store_record_free(&record) }
             guard let value = take(&record) else { return nil }

@@ -35,7 +35,7 @@ public final class ImageCache: Sendable {
     ///   one containing `/`; ``ImageKitError/io(_:)`` when the folder cannot be created.
     public init(namespace: String = "default", directory: URL? = nil,
                 memory: MemoryCacheConfiguration = MemoryCacheConfiguration(),
-                disk: DiskCacheConfiguration = DiskCacheConfiguration()) throws {
+                disk: DiskCacheConfiguration = DiskCacheConfiguration()) throws(ImageKitError) {
         guard !namespace.isEmpty, namespace != ".", namespace != "..",
               !namespace.contains("/"), !namespace.contains("\0")
         else {
@@ -68,7 +68,7 @@ public final class ImageCache: Sendable {
     /// - Throws: the disk tier's error (``ImageKitError/noSpace(_:)``, …); the
     ///   memory tier has been updated by then.
     public func store(_ image: Image, forKey key: String, to tiers: ImageCacheType = .all,
-                      metadata: DiskCacheMetadata = DiskCacheMetadata()) async throws {
+                      metadata: DiskCacheMetadata = DiskCacheMetadata()) async throws(ImageKitError) {
         if tiers.includesMemory {
             memoryCache.set(image, forKey: key, ttl: Self.timeToLive(metadata.expires))
         }
@@ -79,7 +79,7 @@ public final class ImageCache: Sendable {
 
     /// The image for `key` from the first tier of `tiers` that has it (memory
     /// first), and which tier that was; nil when none has it.
-    public func image(forKey key: String, from tiers: ImageCacheType = .all) async throws
+    public func image(forKey key: String, from tiers: ImageCacheType = .all) async throws(ImageKitError)
         -> (image: Image, tier: ImageCacheType)? {
         if tiers.includesMemory, let image = memoryCache.image(forKey: key) {
             return (image, .memory)
@@ -99,25 +99,25 @@ public final class ImageCache: Sendable {
 
     /// Removes what is stored for `key` from `tiers`: in memory the image or variant, on disk
     /// the bitmap and the bytes (a variant or the original).
-    public func remove(forKey key: String, from tiers: ImageCacheType = .all) async throws {
+    public func remove(forKey key: String, from tiers: ImageCacheType = .all) async throws(ImageKitError) {
         if tiers.includesMemory { memoryCache.remove(forKey: key) }
         if tiers.includesDisk { try await diskCache.remove(forKey: key) }
     }
 
     /// Removes everything from `tiers`.
-    public func clear(_ tiers: ImageCacheType = .all) async throws {
+    public func clear(_ tiers: ImageCacheType = .all) async throws(ImageKitError) {
         if tiers.includesMemory { memoryCache.removeAll() }
         if tiers.includesDisk { try await diskCache.removeAll() }
     }
 
     /// Stores the original encoded bytes for `key` on disk.
     public func storeOriginalData(_ data: Data, forKey key: String,
-                                  metadata: DiskCacheMetadata = DiskCacheMetadata()) async throws {
+                                  metadata: DiskCacheMetadata = DiskCacheMetadata()) async throws(ImageKitError) {
         try await diskCache.storeData(data, forKey: key, metadata: metadata)
     }
 
     /// The original encoded bytes stored for `key`, or `nil` (none, or expired).
-    public func originalData(forKey key: String) async throws -> Data? {
+    public func originalData(forKey key: String) async throws(ImageKitError) -> Data? {
         try await diskCache.data(forKey: key)
     }
 

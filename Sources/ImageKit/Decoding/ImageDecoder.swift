@@ -23,29 +23,30 @@ public struct ImageDecoder: Sendable {
     }
 
     /// Decodes `data`.
-    public func decode(_ data: Data) throws -> Image {
-        try data.withUnsafeBytes { try decode($0) }
+    public func decode(_ data: Data) throws(ImageKitError) -> Image {
+        try data.withUnsafeBytes { buffer in Result { () throws(ImageKitError) in try decode(buffer) } }.get()
     }
 
     /// Decodes `bytes`.
-    public func decode(_ bytes: [UInt8]) throws -> Image {
-        try bytes.withUnsafeBytes { try decode($0) }
+    public func decode(_ bytes: [UInt8]) throws(ImageKitError) -> Image {
+        try bytes.withUnsafeBytes { buffer in Result { () throws(ImageKitError) in try decode(buffer) } }.get()
     }
 
     /// Decodes the bytes in `buffer`, which must stay valid for the call.
-    public func decode(_ buffer: UnsafeRawBufferPointer) throws -> Image {
+    public func decode(_ buffer: UnsafeRawBufferPointer) throws(ImageKitError) -> Image {
         var statistics = DecodeStatistics()
         return try decode(buffer, statistics: &statistics, cancelFlag: nil)
     }
 
     /// Decodes the bytes in `buffer` and reports what the decode cost in `statistics`.
-    public func decode(_ buffer: UnsafeRawBufferPointer, statistics: inout DecodeStatistics) throws -> Image {
+    public func decode(_ buffer: UnsafeRawBufferPointer, statistics: inout DecodeStatistics)
+        throws(ImageKitError) -> Image {
         try decode(buffer, statistics: &statistics, cancelFlag: nil)
     }
 
     /// Decodes, stopping early with ``ImageKitError/cancelled`` once `cancelFlag` is set.
     func decode(_ buffer: UnsafeRawBufferPointer, statistics: inout DecodeStatistics,
-                cancelFlag: UnsafePointer<Int32>?) throws -> Image {
+                cancelFlag: UnsafePointer<Int32>?) throws(ImageKitError) -> Image {
         var opts = options.cValue(cancelFlag: cancelFlag)
         opts.pool = bufferPool?.raw
         var err = ic_error()
@@ -61,17 +62,17 @@ public struct ImageDecoder: Sendable {
     }
 
     /// Reads format, size, frame count and orientation from the headers without decoding.
-    public static func info(_ data: Data) throws -> ImageInfo {
-        try data.withUnsafeBytes { try info($0) }
+    public static func info(_ data: Data) throws(ImageKitError) -> ImageInfo {
+        try data.withUnsafeBytes { buffer in Result { () throws(ImageKitError) in try info(buffer) } }.get()
     }
 
     /// Reads format, size, frame count and orientation from the headers without decoding.
-    public static func info(_ bytes: [UInt8]) throws -> ImageInfo {
-        try bytes.withUnsafeBytes { try info($0) }
+    public static func info(_ bytes: [UInt8]) throws(ImageKitError) -> ImageInfo {
+        try bytes.withUnsafeBytes { buffer in Result { () throws(ImageKitError) in try info(buffer) } }.get()
     }
 
     /// Reads format, size, frame count and orientation from the headers without decoding.
-    public static func info(_ buffer: UnsafeRawBufferPointer) throws -> ImageInfo {
+    public static func info(_ buffer: UnsafeRawBufferPointer) throws(ImageKitError) -> ImageInfo {
         var info = ic_info()
         var err = ic_error()
         let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)

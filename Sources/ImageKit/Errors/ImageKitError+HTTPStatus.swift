@@ -18,16 +18,19 @@ extension ImageKitError {
     /// | vetoed by the delegate | 403 |
     /// | overloaded, shut down, out of memory | 503 |
     /// | cancelled (the client went away; nothing is sent) | 499, nginx's convention |
-    /// | encoder, transformer, disk or internal failure | 500 |
+    /// | encoder, transformer, disk or internal failure, and any other | 500 |
     public var suggestedHTTPStatus: Int {
-        switch self {
-        case .httpStatus(let status, _):
-            switch status {
+        if code == .httpStatus, let status = httpStatus {
+            return switch status {
             case 404, 410, 451: status
             case 401, 403: 403
             case 429: 503
             default: 502
             }
+        }
+        return switch code {
+        case .httpStatus:
+            502
         case .unknownFormat, .unsupportedFormat, .unsupportedFeature, .corrupt, .truncated, .limitExceeded:
             422
         case .responseTooLarge:
@@ -41,8 +44,8 @@ extension ImageKitError {
             400
         case .destinationRefused:
             403
-        case .blocklisted(_, let original):
-            original.suggestedHTTPStatus
+        case .blocklisted:
+            original?.suggestedHTTPStatus ?? 500
         case .notInCache:
             404
         case .vetoed:
@@ -51,7 +54,7 @@ extension ImageKitError {
             503
         case .cancelled:
             499
-        case .encodeFailed, .transformFailed, .io, .noSpace, .internal:
+        default:
             500
         }
     }

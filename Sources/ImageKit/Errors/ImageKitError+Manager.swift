@@ -5,25 +5,29 @@ extension ImageKitError {
     /// connections, 408/429/5xx answers, cancellation, deadlines, vetoes, cache-only misses and
     /// transformer failures (the transformer's fault, not the URL's) are not.
     public var isLastingLoadFailure: Bool {
-        switch self {
+        switch code {
         case .cancelled, .timedOut, .dnsFailed, .connectFailed, .network, .outOfMemory, .noSpace,
              .deadlineExceeded, .vetoed, .notInCache, .blocklisted, .transformFailed, .overloaded, .shutDown:
             false
-        case .httpStatus(let status, _):
-            (400..<500).contains(status) && status != 408 && status != 429
+        case .httpStatus:
+            httpStatus.map { (400..<500).contains($0) && $0 != 408 && $0 != 429 } ?? false
         default:
             true
         }
     }
 
-    /// `error` as an ImageKitError: itself, ``cancelled`` for a `CancellationError`, else ``internal(_:)``.
-    init(wrapping error: any Error) {
+    /// `error` as an ImageKitError: itself, ``cancelled`` for a `CancellationError`, else an
+    /// ``Code/internal`` error whose message describes `error` and whose ``underlying`` is `error`.
+    ///
+    /// - Parameter error: Any error, such as one thrown by your own code inside a call that
+    ///   throws ImageKitError.
+    public init(wrapping error: any Error) {
         if let e = error as? ImageKitError {
             self = e
         } else if error is CancellationError {
             self = .cancelled
         } else {
-            self = .internal("\(error)")
+            self.init(code: .internal, message: "\(error)", underlying: error)
         }
     }
 }

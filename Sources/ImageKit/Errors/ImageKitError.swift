@@ -1,148 +1,206 @@
 /// Every error ImageKit reports.
 ///
-/// Each case has a stable numeric ``code`` and carries the sentence from the
-/// layer that failed (the decoder's, the disk tier's, …), for example
-/// `"PNG: IDAT: CRC error"` or `"JPEG: truncated after 4112 bytes"`.
-public enum ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// An argument could not be used.
-    case invalidArgument(String)
-    /// The bytes are not in a format ImageKit recognises.
-    case unknownFormat(String)
-    /// The format is recognised but not decoded (TIFF, HEIC, …).
-    case unsupportedFormat(ImageFormat, String)
-    /// The format decodes, but this file uses a feature that does not (12-bit JPEG, …).
-    case unsupportedFeature(String)
-    /// The input exceeds a configured limit (pixels, frames, bytes).
-    case limitExceeded(String)
-    /// The data is malformed.
-    case corrupt(String)
-    /// The data ends before the image is complete.
-    case truncated(String)
-    /// An allocation failed.
-    case outOfMemory(String)
-    /// A file-system operation failed.
-    case io(String)
-    /// The work was cancelled.
-    case cancelled
-    /// An encoder rejected the image or its options.
-    case encodeFailed(String)
-    /// The disk has no room left.
-    case noSpace(String)
-    /// An internal invariant failed.
-    case `internal`(String)
+/// An error has a stable ``code`` (its kind), the sentence from the layer that failed
+/// (the decoder's, the disk tier's, …) in ``message``, for example `"PNG: IDAT: CRC error"`
+/// or `"JPEG: truncated after 4112 bytes"`, the details some kinds carry (``httpStatus-swift.property``,
+/// ``format``, ``curlCode``, ``original``), and the foreign error it stands for, if any, in
+/// ``underlying`` (what a transformer or a response validator threw, for example).
+///
+/// Match on the code, not on the error: new codes may be added in minor releases, so a
+/// `switch` over ``Code`` needs a `default:` clause.
+///
+/// ```swift
+/// do {
+///     let result = try await manager.image(for: url)
+/// } catch {
+///     // `error` is an ImageKitError: the manager's calls declare `throws(ImageKitError)`.
+///     switch error.code {
+///     case .httpStatus: print("origin answered \(error.httpStatus!)")
+///     case .cancelled: return
+///     default: print("failed: \(error)")
+///     }
+/// }
+/// ```
+///
+/// Errors are made with the static functions named after their codes
+/// (`.corrupt("…")`, `.httpStatus(404, "…")`, ``cancelled``), or with
+/// ``init(code:message:underlying:)``.
+public struct ImageKitError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kind of error.
+    public let code: Code
+    /// The human sentence describing the failure.
+    public let message: String
+    /// For ``Code/httpStatus``, the status the server answered with; else nil.
+    public let httpStatus: Int?
+    /// For ``Code/unsupportedFormat``, the format that is recognised but not decoded; else nil.
+    public let format: ImageFormat?
+    /// For ``Code/transferFailed``, libcurl's error code; else nil.
+    public let curlCode: Int?
+    /// The error this one stands for: a foreign error that was wrapped (what a transformer or
+    /// a response validator threw), or for ``Code/blocklisted`` the failure that put the URL
+    /// on the blocklist (see ``original``); else nil. (`Error` refines `Sendable`, so this is
+    /// safe to send.)
+    public let underlying: (any Error)?
 
-    // Downloads (codes 20–39).
-
-    /// The server answered with a status outside the acceptable range (the status, and a sentence).
-    case httpStatus(Int, String)
-    /// The connection broke mid-transfer: reset, closed early, body shorter than its Content-Length.
-    case network(String)
-    /// A timeout fired: connect, whole transfer, or the low-speed limit.
-    case timedOut(String)
-    /// The host name could not be resolved.
-    case dnsFailed(String)
-    /// No connection could be made to the server.
-    case connectFailed(String)
-    /// The TLS handshake or certificate verification failed.
-    case tlsFailed(String)
-    /// The response body is larger than the configured limit.
-    case responseTooLarge(String)
-    /// The server redirected more times than allowed.
-    case tooManyRedirects(String)
-    /// The URL or a redirect uses a scheme other than http or https.
-    case disallowedProtocol(String)
-    /// The URL cannot be used for a download.
-    case invalidURL(String)
-    /// The response's Content-Type is not one of the acceptable types.
-    case unacceptableContentType(String)
-    /// The response validator rejected the response.
-    case invalidResponse(String)
-    /// Any other transfer failure, with libcurl's error code.
-    case transferFailed(curlCode: Int, String)
-    /// The downloader's ``DestinationPolicy`` refused the address (or host) the download or
-    /// one of its redirects would connect to; nothing was sent there.
-    case destinationRefused(String)
-
-    // Image manager (codes 50–69). A URL the manager cannot load fails with ``invalidURL(_:)``.
-
-    /// The URL failed earlier for a lasting reason (`original`) and is refused until its
-    /// blocklist entry expires.
-    indirect case blocklisted(String, original: ImageKitError)
-    /// `fromCacheOnly` was asked for and no cache tier has the image.
-    case notInCache(String)
-    /// The load's deadline passed before it finished.
-    case deadlineExceeded(String)
-    /// The manager's delegate refused the download.
-    case vetoed(String)
-    /// An image transformer failed.
-    case transformFailed(String)
-    /// Too many loads wait for a turn to download and decode (``ImageManagerConfiguration/maxWaitingPipelines``).
-    case overloaded(String)
-    /// The manager (or downloader, or cache) was shut down.
-    case shutDown(String)
-
-    /// A stable number for the kind of error (the C core's status code for those that share it).
-    public var code: Int {
-        switch self {
-        case .invalidArgument: 1
-        case .unknownFormat: 2
-        case .unsupportedFormat: 3
-        case .unsupportedFeature: 4
-        case .limitExceeded: 5
-        case .corrupt: 6
-        case .truncated: 7
-        case .outOfMemory: 8
-        case .io: 9
-        case .cancelled: 10
-        case .encodeFailed: 11
-        case .noSpace: 12
-        case .internal: 14
-        case .httpStatus: 20
-        case .network: 21
-        case .timedOut: 22
-        case .dnsFailed: 23
-        case .connectFailed: 24
-        case .tlsFailed: 25
-        case .responseTooLarge: 26
-        case .tooManyRedirects: 27
-        case .disallowedProtocol: 28
-        case .invalidURL: 29
-        case .unacceptableContentType: 30
-        case .invalidResponse: 31
-        case .transferFailed: 32
-        case .destinationRefused: 33
-        case .blocklisted: 50
-        case .notInCache: 51
-        case .deadlineExceeded: 52
-        case .vetoed: 53
-        case .transformFailed: 54
-        case .overloaded: 55
-        case .shutDown: 56
-        }
+    /// An error of kind `code` with the sentence `message`, standing for `underlying` if given.
+    ///
+    /// - Parameters:
+    ///   - code: The kind of error.
+    ///   - message: The human sentence describing the failure.
+    ///   - underlying: The foreign error this one stands for, kept as ``underlying``.
+    public init(code: Code, message: String, underlying: (any Error)? = nil) {
+        self.init(code, message, underlying: underlying)
     }
 
-    /// The human sentence describing the failure.
-    public var message: String {
-        switch self {
-        case .invalidArgument(let m), .unknownFormat(let m), .unsupportedFeature(let m),
-             .limitExceeded(let m), .corrupt(let m), .truncated(let m), .outOfMemory(let m),
-             .io(let m), .encodeFailed(let m), .noSpace(let m), .internal(let m):
-            m
-        case .unsupportedFormat(_, let m):
-            m
-        case .network(let m), .timedOut(let m), .dnsFailed(let m), .connectFailed(let m),
-             .tlsFailed(let m), .responseTooLarge(let m), .tooManyRedirects(let m),
-             .disallowedProtocol(let m), .invalidURL(let m), .unacceptableContentType(let m),
-             .invalidResponse(let m), .httpStatus(_, let m), .transferFailed(_, let m), .destinationRefused(let m):
-            m
-        case .blocklisted(let m, _), .notInCache(let m), .deadlineExceeded(let m), .vetoed(let m),
-             .transformFailed(let m), .overloaded(let m), .shutDown(let m):
-            m
-        case .cancelled:
-            "cancelled"
-        }
+    private init(_ code: Code, _ message: String, httpStatus: Int? = nil, format: ImageFormat? = nil,
+                 curlCode: Int? = nil, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.httpStatus = httpStatus
+        self.format = format
+        self.curlCode = curlCode
+        self.underlying = underlying
+    }
+
+    /// For ``Code/blocklisted``, the lasting failure that put the URL on the blocklist; else nil.
+    public var original: ImageKitError? {
+        code == .blocklisted ? underlying as? ImageKitError : nil
     }
 
     /// The same as ``message``.
     public var description: String { message }
+
+    /// Whether two errors say the same: the same ``code``, ``message``, ``httpStatus-swift.property``,
+    /// ``format`` and ``curlCode``, and, when both ``underlying`` errors are ImageKitErrors
+    /// (a blocklisted error's ``original``), equal ones. A foreign underlying error cannot be
+    /// compared and is ignored.
+    public static func == (lhs: ImageKitError, rhs: ImageKitError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.httpStatus == rhs.httpStatus
+            && lhs.format == rhs.format && lhs.curlCode == rhs.curlCode
+            && lhs.underlying as? ImageKitError == rhs.underlying as? ImageKitError
+    }
+
+    // Construction under the names of the codes.
+
+    /// An ``Code/invalidArgument`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func invalidArgument(_ message: String) -> ImageKitError { .init(.invalidArgument, message) }
+    /// An ``Code/unknownFormat`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func unknownFormat(_ message: String) -> ImageKitError { .init(.unknownFormat, message) }
+    /// An ``Code/unsupportedFormat`` error for `format`.
+    /// - Parameters:
+    ///   - format: The format that is recognised but not decoded.
+    ///   - message: The human sentence describing the failure.
+    public static func unsupportedFormat(_ format: ImageFormat, _ message: String) -> ImageKitError {
+        .init(.unsupportedFormat, message, format: format)
+    }
+    /// An ``Code/unsupportedFeature`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func unsupportedFeature(_ message: String) -> ImageKitError { .init(.unsupportedFeature, message) }
+    /// A ``Code/limitExceeded`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func limitExceeded(_ message: String) -> ImageKitError { .init(.limitExceeded, message) }
+    /// A ``Code/corrupt`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func corrupt(_ message: String) -> ImageKitError { .init(.corrupt, message) }
+    /// A ``Code/truncated`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func truncated(_ message: String) -> ImageKitError { .init(.truncated, message) }
+    /// An ``Code/outOfMemory`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func outOfMemory(_ message: String) -> ImageKitError { .init(.outOfMemory, message) }
+    /// An ``Code/io`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func io(_ message: String) -> ImageKitError { .init(.io, message) }
+    /// The ``Code/cancelled`` error (its message is `"cancelled"`).
+    public static let cancelled = ImageKitError(.cancelled, "cancelled")
+    /// An ``Code/encodeFailed`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func encodeFailed(_ message: String) -> ImageKitError { .init(.encodeFailed, message) }
+    /// A ``Code/noSpace`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func noSpace(_ message: String) -> ImageKitError { .init(.noSpace, message) }
+    /// An ``Code/internal`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func `internal`(_ message: String) -> ImageKitError { .init(.internal, message) }
+
+    /// An ``Code/httpStatus`` error for `status`.
+    /// - Parameters:
+    ///   - status: The status the server answered with.
+    ///   - message: The human sentence describing the failure.
+    public static func httpStatus(_ status: Int, _ message: String) -> ImageKitError {
+        .init(.httpStatus, message, httpStatus: status)
+    }
+    /// A ``Code/network`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func network(_ message: String) -> ImageKitError { .init(.network, message) }
+    /// A ``Code/timedOut`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func timedOut(_ message: String) -> ImageKitError { .init(.timedOut, message) }
+    /// A ``Code/dnsFailed`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func dnsFailed(_ message: String) -> ImageKitError { .init(.dnsFailed, message) }
+    /// A ``Code/connectFailed`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func connectFailed(_ message: String) -> ImageKitError { .init(.connectFailed, message) }
+    /// A ``Code/tlsFailed`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func tlsFailed(_ message: String) -> ImageKitError { .init(.tlsFailed, message) }
+    /// A ``Code/responseTooLarge`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func responseTooLarge(_ message: String) -> ImageKitError { .init(.responseTooLarge, message) }
+    /// A ``Code/tooManyRedirects`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func tooManyRedirects(_ message: String) -> ImageKitError { .init(.tooManyRedirects, message) }
+    /// A ``Code/disallowedProtocol`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func disallowedProtocol(_ message: String) -> ImageKitError { .init(.disallowedProtocol, message) }
+    /// An ``Code/invalidURL`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func invalidURL(_ message: String) -> ImageKitError { .init(.invalidURL, message) }
+    /// An ``Code/unacceptableContentType`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func unacceptableContentType(_ message: String) -> ImageKitError {
+        .init(.unacceptableContentType, message)
+    }
+    /// An ``Code/invalidResponse`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func invalidResponse(_ message: String) -> ImageKitError { .init(.invalidResponse, message) }
+    /// A ``Code/transferFailed`` error with libcurl's error code.
+    /// - Parameters:
+    ///   - curlCode: libcurl's error code.
+    ///   - message: The human sentence describing the failure.
+    public static func transferFailed(curlCode: Int, _ message: String) -> ImageKitError {
+        .init(.transferFailed, message, curlCode: curlCode)
+    }
+    /// A ``Code/destinationRefused`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func destinationRefused(_ message: String) -> ImageKitError { .init(.destinationRefused, message) }
+
+    /// A ``Code/blocklisted`` error for a URL that failed earlier with `original`.
+    /// - Parameters:
+    ///   - message: The human sentence describing the failure.
+    ///   - original: The lasting failure that put the URL on the blocklist.
+    public static func blocklisted(_ message: String, original: ImageKitError) -> ImageKitError {
+        .init(.blocklisted, message, underlying: original)
+    }
+    /// A ``Code/notInCache`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func notInCache(_ message: String) -> ImageKitError { .init(.notInCache, message) }
+    /// A ``Code/deadlineExceeded`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func deadlineExceeded(_ message: String) -> ImageKitError { .init(.deadlineExceeded, message) }
+    /// A ``Code/vetoed`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func vetoed(_ message: String) -> ImageKitError { .init(.vetoed, message) }
+    /// A ``Code/transformFailed`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func transformFailed(_ message: String) -> ImageKitError { .init(.transformFailed, message) }
+    /// An ``Code/overloaded`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func overloaded(_ message: String) -> ImageKitError { .init(.overloaded, message) }
+    /// A ``Code/shutDown`` error.
+    /// - Parameter message: The human sentence describing the failure.
+    public static func shutDown(_ message: String) -> ImageKitError { .init(.shutDown, message) }
 }

@@ -30,7 +30,7 @@ public final class Image: @unchecked Sendable {
     /// Creates an image from premultiplied RGBA8 pixels (`width * 4` bytes a row, tightly packed).
     ///
     /// - Throws: ``ImageKitError/invalidArgument(_:)`` when the byte count does not match.
-    public convenience init(width: Int, height: Int, premultipliedRGBA pixels: [UInt8]) throws {
+    public convenience init(width: Int, height: Int, premultipliedRGBA pixels: [UInt8]) throws(ImageKitError) {
         guard width > 0, height > 0, width <= Int(UInt32.max), height <= Int(UInt32.max),
               pixels.count == width * height * 4
         else {

@@ -68,6 +68,17 @@ final class WorkerPool: Sendable {
         return try handoff.withLock { $0! }.get()
     }
 
+    /// ``run(priority:_:)`` with its failure as an ``ImageKitError`` (see
+    /// ``ImageKitError/init(wrapping:)``): `CancellationError` becomes ``ImageKitError/cancelled``.
+    func runTyped<T: Sendable>(priority: ImagePriority = .normal,
+                               _ body: @escaping @Sendable () throws -> T) async throws(ImageKitError) -> T {
+        do {
+            return try await run(priority: priority, body)
+        } catch {
+            throw ImageKitError(wrapping: error)
+        }
+    }
+
     /// The queue and the threads. Threads keep the core alive, not the pool,
     /// so releasing the pool is what lets them finish.
     // @unchecked Sendable: all mutable state (queues, counters, the stopping

@@ -22,7 +22,7 @@ public final class Downloader: Sendable {
     /// Starts a downloader (and its network thread).
     /// - Throws: ``ImageKitError/invalidArgument(_:)`` for impossible limits, or the
     ///   engine's error when its thread cannot start.
-    public init(configuration: DownloaderConfiguration = DownloaderConfiguration()) throws {
+    public init(configuration: DownloaderConfiguration = DownloaderConfiguration()) throws(ImageKitError) {
         core = try DownloaderCore(configuration: configuration)
     }
 
@@ -40,18 +40,21 @@ public final class Downloader: Sendable {
     ///   for a 304 answering a request with validators.
     /// - Throws: ``ImageKitError`` (``ImageKitError/cancelled`` when the task is cancelled).
     public func download(_ request: DownloadRequest, priority: ImagePriority = .normal,
-                         progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws -> DownloadResult {
+                         progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws(ImageKitError)
+        -> DownloadResult {
         let token = DownloadToken(request: request, id: core.makeWaiter(), core: core)
         let progress = onCallbackQueue(progress)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DownloadResult, any Error>) in
+        typealias Outcome = Result<DownloadResult, ImageKitError>
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
                 core.submit(token.id, request, priority: priority, progress: progress) { result in
-                    continuation.resume(with: result)
+                    continuation.resume(returning: result)
                 }
             }
         } onCancel: {
             token.cancel()
         }
+        return try result.get()
     }
 
     /// Downloads `request` and calls `completion` once, on the configuration's
@@ -85,6 +88,22 @@ public final class Downloader: Sendable {
         guard let handler else { return nil }
         let queue = configuration.callbackQueue
         return { progress in queue.async { handler(progress) } }
+    }
+
+    /// Cancels every download: queued and running ones (and those being submitted) end with
+    /// ``ImageKitError/cancelled``, their transfers leave the queue or are aborted, and their
+    /// completions run now. Downloads asked for later run as usual (SDWebImage's
+    /// `cancelAllDownloads`).
+    public func cancelAllDownloads() {
+        core.cancelAll()
+    }
+
+    /// Whether the downloader holds queued downloads back (SDWebImage's `suspended`): while
+    /// true, no queued download starts — new ones queue — and those running go on; setting it
+    /// back to false starts queued downloads as the concurrency limits allow.
+    public var isSuspended: Bool {
+        get { core.isSuspended }
+        set { core.setSuspended(newValue) }
     }
 
     /// A snapshot of what is queued and in flight.

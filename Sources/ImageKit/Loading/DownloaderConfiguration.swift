@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Dispatch
 
 /// Settings of a ``Downloader``, fixed when it is created.
@@ -62,9 +67,27 @@ public struct DownloaderConfiguration: Sendable {
     public typealias RequestModifier = @Sendable (DownloadRequest) async -> DownloadRequest?
 
     /// Checks a response head before its body is read; throwing rejects the download
-    /// (with the thrown ``ImageKitError``, or ``ImageKitError/invalidResponse(_:)``).
+    /// (with the thrown ``ImageKitError``, or an ``ImageKitError/Code/invalidResponse`` error
+    /// whose ``ImageKitError/underlying`` is the thrown error).
     /// Runs on the download thread: it must be quick and must not block.
     public typealias ResponseValidator = @Sendable (DownloadResponse) throws -> Void
+
+    /// Rewrites a finished download (SDWebImage's `SDWebImageDownloaderResponseModifier`):
+    /// its status (``DownloadResult/Status/notModified`` or not), response head (status code,
+    /// headers) and body. Runs once per transfer on every download the downloader accepted
+    /// (acceptable status and content type, passed by the ``ResponseValidator``), before the
+    /// ``Decryptor`` and before any caller sees the result — so before an ``ImageManager``
+    /// checks or decodes it. Throwing fails the download for every caller (with the thrown
+    /// ``ImageKitError``, or ``ImageKitError/invalidResponse(_:)``). Runs on a thread of the
+    /// downloader's own, never the download thread.
+    public typealias ResponseModifier = @Sendable (DownloadResult) throws -> DownloadResult
+
+    /// Turns a downloaded body into the bytes to hand on, given the response head
+    /// (SDWebImage's `SDWebImageDownloaderDecryptor`): for images stored encrypted or wrapped.
+    /// Runs once per transfer on a downloaded body (not on a ``DownloadResult/Status/notModified``
+    /// answer), after the ``ResponseModifier``, on the same thread; throwing fails the download
+    /// as the modifier's error does.
+    public typealias Decryptor = @Sendable (Data, DownloadResponse) throws -> Data
 
     /// Most downloads in flight at once (default 6); more wait in a queue.
     public var maxConcurrentDownloads: Int
@@ -105,6 +128,10 @@ public struct DownloaderConfiguration: Sendable {
     public var requestModifier: RequestModifier?
     /// Accepts or rejects response heads, or nil.
     public var responseValidator: ResponseValidator?
+    /// Rewrites finished downloads, or nil.
+    public var responseModifier: ResponseModifier?
+    /// Decrypts downloaded bodies, or nil.
+    public var decryptor: Decryptor?
     /// Receivers of download events (start, response, progress, finish, failure), called
     /// where the events happen (see ``DownloaderObserver``).
     public var observers: [any DownloaderObserver]
@@ -149,6 +176,8 @@ public struct DownloaderConfiguration: Sendable {
         usesCookies = false
         requestModifier = nil
         responseValidator = nil
+        responseModifier = nil
+        decryptor = nil
         observers = []
         callbackQueue = DispatchQueue(label: "ImageKit.Downloader.callbacks")
         progressInterval = .milliseconds(100)

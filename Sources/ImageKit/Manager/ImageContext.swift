@@ -33,7 +33,8 @@ public struct ImageContext: Sendable {
     public var cacheKeyFilter: CacheKeyFilter?
     /// Chooses what goes to the original-data store.
     public var cacheSerializer: CacheSerializer?
-    /// Rewrites the download request of this load, or returns nil to cancel the load.
+    /// Rewrites the download request of this load, or returns nil to cancel the load (applied
+    /// by ``Downloader``; a loader of your own may apply it or not).
     public var requestModifier: DownloaderConfiguration.RequestModifier?
     /// Checks the response of this load's download before decoding; throwing fails the load.
     public var responseValidator: DownloaderConfiguration.ResponseValidator?
@@ -62,8 +63,18 @@ public struct ImageContext: Sendable {
     public var originalStoreCacheType: ImageCacheType
     /// The cache for this load instead of the manager's: any ``ImageCaching`` cache.
     public var cache: (any ImageCaching)?
-    /// The downloader for this load instead of the manager's.
-    public var downloader: Downloader?
+    /// The loader for this load instead of the manager's: any ``ImageLoading`` loader.
+    public var loader: (any ImageLoading)?
+    /// The coder this load decodes and encodes with instead of the manager's
+    /// (SDWebImage's `SDWebImageContextImageCoder`); any ``ImageCoding``, an
+    /// ``ImageCodersManager`` among them.
+    ///
+    /// Loads with different coders never share a decode, but the coder is not part of the
+    /// cache key (as in SDWebImage): what it decodes or encodes is stored under the key the
+    /// built-in coder's result would have, and a later load with another coder may be served
+    /// from it. Give a coder that changes the pixels a ``cacheKeyFilter`` of its own, or a
+    /// ``queryCacheType`` and ``storeCacheType`` of `[]`.
+    public var coder: (any ImageCoding)?
     /// When this load must be done by: once it passes, the load fails with
     /// ``ImageKitError/deadlineExceeded(_:)`` and its download and decode are stopped (unless
     /// other loads share them).
@@ -82,7 +93,8 @@ public struct ImageContext: Sendable {
                 imageStoreCacheTypeForEncodedLoads: ImageCacheType = [],
                 encodedStoreCacheType: ImageCacheType = .all,
                 originalStoreCacheType: ImageCacheType = .disk, cache: (any ImageCaching)? = nil,
-                downloader: Downloader? = nil, deadline: ContinuousClock.Instant? = nil,
+                loader: (any ImageLoading)? = nil, coder: (any ImageCoding)? = nil,
+                deadline: ContinuousClock.Instant? = nil,
                 callbackQueue: DispatchQueue? = nil) {
         self.thumbnailPixelSize = thumbnailPixelSize
         self.thumbnailMode = thumbnailMode
@@ -99,7 +111,8 @@ public struct ImageContext: Sendable {
         self.encodedStoreCacheType = encodedStoreCacheType
         self.originalStoreCacheType = originalStoreCacheType
         self.cache = cache
-        self.downloader = downloader
+        self.loader = loader
+        self.coder = coder
         self.deadline = deadline
         self.callbackQueue = callbackQueue
     }

@@ -11,7 +11,10 @@ import Foundation
 /// `SDWebImageManager` for services.
 ///
 /// The manager reaches its cache only through ``ImageCaching``: the built-in ``ImageCache``,
-/// an ``ImageCachesManager`` chaining several, or a cache of your own.
+/// an ``ImageCachesManager`` chaining several, or a cache of your own. It reaches the network
+/// (or any other source of bytes) only through ``ImageLoading``: a ``Downloader``, a
+/// ``FileLoader``, an ``ImageLoadersManager`` choosing among several by URL, or a loader of
+/// your own.
 ///
 /// Two call styles share one implementation: `async` (cancelling the awaiting task cancels the
 /// load) and completion handlers returning an ``ImageTask``. Loads asking for the same cache
@@ -22,7 +25,7 @@ import Foundation
 /// a hit costs no decode, resize or encode.
 ///
 /// ```swift
-/// let manager = ImageManager(cache: try ImageCache(namespace: "avatars"), downloader: try Downloader())
+/// let manager = ImageManager(cache: try ImageCache(namespace: "avatars"), loader: try Downloader())
 /// let avatar = try await manager.image(for: url, context: ImageContext(thumbnailPixelSize: PixelSize(square: 128)))
 /// let thumbnail = try await manager.encodedImage(for: url, as: .fixed(.jpeg(quality: 80)),
 ///                                                context: ImageContext(thumbnailPixelSize: PixelSize(square: 256)))
@@ -44,8 +47,12 @@ public final class ImageManager: Sendable {
 
     /// The cache loads use unless their context names another.
     public let cache: any ImageCaching
-    /// The downloader loads use unless their context names another.
-    public let downloader: Downloader
+    /// The loader loads use unless their context names another.
+    public let loader: any ImageLoading
+    /// The coder loads decode and encode with unless their context names another
+    /// (``ImageContext/coder``): by default an ``ImageCodersManager`` holding a
+    /// ``BuiltInImageCoder`` over the configuration's ``ImageManagerConfiguration/bufferPool``.
+    public let coders: any ImageCoding
     /// The settings the manager was created with.
     public let configuration: ImageManagerConfiguration
 
@@ -81,17 +88,31 @@ public final class ImageManager: Sendable {
         case load(ImageLoadRequest)
     }
 
-    /// A manager loading through `cache` (any ``ImageCaching`` cache) and `downloader`.
-    public init(cache: any ImageCaching, downloader: Downloader,
+    /// A manager loading through `cache` (any ``ImageCaching`` cache) and `loader` (any
+    /// ``ImageLoading`` loader), decoding and encoding through `coders` (any ``ImageCoding``;
+    /// nil, the default, makes an ``ImageCodersManager`` holding a ``BuiltInImageCoder`` over
+    /// the configuration's ``ImageManagerConfiguration/bufferPool``).
+    public init(cache: any ImageCaching, loader: any ImageLoading, coders: (any ImageCoding)? = nil,
                 configuration: ImageManagerConfiguration = ImageManagerConfiguration()) {
         self.cache = cache
-        self.downloader = downloader
+        self.loader = loader
+        self.coders = coders ?? ImageCodersManager(coders: [BuiltInImageCoder(bufferPool: configuration.bufferPool)])
         self.configuration = configuration
         workers = WorkerPool(name: "imagekit-decode", maxThreads: max(1, configuration.decodeThreads))
         limiter = PipelineLimiter(limit: configuration.maxActivePipelines, maxWaiting: configuration.maxWaitingPipelines)
         failedURLs = FailedURLList(timeToLive: configuration.failedURLTimeToLive)
         events = EventFanOut(configuration.observers.map { observer in { observer.receive($0) } })
         hasLoadObserverFactories = !configuration.loadObserverFactories.isEmpty
+    }
+
+    /// A manager loading through `cache` and an ``ImageLoadersManager`` of a ``FileLoader``
+    /// and `downloader`: http and https URLs download, `file:` URLs are read (when the
+    /// configuration's ``ImageManagerConfiguration/allowsLocalFiles`` is on); decoding and
+    /// encoding through `coders`, as ``init(cache:loader:coders:configuration:)`` does.
+    public convenience init(cache: any ImageCaching, downloader: Downloader, coders: (any ImageCoding)? = nil,
+                            configuration: ImageManagerConfiguration = ImageManagerConfiguration()) {
+        self.init(cache: cache, loader: ImageLoadersManager(loaders: [FileLoader(), downloader]), coders: coders,
+                  configuration: configuration)
     }
 
     // MARK: - Loading
@@ -113,7 +134,8 @@ public final class ImageManager: Sendable {
     ///   ``ImageKitError/deadlineExceeded(_:)``, the download's or the decoder's error, and
     ///   ``ImageKitError/cancelled`` when the calling task is cancelled.
     public func image(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil,
-                      progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws -> ImageResult {
+                      progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws(ImageKitError)
+        -> ImageResult {
         try await load(url, nil, options, context, progress, ImageResult.from)
     }
 
@@ -137,7 +159,7 @@ public final class ImageManager: Sendable {
     /// - Throws: as ``image(for:options:context:progress:)``, and the encoder's error.
     public func encodedImage(for url: URL?, as format: OutputFormat, options: ImageOptions = [],
                              context: ImageContext? = nil,
-                             progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws
+                             progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws(ImageKitError)
         -> EncodedImageResult {
         try await load(url, format, options, context, progress, EncodedImageResult.from)
     }
@@ -146,8 +168,8 @@ public final class ImageManager: Sendable {
     private func load<Output: Sendable>(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions,
                                         _ context: ImageContext?,
                                         _ progress: (@Sendable (DownloadProgress) -> Void)?,
-                                        _ extract: @escaping ImageTaskContinuation<Output>.Extract) async throws
-        -> Output {
+                                        _ extract: @escaping ImageTaskContinuation<Output>.Extract)
+        async throws(ImageKitError) -> Output {
         let started = MonotonicClock.now()
         if Task.isCancelled { throw ImageKitError.cancelled }
         let observed = observeLoad(url)
@@ -171,14 +193,15 @@ public final class ImageManager: Sendable {
             let task = ImageTask(id: observed.id ?? makeID(), url: url, options: prelude.options, started: started,
                                  manager: self, sink: adapter.receive, progress: Self.progressSink(progress, on: queue),
                                  observers: observed.observers)
-            return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+            let outcome = await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
                     adapter.install(continuation)
                     launch(task, prelude)
                 }
             } onCancel: {
                 task.cancel()
             }
+            return try outcome.get()
         }
     }
 
@@ -274,9 +297,9 @@ public final class ImageManager: Sendable {
     /// Stops the manager: loads asked for from now on fail with ``ImageKitError/shutDown(_:)``;
     /// the loads in flight finish (``ShutdownMode/drain``) or are cancelled
     /// (``ShutdownMode/cancel``); then pending disk writes complete and the manager's worker
-    /// threads, its cache's disk threads and its downloader's network thread exit. Returns when
-    /// all of that is done. The cache and downloader the manager was created with are shut down
-    /// with it (those a load's context named are not).
+    /// threads, its cache's disk threads and its loader's threads (a downloader's network
+    /// thread) exit. Returns when all of that is done. The cache and loader the manager was
+    /// created with are shut down with it (those a load's context named are not).
     ///
     /// Without it, releasing the last reference to a manager lets its threads exit once their
     /// queued work is done, and releasing its downloader aborts the downloads still running;
@@ -286,7 +309,7 @@ public final class ImageManager: Sendable {
         if mode == .cancel { cancelAll() }
         await Polling.waitUntil { self.statistics.isIdle }
         await workers.shutdown()
-        await downloader.shutdown(mode)
+        await loader.shutdown(mode)
         await cache.shutdown()
     }
 
@@ -298,7 +321,7 @@ public final class ImageManager: Sendable {
     /// With `format`, the key of the encoded variant instead.
     public func cacheKey(for url: URL?, as format: OutputFormat? = nil, options: ImageOptions = [],
                          context: ImageContext? = nil) -> String? {
-        guard let url, let string = loadableString(url) else { return nil }
+        guard let url, let string = loadableString(url, context?.loader ?? loader) else { return nil }
         let context = context ?? ImageContext()
         let keys = ImageLoadKeys(url: url, urlString: string, output: format, options: options, context: context,
                                  configuration: configuration)
@@ -322,14 +345,13 @@ public final class ImageManager: Sendable {
         failedURLs.removeAll()
     }
 
-    /// Puts `url` on the blocklist when `error` is a lasting failure (or the delegate says so).
-    func recordFailure(_ url: URL, _ error: ImageKitError) {
+    /// Puts `url` on the blocklist when `loader` (the one that failed) allows it and, for an
+    /// HTTP status, the status is one of the configuration's — or when the delegate says so.
+    func recordFailure(_ url: URL, _ error: ImageKitError, loader: any ImageLoading) {
         guard configuration.failedURLTimeToLive > .zero else { return }
-        let lasting: Bool
-        if case .httpStatus(let status, _) = error {
+        var lasting = loader.shouldBlockFailedURL(url, error: error)
+        if lasting, let status = error.httpStatus {
             lasting = configuration.failedURLStatusCodes.contains(status)
-        } else {
-            lasting = error.isLastingLoadFailure
         }
         let block = configuration.delegate?.shouldBlockFailedURL(url, error: error) ?? lasting
         if block { failedURLs.insert(url.absoluteString, error: error) }
@@ -354,9 +376,10 @@ public final class ImageManager: Sendable {
         guard accepting.load(ordering: .relaxed) else {
             return .failed(url, .shutDown("the image manager was shut down"))
         }
-        guard let url, let string = loadableString(url) else {
+        guard let url, let string = loadableString(url, context?.loader ?? loader) else {
             return .failed(url, .invalidURL("\(url.map { "\"\($0.absoluteString)\"" } ?? "no URL") is not an "
-                + (configuration.allowsLocalFiles ? "http, https or file" : "http or https") + " URL"))
+                + (configuration.allowsLocalFiles ? "http, https or file" : "http or https")
+                + " URL, nor one the manager's loader accepts"))
         }
         if !options.contains(.retryFailed), let failure = failedURLs.failure(string) {
             return .failed(url, .blocklisted("\(string) failed earlier (\(failure.message)); retry with .retryFailed "
@@ -378,12 +401,15 @@ public final class ImageManager: Sendable {
             return .hit(hit, options, context.callbackQueue ?? configuration.callbackQueue)
         }
         let request = ImageLoadRequest(url: url, keys: keys, output: output, options: options, context: context,
-                                       configuration: configuration, cache: cache, downloader: downloader)
+                                       configuration: configuration, cache: cache, loader: loader,
+                                       coder: coders)
         return hit.map { .memoryHit(request, $0) } ?? .load(request)
     }
 
-    /// The URL's string when the manager loads it: http(s) with a host, or (when allowed) `file:`.
-    private func loadableString(_ url: URL) -> String? {
+    /// The URL's string when the manager loads it: http(s) with a host, (when allowed) `file:`,
+    /// or any other URL `loader` accepts. Which loader loads an http(s) or `file:` URL (and
+    /// whether one does) is found when the load reaches the loader, after the cache tiers.
+    private func loadableString(_ url: URL, _ loader: any ImageLoading) -> String? {
         let string = url.absoluteString
         switch Self.kind(of: string) {
         case .web(let hasHost):
@@ -391,7 +417,7 @@ public final class ImageManager: Sendable {
         case .file:
             return configuration.allowsLocalFiles && !url.path.isEmpty ? string : nil
         case .other:
-            return nil
+            return loader.canLoad(url) ? string : nil
         }
     }
 

@@ -22,8 +22,10 @@ public struct ImageManagerConfiguration: Sendable {
     /// it short (seconds), so a file uploaded after a 404 is served soon after.
     public var failedURLTimeToLive: Duration
     /// The origin statuses that put a URL on the blocklist (default: 4xx other than 408 and
-    /// 429). Failures other than an HTTP status follow ``ImageKitError/isLastingLoadFailure``;
-    /// a ``delegate`` that implements `shouldBlockFailedURL` decides instead of both.
+    /// 429), among those the loader lets be blocked. Other failures are blocked when the loader's
+    /// ``ImageLoading/shouldBlockFailedURL(_:error:)`` says so (by default, when
+    /// ``ImageKitError/isLastingLoadFailure``); a ``delegate`` that implements
+    /// `shouldBlockFailedURL` decides instead of both.
     public var failedURLStatusCodes: Set<Int>
     /// Pipelines that may download, decode and encode at once, each holding a download body or
     /// a bitmap (default: 6 + 2 × ``decodeThreads``, the downloader's default concurrency plus
@@ -53,7 +55,8 @@ public struct ImageManagerConfiguration: Sendable {
     /// The frame size in bytes that ``ImageOptions/scaleDownLargeImages`` scales down to
     /// (default 64 MiB, 16 Mi pixels).
     public var scaleDownLimitBytes: Int
-    /// Where decodes take large pixel buffers from, or nil for fresh memory every time.
+    /// Where decodes take large pixel buffers from, or nil for fresh memory every time: the
+    /// pool of the built-in coder the manager makes when it is given no coders.
     public var bufferPool: BufferPool?
 
     /// The defaults described on each property.

@@ -17,12 +17,14 @@ public enum ImageManagerEvent: Sendable {
     /// The cache was asked for the original encoded bytes stored under `key` (with
     /// ``ImageCache``, its disk tier's original-data store).
     case originalDataQuery(url: URL, key: String, hit: Bool, duration: Duration)
-    /// A download began (a `file:` URL is read without download events).
+    /// The loader began loading the image: a download, a file read, or a custom loader's load.
     case downloadStarted(url: URL)
     /// A download ended with a response: its head (status, headers) and libcurl's figures
-    /// (time to first byte, total, bytes); a `304 Not Modified` is reported here too.
+    /// (time to first byte, total, bytes); a `304 Not Modified` is reported here too. Only
+    /// loaders reporting a response and metrics (a ``Downloader`` does; a ``FileLoader`` does
+    /// not) send it.
     case downloadFinished(url: URL, response: DownloadResponse, metrics: DownloadMetrics)
-    /// A download failed.
+    /// The loader's load failed.
     case downloadFailed(url: URL, error: ImageKitError, duration: Duration)
     /// Decoding began on a worker thread.
     case decodeStarted(url: URL, key: String)

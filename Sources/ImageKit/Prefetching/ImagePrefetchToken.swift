@@ -13,6 +13,7 @@ public final class ImagePrefetchToken: Sendable {
     let context: ImageContext?
     private let queue: DispatchQueue
     private let prefetcher: ImagePrefetcher
+    private let urlCompleted: ImagePrefetcher.URLCompletion?
     private let progress: (@Sendable (Int, Int) -> Void)?
     private let completion: (@Sendable (Int, Int) -> Void)?
 
@@ -29,12 +30,14 @@ public final class ImagePrefetchToken: Sendable {
     private let state = Locked(State())
 
     init(urls: [URL], options: ImageOptions, context: ImageContext?, queue: DispatchQueue, prefetcher: ImagePrefetcher,
-         progress: (@Sendable (Int, Int) -> Void)?, completion: (@Sendable (Int, Int) -> Void)?) {
+         urlCompleted: ImagePrefetcher.URLCompletion?, progress: (@Sendable (Int, Int) -> Void)?,
+         completion: (@Sendable (Int, Int) -> Void)?) {
         self.urls = urls
         self.options = options
         self.context = context
         self.queue = queue
         self.prefetcher = prefetcher
+        self.urlCompleted = urlCompleted
         self.progress = progress
         self.completion = completion
     }
@@ -84,9 +87,11 @@ public final class ImagePrefetchToken: Sendable {
         if cancelled { task.cancel() }
     }
 
-    /// Load `index` ended (on the callback queue); reports progress and, after the last, the
-    /// completion. False when the list was cancelled first (its slot was freed then).
-    func loadEnded(_ index: Int, success: Bool) -> Bool {
+    /// Load `index` ended (on the callback queue) with `result`; reports it, the progress and,
+    /// after the last, the completion. False when the list was cancelled first (its slot was
+    /// freed then).
+    func loadEnded(_ index: Int, _ result: Result<ImageResult, ImageKitError>) -> Bool {
+        let success = if case .success = result { true } else { false }
         let counts = state.withLock { s -> (finished: Int, skipped: Int)? in
             guard s.running.removeValue(forKey: index) != nil else { return nil }
             s.finished += 1
@@ -94,6 +99,7 @@ public final class ImagePrefetchToken: Sendable {
             return (s.finished, s.skipped)
         }
         guard let counts else { return false }
+        urlCompleted?(urls[index], result, counts.finished, urls.count)
         progress?(counts.finished, urls.count)
         if counts.finished == urls.count {
             prefetcher.tokenEnded(self)

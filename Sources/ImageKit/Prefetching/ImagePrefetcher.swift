@@ -16,6 +16,12 @@ import Foundation
 /// prefetcher.prefetch(urls, completion: { finished, skipped in print("\(finished) done, \(skipped) failed") })
 /// ```
 public final class ImagePrefetcher: Sendable {
+    /// Told each URL's outcome as its load ends (SDWebImage's prefetcher delegate's
+    /// `didPrefetchURL:finishedCount:totalCount:`): the URL, its image or error, how many
+    /// loads of the list have ended (this one included) and how many the list has.
+    public typealias URLCompletion = @Sendable (_ url: URL, _ result: Result<ImageResult, ImageKitError>,
+                                                _ finished: Int, _ total: Int) -> Void
+
     /// The manager that loads.
     public let manager: ImageManager
     /// Most loads in flight at once (default 3).
@@ -49,21 +55,24 @@ public final class ImagePrefetcher: Sendable {
     ///   - urls: The images to load.
     ///   - options: Options of these loads (default: the prefetcher's).
     ///   - context: Context of these loads (default: the prefetcher's).
+    ///   - urlCompleted: Called as each load ends, with its URL and outcome, before `progress`.
     ///   - progress: Called after each load ends, with how many have ended and how many there are.
     ///   - completion: Called once every load has ended, with how many ended and how many of
-    ///     those failed. Neither handler is called once the token is cancelled.
+    ///     those failed. No handler is called once the token is cancelled.
     /// - Returns: A token that cancels what is left of this list.
     ///
     /// Handlers run on the context's callback queue, else the manager's.
     @discardableResult
     public func prefetch(_ urls: [URL], options: ImageOptions? = nil, context: ImageContext? = nil,
+                         urlCompleted: URLCompletion? = nil,
                          progress: (@Sendable (_ finished: Int, _ total: Int) -> Void)? = nil,
                          completion: (@Sendable (_ finished: Int, _ skipped: Int) -> Void)? = nil)
         -> ImagePrefetchToken {
         let context = context ?? self.context
         let token = ImagePrefetchToken(urls: urls, options: options ?? self.options, context: context,
                                        queue: context.callbackQueue ?? manager.configuration.callbackQueue,
-                                       prefetcher: self, progress: progress, completion: completion)
+                                       prefetcher: self, urlCompleted: urlCompleted, progress: progress,
+                                       completion: completion)
         if urls.isEmpty {
             token.completeEmpty()
             return token
@@ -98,8 +107,7 @@ public final class ImagePrefetcher: Sendable {
             guard let (token, index) = next else { return }
             let task = manager.loadImage(with: token.urls[index], options: token.options, context: token.context) {
                 [self] result in
-                let success = if case .success = result { true } else { false }
-                if token.loadEnded(index, success: success) { slotsFreed(1) }
+                if token.loadEnded(index, result) { slotsFreed(1) }
             }
             token.track(index, task)
         }

@@ -32,7 +32,7 @@ public struct EncodedImage: Sendable, Hashable {
     /// Describes `data` from its own header (format and size).
     ///
     /// - Throws: ``ImageKitError`` when the bytes are not an image ImageKit can read the header of.
-    public init(data: Data) throws {
+    public init(data: Data) throws(ImageKitError) {
         let info = try ImageDecoder.info(data)
         self.init(data: data, format: info.format, pixelSize: PixelSize(width: info.width, height: info.height))
     }

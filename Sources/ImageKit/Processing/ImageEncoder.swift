@@ -25,8 +25,8 @@ public enum ImageEncoder {
     ///
     /// - Throws: ``ImageKitError`` (``ImageKitError/cancelled`` when the task was cancelled
     ///   before the encode started).
-    public static func encodedImage(_ image: Image, as format: EncodeFormat, frame: Int = 0) async throws
-        -> EncodedImage {
+    public static func encodedImage(_ image: Image, as format: EncodeFormat, frame: Int = 0)
+        async throws(ImageKitError) -> EncodedImage {
         do {
             return try await workers.run { try encodedImageNow(image, as: format, frame: frame) }
         } catch {
@@ -35,14 +35,15 @@ public enum ImageEncoder {
     }
 
     /// ``encode(_:as:frame:)`` on the calling thread, described as an ``EncodedImage``.
-    static func encodedImageNow(_ image: Image, as format: EncodeFormat, frame: Int = 0) throws -> EncodedImage {
+    static func encodedImageNow(_ image: Image, as format: EncodeFormat, frame: Int = 0)
+        throws(ImageKitError) -> EncodedImage {
         let data = try encode(image, as: format, frame: frame)
         return EncodedImage(data: data, format: format.imageFormat,
                             pixelSize: PixelSize(width: image.width, height: image.height))
     }
 
     /// Encodes frame `frame` of `image` (the first by default).
-    public static func encode(_ image: Image, as format: EncodeFormat, frame: Int = 0) throws -> Data {
+    public static func encode(_ image: Image, as format: EncodeFormat, frame: Int = 0) throws(ImageKitError) -> Data {
         guard frame >= 0, frame < image.frameCount else {
             throw ImageKitError.invalidArgument("encode: frame \(frame) of \(image.frameCount)")
         }

@@ -16,6 +16,7 @@ public protocol ImageTransformer: Sendable {
     /// transformers, across runs and processes: it ends up in disk cache keys).
     var key: String { get }
 
-    /// Returns the transformed image; throws to fail the load.
+    /// Returns the transformed image; throws to fail the load (with an
+    /// ``ImageKitError/Code/transformFailed`` error whose ``ImageKitError/underlying`` is the thrown error).
     func transform(_ image: Image) throws -> Image
 }

@@ -37,13 +37,13 @@ final class DiskCacheNoSpaceTests: XCTestCase {
             do {
                 try await cache.store(noise(UInt64(i)), forKey: "k\(i)")
                 stored.append(i)
-            } catch let error as ImageKitError {
+            } catch {
                 failure = error
                 break
             }
         }
         let error = try XCTUnwrap(failure, "3 MiB cannot hold 40 entries of 256 KiB")
-        XCTAssertEqual(error.code, 12, "\(error)")
+        XCTAssertEqual(error.code, .noSpace, "\(error)")
         XCTAssertTrue(error.message.contains("No space left"), error.message)
         XCTAssertGreaterThan(stored.count, 5)
         let files = try FileManager.default.contentsOfDirectory(atPath: mountPoint.path + "/cache")

@@ -297,14 +297,14 @@ final class DiskCacheTests: XCTestCase {
         do {
             try await cache.store(image, forKey: "")
             XCTFail("an empty key must be rejected")
-        } catch let error as ImageKitError {
-            XCTAssertEqual(error.code, 1)
+        } catch {
+            XCTAssertEqual(error.code, .invalidArgument)
         }
         do {
             try await cache.store(image, forKey: "k", metadata: DiskCacheMetadata(etag: String(repeating: "x", count: 9000)))
             XCTFail("an oversized ETag must be rejected")
-        } catch let error as ImageKitError {
-            XCTAssertEqual(error.code, 1)
+        } catch {
+            XCTAssertEqual(error.code, .invalidArgument)
         }
         let stats = await cache.statistics
         XCTAssertEqual(stats.writeErrors, 2)
@@ -313,7 +313,7 @@ final class DiskCacheTests: XCTestCase {
 
     func testUncreatableDirectoryThrows() {
         XCTAssertThrowsError(try DiskCache(directory: URL(fileURLWithPath: "/proc/imagekit-cannot-be-here"))) { error in
-            XCTAssertEqual((error as? ImageKitError)?.code, 9)
+            XCTAssertEqual((error as? ImageKitError)?.code, .io)
         }
     }
 }

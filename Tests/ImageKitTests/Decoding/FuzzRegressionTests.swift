@@ -32,7 +32,7 @@ final class FuzzRegressionTests: XCTestCase {
                             break
                         }
                     }
-                } catch let error as ImageKitError {
+                } catch {
                     XCTAssertFalse(error.message.isEmpty, file)
                 }
             }

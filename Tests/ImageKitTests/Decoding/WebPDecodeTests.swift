@@ -121,7 +121,7 @@ final class WebPDecodeTests: XCTestCase {
         let data = webp(Pixels.pattern(width: 64, height: 40), 64, 40, quality: 80)
         XCTAssertThrowsError(try ImageDecoder().decode(Array(data[0..<(data.count / 2)])))
         XCTAssertThrowsError(try ImageDecoder(options: DecodeOptions(limits: DecodeLimits(maxPixels: 100))).decode(data)) { error in
-            XCTAssertEqual((error as? ImageKitError)?.code, 5, "\(error)")
+            XCTAssertEqual((error as? ImageKitError)?.code, .limitExceeded, "\(error)")
         }
     }
 }

@@ -95,7 +95,7 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let d = try DownloadTesting.downloader()
         var request = DownloadRequest(url: f.script.url("/echo"))
         request.headers["X-Bad"] = "a\r\nInjected: yes"
-        guard case .invalidArgument = await DownloadTesting.result(d, request).failure else {
+        guard await DownloadTesting.result(d, request).failure?.code == .invalidArgument else {
             return XCTFail("a header value with CR LF must be refused")
         }
         await DownloadTesting.assertIdle(d)
@@ -105,8 +105,8 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let f = try fixture
         let anonymous = try DownloadTesting.downloader()
         let e = await DownloadTesting.error(anonymous, f.script.url("/auth"))
-        XCTAssertEqual(e?.code, 20)
-        guard case .httpStatus(401, _)? = e else { return XCTFail("expected 401, got \(String(describing: e))") }
+        XCTAssertEqual(e?.code, .httpStatus)
+        guard e?.httpStatus == 401 else { return XCTFail("expected 401, got \(String(describing: e))") }
 
         let d = try DownloadTesting.downloader { $0.credentials = .init(username: "ann", password: "pa55") }
         let r = try await d.download(DownloadRequest(url: f.script.url("/auth")))
@@ -143,14 +143,16 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let f = try fixture
         let d = try DownloadTesting.downloader()
         let e = await DownloadTesting.error(d, f.nginx.url("/missing.png"))
-        guard case .httpStatus(404, let message)? = e else { return XCTFail("expected 404, got \(String(describing: e))") }
+        guard e?.httpStatus == 404, let message = e?.message else {
+            return XCTFail("expected 404, got \(String(describing: e))")
+        }
         XCTAssertTrue(message.contains("404"), message)
     }
 
     func testServerError() async throws {
         let f = try fixture
         let d = try DownloadTesting.downloader()
-        guard case .httpStatus(500, _)? = await DownloadTesting.error(d, f.nginx.url("/status/500")) else {
+        guard await DownloadTesting.error(d, f.nginx.url("/status/500"))?.httpStatus == 500 else {
             return XCTFail("expected 500")
         }
         let lenient = try DownloadTesting.downloader { $0.acceptableStatusCodes = 200..<600 }
@@ -191,7 +193,7 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         XCTAssertEqual(Array(r.data), LoopbackFixture.files["small.png"])
 
         let strict = try DownloadTesting.downloader { $0.maxRedirects = 2 }
-        guard case .tooManyRedirects? = await DownloadTesting.error(strict, f.nginx.url("/r1")) else {
+        guard await DownloadTesting.error(strict, f.nginx.url("/r1"))?.code == .tooManyRedirects else {
             return XCTFail("three redirects with a limit of two must fail")
         }
     }
@@ -200,7 +202,7 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let f = try fixture
         let d = try DownloadTesting.downloader()
         let e = await DownloadTesting.error(d, f.nginx.url("/loop-a"))
-        XCTAssertEqual(e?.code, 27, "\(String(describing: e))")
+        XCTAssertEqual(e?.code, .tooManyRedirects, "\(String(describing: e))")
     }
 
     func testRedirectToFileAndFTPIsRefused() async throws {
@@ -208,11 +210,11 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let d = try DownloadTesting.downloader()
         for path in ["/redirect-file", "/redirect-ftp"] {
             let e = await DownloadTesting.error(d, f.script.url(path))
-            guard case .disallowedProtocol? = e else { return XCTFail("\(path): \(String(describing: e))") }
+            guard e?.code == .disallowedProtocol else { return XCTFail("\(path): \(String(describing: e))") }
         }
         for url in ["file:///etc/passwd", "ftp://127.0.0.1:21/image.png"] {
             let e = await DownloadTesting.error(d, URL(string: url)!)
-            guard case .disallowedProtocol? = e else { return XCTFail("\(url): \(String(describing: e))") }
+            guard e?.code == .disallowedProtocol else { return XCTFail("\(url): \(String(describing: e))") }
         }
         await DownloadTesting.assertIdle(d)
     }
@@ -223,7 +225,7 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let f = try fixture
         let d = try DownloadTesting.downloader { $0.timeout = .milliseconds(300) }
         let e = await DownloadTesting.error(d, f.script.url("/slow-first-byte?ms=10000"))
-        guard case .timedOut(let message)? = e else { return XCTFail("\(String(describing: e))") }
+        guard e?.code == .timedOut, let message = e?.message else { return XCTFail("\(String(describing: e))") }
         XCTAssertTrue(message.contains("timed out"), message)
     }
 
@@ -231,7 +233,7 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let f = try fixture
         let d = try DownloadTesting.downloader { $0.lowSpeedLimit = .init(bytesPerSecond: 100, seconds: 1) }
         let e = await DownloadTesting.error(d, f.script.url("/slow-body?n=1000&ms=200"))
-        guard case .timedOut(let message)? = e else { return XCTFail("\(String(describing: e))") }
+        guard e?.code == .timedOut, let message = e?.message else { return XCTFail("\(String(describing: e))") }
         XCTAssertTrue(message.lowercased().contains("too slow"), message)
     }
 
@@ -239,7 +241,7 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let f = try fixture
         let d = try DownloadTesting.downloader()
         let request = DownloadRequest(url: f.script.url("/slow-body?n=1000&ms=100"), timeout: .milliseconds(400))
-        guard case .timedOut? = await DownloadTesting.result(d, request).failure else {
+        guard await DownloadTesting.result(d, request).failure?.code == .timedOut else {
             return XCTFail("the per-request timeout must fire")
         }
     }
@@ -248,14 +250,14 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let f = try fixture
         let d = try DownloadTesting.downloader()
         let e = await DownloadTesting.error(d, f.script.url("/reset?n=100000&sent=10000"))
-        guard case .network? = e else { return XCTFail("\(String(describing: e))") }
+        guard e?.code == .network else { return XCTFail("\(String(describing: e))") }
     }
 
     func testBodyShorterThanContentLength() async throws {
         let f = try fixture
         let d = try DownloadTesting.downloader()
         let e = await DownloadTesting.error(d, f.script.url("/short?n=10000&sent=5000"))
-        guard case .network(let message)? = e else { return XCTFail("\(String(describing: e))") }
+        guard e?.code == .network, let message = e?.message else { return XCTFail("\(String(describing: e))") }
         XCTAssertTrue(message.contains("5000"), message)
     }
 
@@ -266,7 +268,7 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let lenient = try DownloadTesting.downloader { $0.acceptableStatusCodes = 0..<0 }  // any status
         for line in lines {
             let e = await DownloadTesting.error(lenient, f.script.url("/bad-status?line=\(line)"))
-            guard case .network(let message)? = e else { XCTFail("\(line): \(String(describing: e))"); continue }
+            guard e?.code == .network, let message = e?.message else { XCTFail("\(line): \(String(describing: e))"); continue }
             XCTAssertTrue(message.contains("has no valid status"), message)
         }
         let good = await DownloadTesting.result(lenient, DownloadRequest(url: f.script.url("/bad-status?line=HTTP/1.1%20299%20X")))
@@ -292,7 +294,7 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let d = try DownloadTesting.downloader()
         let port = try Loopback.freePort()
         let e = await DownloadTesting.error(d, URL(string: "http://127.0.0.1:\(port)/x.png")!)
-        guard case .connectFailed? = e else { return XCTFail("\(String(describing: e))") }
+        guard e?.code == .connectFailed else { return XCTFail("\(String(describing: e))") }
     }
 
     // MARK: - Limits and validation
@@ -301,10 +303,10 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let f = try fixture
         let d = try DownloadTesting.downloader { $0.maxBodyBytes = 100_000 }
         let fromLength = await DownloadTesting.error(d, f.nginx.url("/medium.bin"))
-        XCTAssertEqual(fromLength?.code, 26, "refused from Content-Length: \(String(describing: fromLength))")
+        XCTAssertEqual(fromLength?.code, .responseTooLarge, "refused from Content-Length: \(String(describing: fromLength))")
         for path in ["/no-length?n=300000", "/chunked?n=300000&chunks=30"] {
             let counted = await DownloadTesting.error(d, f.script.url(path))
-            XCTAssertEqual(counted?.code, 26, "\(path): \(String(describing: counted))")
+            XCTAssertEqual(counted?.code, .responseTooLarge, "\(path): \(String(describing: counted))")
         }
         let fits = try await d.download(DownloadRequest(url: f.script.url("/no-length?n=100000")))
         XCTAssertEqual(fits.data.count, 100_000)
@@ -317,13 +319,13 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let f = try fixture
         let d = try DownloadTesting.downloader { $0.acceptableContentTypes = ["image/*"] }
         let e = await DownloadTesting.error(d, f.nginx.url("/page.html"))
-        guard case .unacceptableContentType(let message)? = e else { return XCTFail("\(String(describing: e))") }
+        guard e?.code == .unacceptableContentType, let message = e?.message else { return XCTFail("\(String(describing: e))") }
         XCTAssertTrue(message.contains("text/html"), message)
         let png = try await d.download(DownloadRequest(url: f.nginx.url("/small.png")))
         XCTAssertEqual(png.data.count, 2_000)
 
         let exact = try DownloadTesting.downloader { $0.acceptableContentTypes = ["image/jpeg"] }
-        guard case .unacceptableContentType? = await DownloadTesting.error(exact, f.nginx.url("/small.png")) else {
+        guard await DownloadTesting.error(exact, f.nginx.url("/small.png"))?.code == .unacceptableContentType else {
             return XCTFail("image/png is not image/jpeg")
         }
         await DownloadTesting.assertIdle(d)
@@ -370,7 +372,7 @@ final class DownloaderHTTPTests: LoopbackTestCase {
         let f = try fixture
         let d = try DownloadTesting.downloader()
         let e = await DownloadTesting.error(d, f.nginx.tlsURL("/small.png"))
-        guard case .tlsFailed? = e else { return XCTFail("\(String(describing: e))") }
+        guard e?.code == .tlsFailed else { return XCTFail("\(String(describing: e))") }
 
         var insecure = DownloadRequest(url: f.nginx.tlsURL("/small.png"))
         insecure.tls = .init(verifiesPeer: false)

@@ -23,7 +23,7 @@ final class DownloaderObserverDeliveryTests: LoopbackTestCase {
             case .response(_, let r): "response \(r.statusCode)"
             case .progress: "progress"
             case .finished: "finished"
-            case .failed(_, let e, _): "failed \(e.code)"
+            case .failed(_, let e, _): "failed \(e.code.rawValue)"
             }
             events.append((name, DispatchQueue.getSpecific(key: callbackQueueKey) != nil))
         }

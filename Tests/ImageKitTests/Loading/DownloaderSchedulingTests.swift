@@ -272,7 +272,7 @@ final class DownloaderSchedulingTests: LoopbackTestCase {
                 case .response(_, let r): events.append("response \(r.statusCode)")
                 case .progress: events.append("progress")
                 case .finished(_, _, let m): events.append("finished \(m.bodyBytes)")
-                case .failed(_, let e, _): events.append("failed \(e.code)")
+                case .failed(_, let e, _): events.append("failed \(e.code.rawValue)")
                 }
             }
         }

@@ -473,4 +473,63 @@ final class DownloaderStateMachineTests: XCTestCase {
         XCTAssertEqual(h.machine.transferCount, 0)
         XCTAssertEqual(h.machine.runningTransfers, 0)
     }
+
+    // MARK: - Cancelling all, suspending
+
+    func testCancelAllCompletesEveryWaiterAndEmptiesTheQueue() throws {
+        var h = try Harness(maxConcurrent: 1)
+        try h.add("running", "http://h.test/a")
+        try h.add("shared", "http://h.test/a")
+        try h.add("queued", "http://h.test/b")
+        h.makeWaiter("early")
+        let running = h.launches()[0].id
+        _ = h.machine.transferStarted(running, engineID: 9)
+
+        let actions = h.machine.cancelAll()
+        var aborted: [UInt64] = []
+        for case .complete(let completion, _, let engineID) in actions {
+            completion(.failure(.cancelled))
+            if let engineID { aborted.append(engineID) }
+        }
+        XCTAssertEqual(Set(h.called), ["running", "shared", "queued"])
+        XCTAssertTrue(h.calls.all.allSatisfy { $0.1 == .cancelled })
+        XCTAssertEqual(aborted, [9], "the running transfer is aborted once, by its last waiter")
+        XCTAssertEqual(h.machine.queuedTransfers, 0)
+        guard case .complete(_, .cancelled) = h.submit("early") else {
+            return XCTFail("a waiter not yet submitted is refused when it submits")
+        }
+        // The aborted transfer ends with nobody left; its slot starts nothing.
+        let finished = try XCTUnwrap(h.complete(running, with: .cancelled))
+        XCTAssertEqual(finished.completions.count, 0)
+        XCTAssertFalse(finished.queueLaunchRun)
+        XCTAssertEqual(h.machine.transferCount, 0)
+        XCTAssertEqual(h.machine.runningTransfers, 0)
+        // Later downloads run as usual.
+        XCTAssertTrue(queuesRun(try h.add("later", "http://h.test/c")))
+        XCTAssertEqual(h.launchedPaths(), ["/c"])
+    }
+
+    func testWhileSuspendedQueuedTransfersDoNotStartAndResumingStartsThem() throws {
+        var h = try Harness(maxConcurrent: 2)
+        try h.add("a", "http://h.test/a")
+        let a = h.launches()[0].id
+        guard case .none = h.machine.setSuspended(true) else { return XCTFail("suspending starts nothing") }
+        XCTAssertTrue(h.machine.isSuspended)
+        XCTAssertFalse(queuesRun(try h.add("b", "http://h.test/b")), "queued, not started")
+        XCTAssertFalse(queuesRun(try h.add("c", "http://h.test/c")))
+        XCTAssertEqual(h.machine.runningTransfers, 1, "the running transfer goes on")
+        XCTAssertEqual(h.machine.queuedTransfers, 2)
+        // A slot freed while suspended starts nothing.
+        XCTAssertEqual(h.complete(a)?.queueLaunchRun, false)
+        XCTAssertEqual(h.called, ["a"])
+        XCTAssertEqual(h.machine.takeLaunches().count, 0)
+
+        guard case .queueLaunchRun = h.machine.setSuspended(false) else {
+            return XCTFail("resuming asks for a launch run")
+        }
+        XCTAssertFalse(h.machine.isSuspended)
+        XCTAssertEqual(h.launchedPaths(), ["/b", "/c"])
+        XCTAssertEqual(h.machine.queuedTransfers, 0)
+        guard case .none = h.machine.setSuspended(false) else { return XCTFail("nothing left to start") }
+    }
 }

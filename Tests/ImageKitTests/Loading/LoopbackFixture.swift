@@ -90,10 +90,8 @@ enum DownloadTesting {
                        priority: ImagePriority = .normal) async -> Result<DownloadResult, ImageKitError> {
         do {
             return .success(try await d.download(request, priority: priority))
-        } catch let error as ImageKitError {
-            return .failure(error)
         } catch {
-            return .failure(.internal("unexpected error type: \(error)"))
+            return .failure(error)
         }
     }
 

@@ -23,8 +23,8 @@ final class ResolvedRequestTests: XCTestCase {
         do {
             try body()
             return nil
-        } catch let ImageKitError.invalidArgument(message) {
-            return message
+        } catch let error as ImageKitError where error.code == .invalidArgument {
+            return error.message
         } catch {
             return "unexpected \(error)"
         }

@@ -194,8 +194,8 @@ final class ImageManagerCancellationTests: ManagerTestCase {
         let k = unique("deadline")
         let context = ImageContext(deadline: .now + .milliseconds(300))
         let e = await ManagerTesting.error(m, f.script.url("/hold?key=\(k)"), context: context)
-        guard case .deadlineExceeded? = e else { return XCTFail("\(String(describing: e))") }
-        XCTAssertEqual(e?.code, 52)
+        guard e?.code == .deadlineExceeded else { return XCTFail("\(String(describing: e))") }
+        XCTAssertEqual(e?.code, .deadlineExceeded)
         try await DownloadTesting.waitUntil("the server sees the client go") { try f.script.stats(k).aborted }
         XCTAssertFalse(m.isBlocklisted(f.script.url("/hold?key=\(k)")))
         // Completion style: one completion with the error.
@@ -203,12 +203,12 @@ final class ImageManagerCancellationTests: ManagerTestCase {
         let (task, completions) = ManagerTesting.start(m, f.script.url("/hold?key=\(k2)"),
                                                        context: ImageContext(deadline: .now + .milliseconds(200)))
         await DownloadTesting.waitUntil("the completion") { completions.all.count == 1 }
-        guard case .failure(.deadlineExceeded)? = completions.all.first else { return XCTFail("\(completions.all)") }
+        guard case .failure(let e)? = completions.all.first, e.code == .deadlineExceeded else { return XCTFail("\(completions.all)") }
         XCTAssertTrue(task.isFinished)
         // A deadline already passed fails at once, without a request.
         let k3 = unique("deadline")
         let late = await ManagerTesting.error(m, f.script.url("/hold?key=\(k3)"), context: ImageContext(deadline: .now))
-        guard case .deadlineExceeded? = late else { return XCTFail() }
+        guard late?.code == .deadlineExceeded else { return XCTFail() }
         XCTAssertEqual(try f.script.stats(k3).count, 0)
         await ManagerTesting.assertIdle(m)
     }
@@ -220,7 +220,7 @@ final class ImageManagerCancellationTests: ManagerTestCase {
         let url = f.script.url("/gate_png?key=\(k)&w=6&h=5")
         let patient = Task { try await m.image(for: url) }
         let hurried = await ManagerTesting.error(m, url, context: ImageContext(deadline: .now + .milliseconds(200)))
-        guard case .deadlineExceeded? = hurried else { return XCTFail("\(String(describing: hurried))") }
+        guard hurried?.code == .deadlineExceeded else { return XCTFail("\(String(describing: hurried))") }
         try f.script.open(k)
         let width = try await patient.value.image.width
         XCTAssertEqual(width, 6)
@@ -285,7 +285,7 @@ final class ImageManagerCancellationTests: ManagerTestCase {
                 succeeded += 1
                 check(r.image, tile: a.tile, size: a.size, "awaited load \(n)")
             case .failure(let e as ImageKitError):
-                if e == .cancelled { cancelled += 1 } else if case .notInCache = e {} else {
+                if e == .cancelled { cancelled += 1 } else if e.code == .notInCache {} else {
                     XCTFail("awaited load \(n): \(e)")
                 }
             case .failure(let e):
@@ -310,7 +310,7 @@ final class ImageManagerCancellationTests: ManagerTestCase {
                 case .success(let r):
                     succeeded += 1
                     check(r.image, tile: load.tile, size: load.size, "load \(n)")
-                case .failure(.notInCache):
+                case .failure(let e) where e.code == .notInCache:
                     break
                 case .failure(let e):
                     XCTFail("load \(n): \(e)")

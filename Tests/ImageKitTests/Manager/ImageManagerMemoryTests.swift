@@ -24,7 +24,7 @@ final class ImageManagerMemoryTests: ManagerTestCase {
                 group.addTask {
                     let url = fixture.nginx.url("/same/\(run)-\(i).jpg")
                     _ = try await manager.image(for: url, context: context)
-                    samples.append(manager.downloader.statistics)
+                    samples.append(manager.builtInDownloader.statistics)
                 }
             }
             try await group.waitForAll()
@@ -34,8 +34,8 @@ final class ImageManagerMemoryTests: ManagerTestCase {
         // In flight: `window` loads, each with at most one body (downloading, queued or decoding).
         XCTAssertLessThanOrEqual(bodies, window, "bodies held at the peak (\(total) loads of a \(body)-byte body)")
         XCTAssertLessThanOrEqual(bytes, window * (body + 64 << 10), "body bytes held at the peak")
-        await DownloadTesting.waitUntil("every body is released") { manager.downloader.statistics.bodies == 0 }
-        XCTAssertEqual(manager.downloader.statistics.bodyBytes, 0)
+        await DownloadTesting.waitUntil("every body is released") { manager.builtInDownloader.statistics.bodies == 0 }
+        XCTAssertEqual(manager.builtInDownloader.statistics.bodyBytes, 0)
         await ManagerTesting.assertIdle(manager)
     }
 

@@ -121,10 +121,8 @@ enum ManagerTesting {
                        context: ImageContext? = nil) async -> Result<ImageResult, ImageKitError> {
         do {
             return .success(try await m.image(for: url, options: options, context: context))
-        } catch let error as ImageKitError {
-            return .failure(error)
         } catch {
-            return .failure(.internal("unexpected error type: \(error)"))
+            return .failure(error)
         }
     }
 
@@ -165,11 +163,11 @@ enum ManagerTesting {
     /// Waits until the manager and its downloader have nothing in flight and left nothing behind.
     static func assertIdle(_ m: ImageManager, file: StaticString = #filePath, line: UInt = #line) async {
         await DownloadTesting.waitUntil("the manager is idle", file: file, line: line) {
-            m.statistics.isIdle && m.downloader.statistics.isIdle
+            m.statistics.isIdle && m.builtInDownloader.statistics.isIdle
         }
         XCTAssertTrue(m.statistics.isIdle, "not idle: \(m.statistics)", file: file, line: line)
         XCTAssertFalse(m.isRunning, file: file, line: line)
-        XCTAssertTrue(m.downloader.statistics.isIdle, "downloader not idle: \(m.downloader.statistics)",
+        XCTAssertTrue(m.builtInDownloader.statistics.isIdle, "downloader not idle: \(m.builtInDownloader.statistics)",
                       file: file, line: line)
     }
 
@@ -209,15 +207,15 @@ final class EventRecorder: ImageManagerObserver, @unchecked Sendable {
         case .originalDataQuery(_, _, let hit, _): "query data \(hit ? "hit" : "miss")"
         case .downloadStarted: "download"
         case .downloadFinished(_, let response, _): "response \(response.statusCode)"
-        case .downloadFailed(_, let error, _): "download failed \(error.code)"
+        case .downloadFailed(_, let error, _): "download failed \(error.code.rawValue)"
         case .decodeStarted: "decode"
         case .decoded(_, _, let size, _): "decoded \(size)"
-        case .decodeFailed(_, _, let error, _): "decode failed \(error.code)"
+        case .decodeFailed(_, _, let error, _): "decode failed \(error.code.rawValue)"
         case .transformed(_, _, let key, _, let error): "transformed \(key)\(error == nil ? "" : " failed")"
         case .encoded(_, _, let format, _, _, let error): "encoded \(format)\(error == nil ? "" : " failed")"
         case .stored(_, _, let tiers, _, let error): "stored \(tiers == .memory ? "memory" : "disk")\(error == nil ? "" : " failed")"
         case .completed(_, _, let type, _): "completed \(type)"
-        case .failed(_, _, let error, _): "failed \(error.code)"
+        case .failed(_, _, let error, _): "failed \(error.code.rawValue)"
         case .cancelled: "cancelled"
         }
     }

@@ -179,7 +179,7 @@ final class ManagerSoakTests: ManagerTestCase {
     /// the load asked for the cache only.
     private func check(_ e: ImageKitError, _ load: Load, _ sources: [Source], _ what: String) {
         guard case .image = sources[load.source].expect else { return }
-        switch e {
+        switch e.code {
         case .cancelled: break
         case .notInCache: XCTAssertTrue(load.options.contains(.fromCacheOnly), "\(what): \(e)")
         default: XCTFail("\(what): \(sources[load.source].url.path): \(e)")

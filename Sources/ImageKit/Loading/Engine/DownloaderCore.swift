@@ -12,7 +12,9 @@ import Foundation
 /// Each entry point (a caller's submit or cancel, an engine callback, a launch run) runs a
 /// transition with the lock held and acts on the action it returns after releasing the
 /// lock: completions, progress handlers, observers, task cancellation and every C call run
-/// unlocked.
+/// unlocked. A transfer's end passes through the configuration's response modifier and
+/// decryptor, when there are any, on `hooksQueue` (never the engine thread) before its
+/// waiters complete.
 ///
 /// Transfers reach the engine in one place, `launch`, which runs only in a launch run on
 /// `launchQueue`. The state machine puts every transfer it starts in a backlog and asks for
@@ -31,6 +33,8 @@ final class DownloaderCore: Sendable {
     private let state: Locked<DownloaderStateMachine>
     /// Where launch runs go (serial: at most one is pending at a time anyway).
     private let launchQueue = DispatchQueue(label: "ImageKit.Downloader.launch")
+    /// Where the response modifier and the decryptor run (never the engine thread).
+    private let hooksQueue = DispatchQueue(label: "ImageKit.Downloader.hooks")
     /// Whether the engine must report heads (someone looks at them before the body).
     private let wantsHead: Bool
     private let events: EventFanOut<DownloadEvent>
@@ -86,12 +90,32 @@ final class DownloaderCore: Sendable {
     /// Cancels waiter `id`: it completes with `.cancelled` now; its transfer is
     /// aborted if no other waiter is left on it.
     func cancel(_ id: UInt64) {
-        guard case .complete(let completion, let task, let engineID) = state.withLock({ $0.cancel(id) }) else {
-            return
-        }
+        perform(state.withLock { $0.cancel(id) })
+    }
+
+    /// Cancels every waiter: each completes with `.cancelled` now; queued transfers leave the
+    /// queue and running ones are aborted.
+    func cancelAll() {
+        for action in state.withLock({ $0.cancelAll() }) { perform(action) }
+    }
+
+    /// Carries out a cancel action: the modifier task and the engine transfer it names are
+    /// cancelled, then the caller completes.
+    private func perform(_ action: DownloaderStateMachine.CancelAction) {
+        guard case .complete(let completion, let task, let engineID) = action else { return }
         task?.cancel()
         if let engineID { engine.cancel(engineID) }
         completion(.failure(.cancelled))
+    }
+
+    /// Whether queued transfers are held back (running ones go on).
+    var isSuspended: Bool {
+        state.withLock { $0.isSuspended }
+    }
+
+    /// Suspends or resumes starting queued transfers; resuming starts what the limits allow.
+    func setSuspended(_ suspended: Bool) {
+        if case .queueLaunchRun = state.withLock({ $0.setSuspended(suspended) }) { queueLaunchRun() }
     }
 
     /// Refuses later submissions (they complete as cancelled); what is in flight goes on.
@@ -260,12 +284,43 @@ final class DownloaderCore: Sendable {
                             -> (Result<DownloadResult, ImageKitError>, DownloadMetrics?)) {
         guard case .finish(let finished) = action else { return }
         let (result, metrics) = outcome(finished)
+        guard case .success(let download) = result,
+              configuration.responseModifier != nil || configuration.decryptor != nil else {
+            deliver(result, metrics, finished)
+            if finished.queueLaunchRun { queueLaunchRun() }
+            return
+        }
+        if finished.queueLaunchRun { queueLaunchRun() }
+        hooksQueue.async {
+            self.deliver(self.applyHooks(download, finished.target.request.url), metrics, finished)
+        }
+    }
+
+    /// Tells the observers how transfer `finished` ended and gives its waiters `result`.
+    private func deliver(_ result: Result<DownloadResult, ImageKitError>, _ metrics: DownloadMetrics?,
+                         _ finished: DownloaderStateMachine.Finished) {
         switch result {
         case .success(let r): notify(.finished(finished.target.request, r.response, r.metrics))
         case .failure(let e): notify(.failed(finished.target.request, e, metrics))
         }
         for completion in finished.completions { completion(result) }
-        if finished.queueLaunchRun { queueLaunchRun() }
+    }
+
+    /// `download` through the configuration's response modifier, then (for a downloaded body)
+    /// its decryptor.
+    private func applyHooks(_ download: DownloadResult, _ url: URL) -> Result<DownloadResult, ImageKitError> {
+        do {
+            var result = download
+            if let modifier = configuration.responseModifier { result = try modifier(result) }
+            if let decryptor = configuration.decryptor, result.status == .downloaded {
+                result.data = try decryptor(result.data, result.response)
+            }
+            return .success(result)
+        } catch let error as ImageKitError {
+            return .failure(error)
+        } catch {
+            return .failure(.invalidResponse("the response modifier or decryptor rejected \(url.absoluteString): \(error)"))
+        }
     }
 
     // MARK: - Helpers
@@ -290,7 +345,9 @@ final class DownloaderCore: Sendable {
         } catch let error as ImageKitError {
             return error
         } catch {
-            return .invalidResponse("the response validator rejected \(response.url.absoluteString): \(error)")
+            return ImageKitError(code: .invalidResponse,
+                                 message: "the response validator rejected \(response.url.absoluteString): \(error)",
+                                 underlying: error)
         }
     }
 

@@ -11,7 +11,8 @@
 /// `attached` to a transfer, and leaves when it completes or is cancelled. Waiters whose
 /// requests resolve equal share one transfer. A transfer waits in the queue (at the highest
 /// priority of its waiters) until a slot is free, then runs in the engine until the engine
-/// completes it; when the last waiter leaves a running transfer it is aborted.
+/// completes it; when the last waiter leaves a running transfer it is aborted. While the
+/// machine is suspended, queued transfers stay queued; resuming starts what the limits allow.
 struct DownloaderStateMachine: Sendable {
     typealias Completion = @Sendable (Result<DownloadResult, ImageKitError>) -> Void
     typealias Progress = @Sendable (DownloadProgress) -> Void
@@ -194,6 +195,8 @@ struct DownloaderStateMachine: Sendable {
     private var isShutDown = false
     /// Set by a draining shutdown: new waiters are refused, transfers in flight go on.
     private var refusesNew = false
+    /// While set, no queued transfer starts; those running go on.
+    private(set) var isSuspended = false
     /// Transfers given a slot and not yet taken by a launch run, in the order they started.
     private var launchBacklog: [Start] = []
     /// A launch run is queued or running; it takes what the backlog receives meanwhile.
@@ -310,6 +313,23 @@ struct DownloaderStateMachine: Sendable {
             waiters[id] = nil
             return .complete(caller.completion, cancelTask: nil, abortTransfer: detach(id, from: transfer))
         }
+    }
+
+    /// Every waiter cancels (those not yet submitted when they submit), as ``cancel(_:)``
+    /// does for each: the actions to carry out, one per waiter with something to complete.
+    mutating func cancelAll() -> [CancelAction] {
+        waiters.keys.sorted().compactMap { id in
+            let action = cancel(id)
+            if case .none = action { return nil }
+            return action
+        }
+    }
+
+    /// Suspends (no queued transfer starts) or resumes (queued transfers start as the
+    /// limits allow); asks for a launch run when resuming started transfers.
+    mutating func setSuspended(_ suspended: Bool) -> AttachAction {
+        isSuspended = suspended
+        return !suspended && schedule() ? .queueLaunchRun : .none
     }
 
     /// A draining shutdown began: later submissions are refused.
@@ -460,7 +480,7 @@ struct DownloaderStateMachine: Sendable {
     /// Takes transfers off the queue while slots are free, marks them running and puts them
     /// in the launch backlog; true when a launch run must be queued for them.
     private mutating func schedule() -> Bool {
-        guard !isShutDown else { return false }
+        guard !isShutDown, !isSuspended else { return false }
         // The queue is taken out while it is read, so its closures may read `transfers`.
         var queue = PendingQueue()
         swap(&queue, &self.queue)

@@ -13,15 +13,17 @@ import Foundation
 /// memory tier too) the variant, the decoded image and the original bytes, in that order.
 ///
 /// The pipeline runs in one Swift task that only awaits: disk I/O runs on the disk cache's
-/// threads, the download on the downloader's, decoding and transforming on the manager's
+/// threads, the download on the loader's, decoding and transforming on the manager's
 /// worker threads. When the last load waiting on it is cancelled (before the result exists),
-/// the task is cancelled — which aborts the download — and the decoder's cancel flag is set.
+/// the task is cancelled — which aborts the download — and the decode's ``DecodeCancellation``
+/// is cancelled. Decoding and encoding go through the load's ``ImageCoding`` coder only.
 final class ImageLoadJob: Sendable {
     /// What coalesces: loads with equal keys share a pipeline.
     struct Key: Hashable, Sendable {
         let key: String
         let cache: ObjectIdentifier
-        let downloader: ObjectIdentifier
+        let loader: ObjectIdentifier
+        let coder: ObjectIdentifier
         let options: UInt32
         let query: ImageCacheType
         let store: ImageCacheType
@@ -57,7 +59,7 @@ final class ImageLoadJob: Sendable {
         }
     }
 
-    /// What a download (or a file read) brought.
+    /// What the loader brought.
     private struct Fetched: Sendable {
         var data: Data
         var status: DownloadResult.Status
@@ -75,7 +77,7 @@ final class ImageLoadJob: Sendable {
     let key: Key
     let request: ImageLoadRequest
     private let manager: ImageManager
-    private let cancelFlag = DecodeCancelFlag()
+    private let cancellation = DecodeCancellation()
     private let state = Locked(StateMachine())
 
     init(request: ImageLoadRequest, key: Key, manager: ImageManager) {
@@ -97,7 +99,7 @@ final class ImageLoadJob: Sendable {
         case .none:
             break
         case .stop(let running):
-            cancelFlag.set()
+            cancellation.cancel()
             running?.cancel()
         }
     }
@@ -182,7 +184,9 @@ final class ImageLoadJob: Sendable {
                     try validator(response)
                 } catch {
                     throw error as? ImageKitError
-                        ?? .invalidResponse("the response validator rejected \(r.url.absoluteString): \(error)")
+                        ?? ImageKitError(code: .invalidResponse,
+                                         message: "the response validator rejected \(r.url.absoluteString): \(error)",
+                                         underlying: error)
                 }
             }
         } catch {
@@ -264,7 +268,7 @@ final class ImageLoadJob: Sendable {
         let start = MonotonicClock.now()
         do {
             let encoded = try await manager.workers.run(priority: r.priority) {
-                try ImageEncoder.encodedImageNow(image, as: format)
+                try r.coder.encode(image, as: format)
             }
             let duration = MonotonicClock.duration(since: start)
             metrics.encode = duration
@@ -321,39 +325,22 @@ final class ImageLoadJob: Sendable {
         return DownloadRequest.Validators(entityTag: metadata.etag, lastModified: metadata.lastModified)
     }
 
-    /// Downloads the URL (conditionally with `validators`), or reads a `file:` URL.
+    /// Loads the URL's bytes (conditionally with `validators`) through the request's loader.
     private func fetch(validators: DownloadRequest.Validators?) async throws -> Fetched {
         let r = request
-        if r.url.isFileURL {
-            let url = r.url
-            let data = try await manager.workers.run(priority: r.priority) {
-                do {
-                    return try Data(contentsOf: url)
-                } catch {
-                    throw ImageKitError.io("cannot read \(url.path): \(error)")
-                }
-            }
-            return Fetched(data: data, status: .downloaded)
-        }
-        var download = DownloadRequest(url: r.url, validators: validators)
-        if r.options.contains(.allowInvalidSSLCertificates) {
-            download.tls = DownloaderConfiguration.TLSOptions(verifiesPeer: false,
-                                                              caFile: r.downloader.configuration.tls.caFile)
-        }
-        if r.options.contains(.handleCookies) { download.usesCookies = true }
-        if let modifier = r.context.requestModifier {
-            guard let modified = await modifier(download) else {
-                throw ImageKitError.cancelled
-            }
-            download = modified
+        guard r.loader.canLoad(r.url) else {
+            throw ImageKitError.invalidURL("the image loader does not load \(r.url.absoluteString)")
         }
         emit(.downloadStarted(url: r.url))
         let start = MonotonicClock.now()
         do {
-            let result = try await r.downloader.download(download, priority: r.priority) { [weak self] p in
+            let request = ImageLoaderRequest(url: r.url, validators: validators, options: r.options, context: r.context)
+            let result = try await r.loader.load(request) { [weak self] p in
                 self?.progress(p)
             }
-            emit(.downloadFinished(url: r.url, response: result.response, metrics: result.metrics))
+            if let response = result.response, let metrics = result.metrics {
+                emit(.downloadFinished(url: r.url, response: response, metrics: metrics))
+            }
             return Fetched(data: result.data, status: result.status, response: result.response, metrics: result.metrics)
         } catch {
             let e = ImageKitError(wrapping: error)
@@ -365,26 +352,25 @@ final class ImageLoadJob: Sendable {
     /// Decodes and transforms `data` on the worker threads.
     private func process(_ data: Data) async throws -> Processed {
         let r = request
-        let flag = cancelFlag
+        let cancellation = self.cancellation
         do {
             return try await manager.workers.run(priority: r.priority) { [self] in
-                try Self.decodeAndTransform(data, r, self, flag)
+                try Self.decodeAndTransform(data, r, self, cancellation)
             }
         } catch {
             throw ImageKitError(wrapping: error)
         }
     }
 
-    /// The decode (stopped when `flag` is set) and the transform; runs on a worker thread.
+    /// The decode through the load's coder (stopped once `cancellation` is cancelled) and the
+    /// transform; runs on a worker thread.
     private static func decodeAndTransform(_ data: Data, _ r: ImageLoadRequest, _ job: ImageLoadJob,
-                                           _ flag: DecodeCancelFlag) throws -> Processed {
+                                           _ cancellation: DecodeCancellation) throws -> Processed {
         job.emit(.decodeStarted(url: r.url, key: r.key))
         let start = MonotonicClock.now()
-        let decoder = ImageDecoder(options: r.decodeOptions, bufferPool: job.manager.configuration.bufferPool)
-        var statistics = DecodeStatistics()
         let image: Image
         do {
-            image = try data.withUnsafeBytes { try decoder.decode($0, statistics: &statistics, cancelFlag: flag.pointer) }
+            image = try r.coder.decode(data, options: r.decodeOptions, cancellation: cancellation)
         } catch {
             let e = ImageKitError(wrapping: error)
             job.emit(.decodeFailed(url: r.url, key: r.key, error: e, duration: MonotonicClock.duration(since: start)))
@@ -404,7 +390,7 @@ final class ImageLoadJob: Sendable {
                                       error: nil))
             return Processed(image: transformed, decode: decode, transform: transform)
         } catch {
-            let e = ImageKitError.transformFailed("\(transformer.key): \(error)")
+            let e = ImageKitError(code: .transformFailed, message: "\(transformer.key): \(error)", underlying: error)
             job.emit(.transformed(url: r.url, key: r.key, transformer: transformer.key,
                                       duration: MonotonicClock.duration(since: transformStart), error: e))
             throw e
@@ -515,7 +501,7 @@ final class ImageLoadJob: Sendable {
     /// URL on the blocklist when the failure says something lasting about it.
     private func fail(_ error: ImageKitError) {
         guard !Task.isCancelled else { return }
-        manager.recordFailure(request.url, error)
+        manager.recordFailure(request.url, error, loader: request.loader)
         finishAll(.failure(error))
     }
 

@@ -6,7 +6,7 @@ import Foundation
 #endif
 
 /// One load's options and context resolved against the manager's defaults: the cache keys,
-/// the decode options, the tiers, the cache and downloader to use. A class: it is handed from
+/// the decode options, the tiers, the cache, loader and coder to use. A class: it is handed from
 /// the synchronous prelude to the pipeline and its loads, and copying its twenty fields (the
 /// context's closures among them) on every memory hit cost more than the lookup itself.
 final class ImageLoadRequest: Sendable {
@@ -23,7 +23,9 @@ final class ImageLoadRequest: Sendable {
     let variantKey: String?
     let decodeOptions: DecodeOptions
     let cache: any ImageCaching
-    let downloader: Downloader
+    let loader: any ImageLoading
+    /// Decodes and encodes: the context's coder, else the manager's.
+    let coder: any ImageCoding
     /// Tiers to look in (`[]` with ``ImageOptions/fromLoaderOnly``).
     let query: ImageCacheType
     /// Tiers the decoded image goes to.
@@ -39,7 +41,8 @@ final class ImageLoadRequest: Sendable {
                                                         .handleCookies, .allowInvalidSSLCertificates]
 
     init(url: URL, keys: ImageLoadKeys, output: OutputFormat?, options: ImageOptions, context: ImageContext,
-         configuration: ImageManagerConfiguration, cache: any ImageCaching, downloader: Downloader) {
+         configuration: ImageManagerConfiguration, cache: any ImageCaching, loader: any ImageLoading,
+         coder: any ImageCoding) {
         self.url = url
         self.options = options
         self.context = context
@@ -49,7 +52,8 @@ final class ImageLoadRequest: Sendable {
         variantKey = keys.variantKey
         self.output = output
         self.cache = context.cache ?? cache
-        self.downloader = context.downloader ?? downloader
+        self.loader = context.loader ?? loader
+        self.coder = context.coder ?? coder
         query = Self.query(options, context)
         let store = output == nil ? context.storeCacheType : context.imageStoreCacheTypeForEncodedLoads
         let encodedStore: ImageCacheType = output == nil ? [] : context.encodedStoreCacheType
@@ -90,7 +94,7 @@ final class ImageLoadRequest: Sendable {
     /// The coalescing key; `exclusive` (non-zero) keeps the pipeline to this load alone.
     func pipelineKey(exclusive: UInt64) -> ImageLoadJob.Key {
         ImageLoadJob.Key(key: variantKey ?? key, cache: ObjectIdentifier(cache),
-                         downloader: ObjectIdentifier(downloader),
+                         loader: ObjectIdentifier(loader), coder: ObjectIdentifier(coder),
                          options: options.intersection(Self.pipelineOptions).rawValue, query: query, store: store,
                          encodedStore: encodedStore, storesOriginalData: storesOriginalData, exclusive: exclusive)
     }

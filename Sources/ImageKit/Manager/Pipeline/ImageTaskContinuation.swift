@@ -6,7 +6,7 @@ final class ImageTaskContinuation<Output: Sendable>: Sendable {
     typealias Extract = @Sendable (LoadResult) -> Result<Output, ImageKitError>
 
     private struct State: Sendable {
-        var continuation: CheckedContinuation<Output, any Error>?
+        var continuation: CheckedContinuation<Result<Output, ImageKitError>, Never>?
         /// The outcome, when it came before the continuation was installed.
         var outcome: Result<Output, ImageKitError>?
         var resumed = false
@@ -20,7 +20,7 @@ final class ImageTaskContinuation<Output: Sendable>: Sendable {
     }
 
     /// Installs the continuation; resumes it at once if the outcome is already known.
-    func install(_ continuation: CheckedContinuation<Output, any Error>) {
+    func install(_ continuation: CheckedContinuation<Result<Output, ImageKitError>, Never>) {
         let outcome = state.withLock { s -> Result<Output, ImageKitError>? in
             guard let outcome = s.outcome else {
                 s.continuation = continuation
@@ -29,7 +29,7 @@ final class ImageTaskContinuation<Output: Sendable>: Sendable {
             s.resumed = true
             return outcome
         }
-        if let outcome { continuation.resume(with: outcome) }
+        if let outcome { continuation.resume(returning: outcome) }
     }
 
     /// The task's sink.
@@ -49,7 +49,7 @@ final class ImageTaskContinuation<Output: Sendable>: Sendable {
     }
 
     private func resolve(_ outcome: Result<Output, ImageKitError>) {
-        let continuation = state.withLock { s -> CheckedContinuation<Output, any Error>? in
+        let continuation = state.withLock { s -> CheckedContinuation<Result<Output, ImageKitError>, Never>? in
             guard !s.resumed, s.outcome == nil else { return nil }
             guard let c = s.continuation else {
                 s.outcome = outcome
@@ -59,6 +59,6 @@ final class ImageTaskContinuation<Output: Sendable>: Sendable {
             s.continuation = nil
             return c
         }
-        continuation?.resume(with: outcome)
+        continuation?.resume(returning: outcome)
     }
 }

@@ -1,0 +1,43 @@
+import Foundation
+import ImageKit
+import Synchronization
+
+/// A coder whose decode waits (up to 10 s) until `open()` is called, then returns a 1x1 image
+/// whose red channel is `red`: claims every input and counts its decodes.
+final class GatedCoder: ImageCoding {
+    private struct State {
+        var decodes = 0
+        var isOpen = false
+    }
+
+    let red: UInt8
+    private let state = Mutex(State())
+
+    init(red: UInt8) {
+        self.red = red
+    }
+
+    var decodes: Int { state.withLock { $0.decodes } }
+
+    func open() {
+        state.withLock { $0.isOpen = true }
+    }
+
+    func canDecode(_ data: Data) -> Bool { true }
+
+    func decode(_ data: Data, options: DecodeOptions, cancellation: DecodeCancellation) throws -> Image {
+        state.withLock { $0.decodes += 1 }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !state.withLock({ $0.isOpen }) {
+            guard ContinuousClock.now < deadline else { throw ImageKitError.timedOut("the gate never opened") }
+            usleep(1000)
+        }
+        return try Image(width: 1, height: 1, frames: [[red, 0, 0, 255]])
+    }
+
+    func canEncode(_ format: ImageFormat) -> Bool { false }
+
+    func encode(_ image: Image, as format: EncodeFormat) throws -> EncodedImage {
+        throw ImageKitError.unsupportedFormat(format.imageFormat, "the gated coder does not encode")
+    }
+}
