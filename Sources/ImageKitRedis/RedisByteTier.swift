@@ -108,6 +108,51 @@ public final class RedisByteTier: ByteCacheTier {
         return data
     }
 
+    /// The bytes under each of `keys` that has some, in one pipelined round trip per node (the
+    /// keys of one node share a connection and one write). Keys that are missing, too long, or on
+    /// a node that failed are absent from the answer (counted in ``statistics``).
+    public func data(forKeys keys: [String]) async -> [String: Data] {
+        let limit = configuration.maxValueBytes
+        var byNode: [Int: [String]] = [:]
+        for key in Set(keys) {
+            byNode[ring.nodeIndex(forPosition: RedisHashRing.position(of: redisKey(for: key))), default: []].append(key)
+        }
+        var found: [String: Data] = [:]
+        await withTaskGroup(of: [String: Data].self) { group in
+            for (node, nodeKeys) in byNode {
+                let client = clients[node]
+                let commands = nodeKeys.map { key in
+                    [Data("GETRANGE".utf8), Data(redisKey(for: key).utf8), Data("0".utf8), Data(String(limit).utf8)]
+                }
+                group.addTask {
+                    do throws(ImageKitError) {
+                        let replies = try await client.run { connection, left throws(ImageKitError) in
+                            try connection.pipeline(commands, timeout: left, maxBytes: limit + 1)
+                        }
+                        var values: [String: Data] = [:]
+                        for (key, reply) in zip(nodeKeys, replies) {
+                            switch reply {
+                            case .string(let data) where !data.isEmpty && data.count <= limit:
+                                values[key] = data
+                                self.hits.wrappingAdd(1, ordering: .relaxed)
+                            case .error:
+                                self.failures.wrappingAdd(1, ordering: .relaxed)
+                            default:
+                                self.misses.wrappingAdd(1, ordering: .relaxed)
+                            }
+                        }
+                        return values
+                    } catch {
+                        self.countFailure(error, operations: nodeKeys.count)
+                        return [:]
+                    }
+                }
+            }
+            for await values in group { found.merge(values) { first, _ in first } }
+        }
+        return found
+    }
+
     /// Stores `data` under `key` until `expires` (or for the default time to live). Nothing is
     /// stored when `data` is longer than the maximum or `expires` has passed; a node that fails
     /// or refuses (`OOM` under `noeviction`) leaves it unstored, counted in ``statistics``.
@@ -204,10 +249,15 @@ public final class RedisByteTier: ByteCacheTier {
             }
             return reply
         } catch {
-            failures.wrappingAdd(1, ordering: .relaxed)
-            if error.code == ImageKitError.overloaded("").code { skipped.wrappingAdd(1, ordering: .relaxed) }
+            countFailure(error, operations: 1)
             return nil
         }
+    }
+
+    /// Counts `operations` failed with `error` (and skipped, when their node's circuit was open).
+    private func countFailure(_ error: ImageKitError, operations: Int) {
+        failures.wrappingAdd(operations, ordering: .relaxed)
+        if error.code == ImageKitError.overloaded("").code { skipped.wrappingAdd(operations, ordering: .relaxed) }
     }
 
     /// `reply`, unless it is an error reply.

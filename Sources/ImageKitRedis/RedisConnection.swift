@@ -59,14 +59,52 @@ final class RedisConnection: @unchecked Sendable {
     ///   not answer (the connection is then broken); ``ImageKitError/responseTooLarge(_:)`` for a
     ///   longer string.
     func command(_ arguments: [Data], timeout: Duration, maxBytes: Int) throws(ImageKitError) -> RedisReply {
+        try pipeline([arguments], timeout: timeout, maxBytes: maxBytes)[0]
+    }
+
+    /// Sends every command of `commands` at once (one write), then reads their replies in order,
+    /// each within `timeout`; strings may be at most `maxBytes` long.
+    ///
+    /// - Throws: as ``command(_:timeout:maxBytes:)``; after an error the connection is broken
+    ///   (replies may be left unread), so it must not be reused.
+    func pipeline(_ commands: [[Data]], timeout: Duration, maxBytes: Int) throws(ImageKitError) -> [RedisReply] {
         guard redisSetTimeout(context, Self.timeval(timeout)) == REDIS_OK else {
             throw .network("Redis \(endpoint): cannot set the socket timeout: \(errorText)")
         }
+        for arguments in commands where append(arguments) != REDIS_OK {
+            throw .network("Redis \(endpoint): cannot queue a command: \(errorText)")
+        }
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(commands.count)
+        for _ in commands {
+            var raw: UnsafeMutableRawPointer?
+            guard redisGetReply(context, &raw) == REDIS_OK, let raw else {
+                let text = errorText
+                if context.pointee.err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK || text.contains("temporarily")) {
+                    throw .timedOut("Redis \(endpoint) did not answer within \(timeout)")
+                }
+                throw .network("Redis \(endpoint): \(text)")
+            }
+            defer { freeReplyObject(raw) }
+            do {
+                replies.append(try Self.convert(raw.assumingMemoryBound(to: redisReply.self), maxBytes: maxBytes,
+                                                endpoint: endpoint))
+            } catch {
+                // Replies after this one would stay unread: the connection must not be reused.
+                if replies.count + 1 < commands.count { context.pointee.err = REDIS_ERR_PROTOCOL }
+                throw error
+            }
+        }
+        return replies
+    }
+
+    /// Queues `arguments` as one command in hiredis's output buffer.
+    private func append(_ arguments: [Data]) -> Int32 {
         var lengths = arguments.map(\.count)
         var buffer = [UInt8]()
         buffer.reserveCapacity(lengths.reduce(0, +))
         for argument in arguments { buffer.append(contentsOf: argument) }
-        let raw: UnsafeMutableRawPointer? = buffer.withUnsafeBufferPointer { bytes in
+        return buffer.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) { chars in
                 var pointers: [UnsafePointer<CChar>?] = []
                 var offset = 0
@@ -75,19 +113,10 @@ final class RedisConnection: @unchecked Sendable {
                     offset += length
                 }
                 return pointers.withUnsafeMutableBufferPointer { argv in
-                    redisCommandArgv(context, Int32(arguments.count), argv.baseAddress, &lengths)
+                    redisAppendCommandArgv(context, Int32(arguments.count), argv.baseAddress, &lengths)
                 }
             }
         }
-        guard let raw else {
-            let text = errorText
-            if context.pointee.err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK || text.contains("temporarily")) {
-                throw .timedOut("Redis \(endpoint) did not answer within \(timeout)")
-            }
-            throw .network("Redis \(endpoint): \(text)")
-        }
-        defer { freeReplyObject(raw) }
-        return try Self.convert(raw.assumingMemoryBound(to: redisReply.self), maxBytes: maxBytes, endpoint: endpoint)
     }
 
     /// hiredis's error text for the connection.

@@ -176,14 +176,4 @@ final class RedisByteTierTests: RedisTestCase {
         try await tier.removeAllData()
         XCTAssertEqual(try raw(server, "DBSIZE"), .integer(2))
     }
-
-    /// INFO's total_connections_received (each raw command opens one).
-    private func connectionsReceived(_ server: RedisServer) throws -> Int {
-        guard case .string(let info) = try raw(server, "INFO", "stats"),
-              let line = String(decoding: info, as: UTF8.self).split(whereSeparator: \.isNewline)
-                  .first(where: { $0.hasPrefix("total_connections_received:") }),
-              let count = Int(line.split(separator: ":")[1])
-        else { throw ServerError("INFO stats has no total_connections_received") }
-        return count
-    }
 }

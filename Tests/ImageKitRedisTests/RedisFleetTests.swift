@@ -150,4 +150,29 @@ final class RedisFleetTests: RedisTestCase {
         XCTAssertEqual(tier.statistics.failures, 16)
         server.resume()
     }
+
+    func testManyKeysInOnePipelinedRoundTripPerNode() async throws {
+        let servers = try (0..<3).map { _ in try startRedis() }
+        var settings = configuration(servers)
+        settings.failuresToOpenCircuit = 1
+        let tier = try RedisByteTier(configuration: settings)
+        let keys = (0..<60).map { "key-\($0)" }
+        for key in keys { await tier.setData(Data(key.utf8), forKey: key, expires: nil) }
+        let before = try servers.map(connectionsReceived)
+
+        let found = await tier.data(forKeys: keys + ["absent"])
+        XCTAssertEqual(found.count, 60)
+        for key in keys { XCTAssertEqual(found[key], Data(key.utf8)) }
+        XCTAssertEqual(try servers.map(connectionsReceived), before.map { $0 + 1 },
+                       "each node answered on the connection it already had (+1: this INFO)")
+        XCTAssertEqual(tier.statistics.hits, 60)
+        XCTAssertEqual(tier.statistics.misses, 1)
+
+        servers[2].crash()
+        let partial = await tier.data(forKeys: keys)
+        let live = Set(keys.filter { tier.node(forKey: $0).port != servers[2].port })
+        XCTAssertEqual(Set(partial.keys), live, "the dead node's keys are misses, the others hits")
+        XCTAssertLessThan(live.count, 60)
+        XCTAssertEqual(tier.statistics.failures, 60 - live.count)
+    }
 }
