@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .library(name: "ImageKit", targets: ["ImageKit"]),
         .library(name: "ImageKitServer", targets: ["ImageKitServer"]),
+        .library(name: "ImageKitRedis", targets: ["ImageKitRedis"]),
         .executable(name: "imagekit", targets: ["ImageKitCLI"]),
     ],
     dependencies: [
@@ -60,10 +61,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // hiredis (Debian's libhiredis-dev), for ImageKitRedis only.
+        .systemLibrary(name: "CHiredis", path: "Sources/CHiredis"),
+        // A shared cache tier on Redis nodes (consistent hashing, pools, circuit breakers).
+        .target(
+            name: "ImageKitRedis",
+            dependencies: ["ImageKit", "CImageCore", "CHiredis"]
+        ),
         .executableTarget(
             name: "ImageKitCLI",
             dependencies: [
                 "ImageKit",
+                "ImageKitRedis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/ImageKitCLI"
@@ -108,6 +117,11 @@ let package = Package(
             path: "Tests/ImageKitTests"
         ),
         .testTarget(
+            name: "ImageKitRedisTests",
+            dependencies: ["ImageKitRedis", "ImageKit", "ImageKitCLI", "ImageKitTestSupport", "TestServers"],
+            path: "Tests/ImageKitRedisTests"
+        ),
+        .testTarget(
             name: "ImageKitServerTests",
             dependencies: [
                 "ImageKitServer", "ImageKit", "ImageKitTestSupport", "TestServers",
@@ -121,7 +135,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImageKitBenchmarks",
-            dependencies: ["ImageKit", "ImageKitServer", "CImageCore", "CAnchors", "ImageKitTestSupport", "TestServers",
+            dependencies: ["ImageKit", "ImageKitServer", "ImageKitRedis", "CImageCore", "CAnchors", "ImageKitTestSupport", "TestServers",
                            .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks",
             // A separate package (AsyncHTTPClient comparison), built only by `make bench-peers`.

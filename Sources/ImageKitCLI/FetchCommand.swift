@@ -7,6 +7,7 @@ import Foundation
 #endif
 import Glibc
 import ImageKit
+import ImageKitRedis
 import Synchronization
 
 /// `imagekit fetch`: loads URLs through the image manager and reports where each came from.
@@ -19,6 +20,11 @@ struct FetchCommand: ParsableCommand {
             where the image came from (memory, disk or network), WxH and the load time in ms; or \
             the URL, "error" and the message. Then a summary: how many loaded, hits per tier, \
             bytes downloaded, wall time, and the p50/p99 load latency. Exits 1 if any load failed.
+
+            With --shared-cache, Redis nodes are a shared tier behind the local cache (memory, \
+            disk, Redis, network): what loads is written to both, and the hits line counts the \
+            loads Redis served as "shared" (their lines say disk). A Redis node that is down or \
+            slow costs a miss, never a failed load.
 
             Like the library, fetch connects to public addresses only: URLs of this machine, \
             private networks, link-local and cloud metadata addresses fail ("destination \
@@ -37,6 +43,10 @@ struct FetchCommand: ParsableCommand {
     @Option(help: "Most loads in flight at once.")
     var concurrency = DownloaderConfiguration().maxConcurrentDownloads
 
+    @Option(help: ArgumentHelp("Redis nodes shared by a fleet, behind the local cache.",
+                               valueName: "redis://HOST:PORT[,redis://HOST:PORT...]"))
+    var sharedCache: String?
+
     @Flag(help: "Revalidate cached images with the server (If-None-Match / If-Modified-Since).")
     var refresh = false
 
@@ -49,6 +59,16 @@ struct FetchCommand: ParsableCommand {
     func validate() throws {
         if let size, size <= 0 { throw ValidationError("--size must be positive") }
         if concurrency <= 0 { throw ValidationError("--concurrency must be positive") }
+        if let sharedCache {
+            do { _ = try Self.redisTier(sharedCache) } catch { throw ValidationError("--shared-cache: \(error)") }
+        }
+    }
+
+    /// A Redis tier on the comma-separated `redis://` URLs of `list`.
+    private static func redisTier(_ list: String) throws(ImageKitError) -> RedisByteTier {
+        var nodes: [RedisEndpoint] = []
+        for url in list.split(separator: ",") { nodes.append(try RedisEndpoint(url: String(url))) }
+        return try RedisByteTier(configuration: RedisTierConfiguration(nodes: nodes))
     }
 
     func run() throws {
@@ -59,9 +79,13 @@ struct FetchCommand: ParsableCommand {
         let bytes = DownloadedBytes()
         var settings = ImageManagerConfiguration()
         settings.observers = [bytes]
-        let manager = ImageManager(
-            cache: try ImageCache(namespace: "fetch", directory: cache.map { URL(fileURLWithPath: $0, isDirectory: true) }),
-            downloader: try Downloader(configuration: downloads), configuration: settings)
+        let local = try ImageCache(namespace: "fetch", directory: cache.map { URL(fileURLWithPath: $0, isDirectory: true) })
+        let shared = try sharedCache.map(Self.redisTier)
+        let caches: any ImageCaching = shared.map {
+            ImageCachesManager(caches: [local, ByteTierImageCache(tier: $0)], storePolicy: .concurrent)
+        } ?? local
+        let manager = ImageManager(cache: caches, downloader: try Downloader(configuration: downloads),
+                                   configuration: settings)
         let context = ImageContext(thumbnailPixelSize: size.map { PixelSize(square: $0) })
         let options: ImageOptions = refresh ? [.refreshCached] : []
         let showsBar = isatty(STDOUT_FILENO) != 0
@@ -101,7 +125,8 @@ struct FetchCommand: ParsableCommand {
                 }
             }
             let seconds = Output.milliseconds(ContinuousClock.now - start) / 1000
-            failed.store(report.summarize(seconds: seconds, downloadedBytes: bytes.total), ordering: .relaxed)
+            failed.store(report.summarize(seconds: seconds, downloadedBytes: bytes.total,
+                                          sharedHits: shared?.statistics.hits), ordering: .relaxed)
             // The disk writes that follow each completion finish before the process exits.
             await manager.shutdown()
             done.signal()
@@ -159,15 +184,17 @@ private struct Report: Sendable {
         fflush(nil)  // every output stream: `stdout` is a C global Swift 6 will not read
     }
 
-    /// Prints the summary; true when a load failed.
-    func summarize(seconds: Double, downloadedBytes: Int64) -> Bool {
+    /// Prints the summary; true when a load failed. `sharedHits`, with a shared tier: the loads it
+    /// served (which report their source as disk).
+    func summarize(seconds: Double, downloadedBytes: Int64, sharedHits: Int?) -> Bool {
         let sorted = latencies.sorted()
         func percentile(_ p: Double) -> Double {
             sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1)]
         }
         print("\(total - failures) of \(total) loaded, \(failures) failed in \(Output.fixed(seconds)) s")
-        print("hits: memory \(hits[.memory, default: 0]), disk \(hits[.disk, default: 0]), "
-            + "network \(hits[.loader, default: 0])")
+        let disk = hits[.disk, default: 0]
+        let tiers = sharedHits.map { "disk \(disk - $0), shared \($0)" } ?? "disk \(disk)"
+        print("hits: memory \(hits[.memory, default: 0]), \(tiers), network \(hits[.loader, default: 0])")
         print("downloaded \(downloadedBytes) bytes")
         print("latency p50 \(Output.fixed(percentile(0.5))) ms, p99 \(Output.fixed(percentile(0.99))) ms")
         return failures > 0

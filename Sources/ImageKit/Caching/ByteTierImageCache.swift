@@ -37,7 +37,8 @@ public final class ByteTierImageCache: ImageCaching {
     public var answersMemoryQueriesSynchronously: Bool { tierType != .memory }
 
     /// The variant or original bytes under `key`, unless expired, of another kind, not an
-    /// envelope ``ByteTierImageCache`` wrote, or (a variant) not an image ImageKit reads. The
+    /// envelope ``ByteTierImageCache`` wrote (of this format version, with a matching checksum),
+    /// or (a variant) not an image ImageKit reads or not of the pixel size stored with it. The
     /// bytes share the buffer the tier returned.
     ///
     /// - Throws: the tier's error.
@@ -48,7 +49,9 @@ public final class ByteTierImageCache: ImageCaching {
         else { return nil }
         switch kind {
         case .variant:
-            guard let encoded = try? EncodedImage(data: contents.payload) else { return nil }
+            guard let encoded = try? EncodedImage(data: contents.payload),
+                  contents.pixelSize.map({ $0 == encoded.pixelSize }) ?? true
+            else { return nil }
             return ImageCacheHit(value: .variant(encoded), metadata: contents.metadata, tier: tierType)
         case .original:
             return ImageCacheHit(value: .original(contents.payload), metadata: contents.metadata, tier: tierType)
@@ -65,12 +68,13 @@ public final class ByteTierImageCache: ImageCaching {
                       metadata: DiskCacheMetadata) async throws {
         guard covers(tiers) else { return }
         let payload: Data
+        var pixelSize: PixelSize?
         switch value {
         case .image: return
-        case .variant(let encoded): payload = encoded.data
+        case .variant(let encoded): (payload, pixelSize) = (encoded.data, encoded.pixelSize)
         case .original(let data): payload = data
         }
-        let wrapped = ByteTierEnvelope.wrap(payload, kind: value.kind, metadata: metadata)
+        let wrapped = ByteTierEnvelope.wrap(payload, kind: value.kind, metadata: metadata, pixelSize: pixelSize)
         try await tier.setData(wrapped, forKey: keyPrefix + key, expires: metadata.expires)
     }
 

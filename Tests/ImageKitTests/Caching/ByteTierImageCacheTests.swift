@@ -94,6 +94,12 @@ final class ByteTierImageCacheTests: XCTestCase {
         let damaged = try await cache.entry(forKey: "cut", kind: .original, from: .all)
         XCTAssertNil(damaged)
 
+        var payloadFlipped = whole
+        payloadFlipped[payloadFlipped.startIndex + 1] ^= 0x01
+        tier.setRaw(payloadFlipped, forKey: "cut")
+        let flippedPayload = try await cache.entry(forKey: "cut", kind: .original, from: .all)
+        XCTAssertNil(flippedPayload, "one payload bit changed: the checksum no longer matches")
+
         tier.setRaw(Data("written by someone else".utf8), forKey: "foreign")
         let foreign = try await cache.entry(forKey: "foreign", kind: .original, from: .all)
         XCTAssertNil(foreign)

@@ -1,0 +1,109 @@
+import Dispatch
+import ImageKit
+import Synchronization
+
+/// One node's pool of connections, its circuit breaker and its threads.
+///
+/// hiredis blocks, so every operation runs on one of this node's own serial dispatch queues
+/// ("lanes", ``RedisTierConfiguration/connectionsPerNode`` of them), never on the Swift
+/// cooperative pool: the async caller suspends on a continuation until its lane answers. Serial
+/// queues run on overcommitting threads of their own; a concurrent queue would share the global
+/// pool the Swift executor uses on Linux (as many threads as cores), and a stalled node would
+/// stall every task. An operation goes to the lane with the fewest operations waiting; the
+/// connections are kept for the next operations unless they broke.
+final class RedisNodeClient: Sendable {
+    /// The node.
+    let endpoint: RedisEndpoint
+    /// Its circuit.
+    let breaker: RedisCircuitBreaker
+    private let configuration: RedisTierConfiguration
+    private let lanes: [DispatchQueue]
+    /// Operations queued or running per lane.
+    private let pending: Mutex<[Int]>
+    private let idle = Mutex<[RedisConnection]>([])
+
+    /// A client of `endpoint` configured by `configuration`.
+    init(endpoint: RedisEndpoint, configuration: RedisTierConfiguration) {
+        self.endpoint = endpoint
+        self.configuration = configuration
+        breaker = RedisCircuitBreaker(threshold: configuration.failuresToOpenCircuit,
+                                      coolDown: configuration.circuitCoolDown)
+        lanes = (0..<configuration.connectionsPerNode).map { DispatchQueue(label: "imagekit.redis.\(endpoint).\($0)") }
+        pending = Mutex([Int](repeating: 0, count: configuration.connectionsPerNode))
+    }
+
+    /// Runs `body` with a connection of this node, on one of the node's lanes, within the
+    /// configured timeout (`body` is given what is left of it).
+    ///
+    /// - Throws: ``ImageKitError/overloaded(_:)`` when the node's circuit is open (at once);
+    ///   ``ImageKitError/timedOut(_:)``, ``ImageKitError/connectFailed(_:)`` or
+    ///   ``ImageKitError/network(_:)`` when the node did not answer in time; `body`'s error.
+    func run<T: Sendable>(_ body: @escaping @Sendable (RedisConnection, Duration) throws(ImageKitError) -> T)
+        async throws(ImageKitError) -> T {
+        guard breaker.allowsRequest() else {
+            throw .overloaded("Redis \(endpoint) is skipped: its circuit is open after failures")
+        }
+        let deadline = ContinuousClock.now + configuration.timeout
+        let lane = pending.withLock { counts in
+            let lane = counts.indices.min { counts[$0] < counts[$1] }!
+            counts[lane] += 1
+            return lane
+        }
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, ImageKitError>, Never>) in
+            lanes[lane].async {
+                defer { self.pending.withLock { $0[lane] -= 1 } }
+                do throws(ImageKitError) {
+                    continuation.resume(returning: .success(try self.perform(body, deadline: deadline)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` on this thread (a lane's) before `deadline`.
+    private func perform<T>(_ body: (RedisConnection, Duration) throws(ImageKitError) -> T,
+                            deadline: ContinuousClock.Instant) throws(ImageKitError) -> T {
+        guard deadline > .now else {
+            breaker.recordFailure()
+            throw .timedOut("Redis \(endpoint): the operation waited its whole timeout (\(configuration.timeout)) for a free connection")
+        }
+        let connection: RedisConnection
+        if let reused = idle.withLock({ $0.popLast() }) {
+            connection = reused
+        } else {
+            do {
+                connection = try RedisConnection(to: endpoint, timeout: min(configuration.connectTimeout, deadline - .now),
+                                                 configuration: configuration)
+            } catch {
+                breaker.recordFailure()
+                throw error
+            }
+        }
+        let left = deadline - .now
+        guard left > .zero else {
+            idle.withLock { $0.append(connection) }
+            breaker.recordFailure()
+            throw .timedOut("Redis \(endpoint): no time left for the command after connecting (\(configuration.timeout))")
+        }
+        do {
+            let value = try body(connection, left)
+            finish(connection)
+            return value
+        } catch {
+            finish(connection)
+            throw error
+        }
+    }
+
+    /// Keeps `connection` for reuse and records a success, or drops it and records a failure.
+    private func finish(_ connection: RedisConnection) {
+        if connection.isBroken {
+            breaker.recordFailure()
+        } else {
+            idle.withLock { $0.append(connection) }
+            breaker.recordSuccess()
+        }
+    }
+}
