@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import ImageKitRedis
 import TestServers
 import XCTest
@@ -27,10 +28,12 @@ final class FleetReadmeExampleTests: RedisTestCase {
         let nodes = try (0..<2).map { _ in try startRedis() }
         let (first, firstTier) = try makeFleetManager(cacheDirectory: try temporaryDirectory("fleet-a"),
                                                       redisNodes: nodes.map(\.url))
-        addTeardownBlock { await first.shutdown() }
+        let shutdownFirst = ManagerShutdown(first)
+        addTeardownBlock { await shutdownFirst.run() }
         let (second, secondTier) = try makeFleetManager(cacheDirectory: try temporaryDirectory("fleet-b"),
                                                         redisNodes: nodes.map(\.url))
-        addTeardownBlock { await second.shutdown() }
+        let shutdownSecond = ManagerShutdown(second)
+        addTeardownBlock { await shutdownSecond.run() }
         XCTAssertEqual(firstTier.configuration.nodes.count, 2)
 
         let pixels = [UInt8](repeating: 200, count: 8 * 8 * 4)

@@ -56,7 +56,8 @@ class RedisTestCase: XCTestCase {
         var downloads = DownloaderConfiguration()
         downloads.destinationPolicy = DestinationPolicy(allowsLoopback: true)
         let manager = ImageManager(cache: caches, downloader: try Downloader(configuration: downloads))
-        addTeardownBlock { await manager.shutdown() }
+        let shutdownManager = ManagerShutdown(manager)
+        addTeardownBlock { await shutdownManager.run() }
         return manager
     }
 

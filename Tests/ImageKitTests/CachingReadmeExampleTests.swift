@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import Synchronization
 import XCTest
 
@@ -30,14 +31,16 @@ final class CachingReadmeExampleTests: XCTestCase {
         let directory = TemporaryDirectory("readme-caching")
         let shared = SharedTier()
         let manager = try makeManager(cacheDirectory: directory.url, shared: shared)
-        ManagerShutdown.after(self, manager)
+        let shutdownManager = ManagerShutdown(manager)
+        addTeardownBlock { await shutdownManager.run() }
         let encoded = try await ImageEncoder.encodedImage(TestPixels.image(width: 10, height: 10), as: .png())
         try await manager.cache.store(.variant(encoded), forKey: "v", to: .all, metadata: DiskCacheMetadata())
         let inShared = await shared.containsData(forKey: "thumbs:v")
         XCTAssertTrue(inShared, "written through to the shared tier")
 
         let other = try makeManager(cacheDirectory: directory.url.appendingPathComponent("other"), shared: shared)
-        ManagerShutdown.after(self, other)
+        let shutdownOther = ManagerShutdown(other)
+        addTeardownBlock { await shutdownOther.run() }
         let hit = try await other.cache.entry(forKey: "v", kind: .variant, from: .disk)
         XCTAssertEqual(hit?.value.variant, encoded, "another node finds it in the shared tier")
         let local = try XCTUnwrap((other.cache as? ImageCachesManager)?.caches.first)

@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 // README-CODER-BEGIN
@@ -39,7 +40,8 @@ final class CoderReadmeExampleTests: XCTestCase {
         configuration.allowsLocalFiles = true
         let manager = try makeManager(cacheDirectory: directory.url.appendingPathComponent("cache"),
                                       configuration: configuration)
-        ManagerShutdown.after(self, manager)
+        let shutdownManager = ManagerShutdown(manager)
+        addTeardownBlock { await shutdownManager.run() }
         let straight = TestPixels.rgba(width: 7, height: 5, opaque: false)
         let toy = directory.url.appendingPathComponent("a.toy")
         try Data(ToyFile.bytes(width: 7, height: 5, straightRGBA: straight)).write(to: toy)

@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import Synchronization
 import XCTest
 
@@ -33,7 +34,8 @@ final class LoaderReadmeExampleTests: XCTestCase {
     func testExampleRuns() async throws {
         let png = Data(ManagerFixture.png(width: 12, height: 8))
         let manager = try makeManager(cache: InMemoryImageCache("readme"), images: ["/logo.png": png])
-        ManagerShutdown.after(self, manager)
+        let shutdownManager = ManagerShutdown(manager)
+        addTeardownBlock { await shutdownManager.run() }
         let result = try await manager.image(for: URL(string: "memory://assets/logo.png"))
         XCTAssertEqual([result.image.width, result.image.height], [12, 8])
         do {

@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// The manager decoding and encoding through coders: its own ``ImageCodersManager``, a
@@ -14,7 +15,8 @@ final class ImageManagerCoderTests: XCTestCase {
         let cache = try ImageCache(namespace: "coders", directory: dir.url.appendingPathComponent("cache"),
                                    disk: DiskCacheConfiguration(sweepInterval: nil))
         let m = ImageManager(cache: cache, downloader: try Downloader(), coders: coders, configuration: configuration)
-        ManagerShutdown.after(self, m)
+        let heldManager = ManagerShutdown(m)
+        addTeardownBlock { await heldManager.run() }
         return m
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// The manager over caches other than ``ImageCache``: a cache of the tests' own and a chain
@@ -11,7 +12,8 @@ final class ImageManagerCustomCacheTests: XCTestCase {
         var configuration = ImageManagerConfiguration()
         configuration.allowsLocalFiles = true
         let m = ImageManager(cache: cache, downloader: try Downloader(), configuration: configuration)
-        ManagerShutdown.after(self, m)
+        let heldManager = ManagerShutdown(m)
+        addTeardownBlock { await heldManager.run() }
         return m
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// The manager over a loader of the tests' own (``ScriptedLoader``, images from a dictionary):
@@ -10,7 +11,8 @@ final class ImageManagerCustomLoaderTests: XCTestCase {
         var configuration = ImageManagerConfiguration()
         configure(&configuration)
         let m = ImageManager(cache: cache, loader: loader, configuration: configuration)
-        ManagerShutdown.after(self, m)
+        let heldManager = ManagerShutdown(m)
+        addTeardownBlock { await heldManager.run() }
         return m
     }
 

@@ -12,12 +12,14 @@ final class ImageManagerDecryptorTests: ManagerTestCase {
         let (url, _) = try f.copy(png.map { $0 ^ 0x5A }, named: "encrypted.bin")
 
         let plain = try makeManager()
-        ManagerShutdown.after(self, plain)
+        let shutdownPlain = ManagerShutdown(plain)
+        addTeardownBlock { await shutdownPlain.run() }
         let undecodable = await ManagerTesting.error(plain, url)
         XCTAssertEqual(undecodable?.code, ImageKitError.unknownFormat("").code, "the stored bytes are no image")
 
         let m = try makeManager(downloader: { $0.decryptor = { data, _ in Data(data.map { $0 ^ 0x5A }) } })
-        ManagerShutdown.after(self, m)
+        let heldManager = ManagerShutdown(m)
+        addTeardownBlock { await heldManager.run() }
         let result = try await ManagerTesting.image(m, url, options: .waitStoreCache)
         XCTAssertEqual([result.image.width, result.image.height], [14, 9])
         let original = try await m.builtInCache.diskCache.data(forKey: url.absoluteString)

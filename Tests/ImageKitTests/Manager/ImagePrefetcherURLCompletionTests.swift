@@ -1,12 +1,14 @@
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// ``ImagePrefetcher``'s per-URL handler, over a loader of the tests' own (no socket).
 final class ImagePrefetcherURLCompletionTests: XCTestCase {
     private func manager(_ loader: ScriptedLoader) -> ImageManager {
         let m = ImageManager(cache: InMemoryImageCache("cache"), loader: loader)
-        ManagerShutdown.after(self, m)
+        let heldManager = ManagerShutdown(m)
+        addTeardownBlock { await heldManager.run() }
         return m
     }
 
