@@ -1,3 +1,4 @@
+import ImageKit
 import Synchronization
 
 /// One node's circuit: closed while operations succeed; open (the node is skipped: a miss at
@@ -13,7 +14,7 @@ final class RedisCircuitBreaker: Sendable {
 
     private let threshold: Int
     private let coolDown: Duration
-    private let phase = Mutex<Phase>(.closed(failures: 0))
+    private let phase = Locked<Phase>(.closed(failures: 0))
     private let openings = Atomic<Int>(0)
 
     /// A closed circuit that opens after `threshold` failures in a row for `coolDown`.

@@ -1,6 +1,5 @@
 import Dispatch
 import ImageKit
-import Synchronization
 
 /// One node's pool of connections, its circuit breaker and its threads.
 ///
@@ -19,8 +18,8 @@ final class RedisNodeClient: Sendable {
     private let configuration: RedisTierConfiguration
     private let lanes: [DispatchQueue]
     /// Operations queued or running per lane.
-    private let pending: Mutex<[Int]>
-    private let idle = Mutex<[RedisConnection]>([])
+    private let pending: Locked<[Int]>
+    private let idle = Locked<[RedisConnection]>([])
 
     /// A client of `endpoint` configured by `configuration`.
     init(endpoint: RedisEndpoint, configuration: RedisTierConfiguration) {
@@ -29,7 +28,7 @@ final class RedisNodeClient: Sendable {
         breaker = RedisCircuitBreaker(threshold: configuration.failuresToOpenCircuit,
                                       coolDown: configuration.circuitCoolDown)
         lanes = (0..<configuration.connectionsPerNode).map { DispatchQueue(label: "imagekit.redis.\(endpoint).\($0)") }
-        pending = Mutex([Int](repeating: 0, count: configuration.connectionsPerNode))
+        pending = Locked([Int](repeating: 0, count: configuration.connectionsPerNode))
     }
 
     /// Runs `body` with a connection of this node, on one of the node's lanes, within the

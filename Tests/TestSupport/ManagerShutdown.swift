@@ -1,5 +1,4 @@
 import ImageKit
-import Synchronization
 
 /// Shuts a manager down after a test, then lets go of it:
 /// `let held = ManagerShutdown(m); addTeardownBlock { await held.run() }`.
@@ -9,11 +8,11 @@ import Synchronization
 /// bytes in them) alive, which LeakSanitizer reports under `make sanitize`. The block captures
 /// this holder instead, which gives the manager up as it shuts it down.
 public final class ManagerShutdown: Sendable {
-    private let manager: Mutex<ImageManager?>
+    private let manager: Locked<ImageManager?>
 
     /// A holder of `manager` until ``run()``.
     public init(_ manager: ImageManager) {
-        self.manager = Mutex(manager)
+        self.manager = Locked(manager)
     }
 
     /// Shuts the manager down (once) and lets go of it.

@@ -4,7 +4,8 @@ import Glibc
 import Synchronization
 #endif
 
-/// State guarded by a lock, shared by reference.
+/// State guarded by a lock, shared by reference. `package`: ImageKit's other targets
+/// (ImageKitRedis) lock through it too, so the TSan runs see their locks as well.
 ///
 /// Normally a `Mutex` from Synchronization. Built with `-DIMAGEKIT_PTHREAD_LOCK`
 /// (the TSan runs of `make sanitize`), it is a pthread mutex instead: TSan
@@ -14,11 +15,11 @@ import Synchronization
 // @unchecked Sendable: `state` is only touched inside `withLock`, between
 // pthread_mutex_lock and pthread_mutex_unlock on a mutex that lives at a fixed
 // address for the object's whole life.
-final class Locked<State: Sendable>: @unchecked Sendable {
+package final class Locked<State: Sendable>: @unchecked Sendable {
     private var state: State
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init(_ initial: State) {
+    package init(_ initial: State) {
         state = initial
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -31,22 +32,22 @@ final class Locked<State: Sendable>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the state.
-    func withLock<R: Sendable>(_ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R: Sendable>(_ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
     }
 }
 #else
-final class Locked<State: Sendable>: Sendable {
+package final class Locked<State: Sendable>: Sendable {
     private let mutex: Mutex<State>
 
-    init(_ initial: State) {
+    package init(_ initial: State) {
         mutex = Mutex(initial)
     }
 
     /// Runs `body` with exclusive access to the state.
-    func withLock<R: Sendable>(_ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R: Sendable>(_ body: (inout State) throws -> R) rethrows -> R {
         try mutex.withLock { state throws -> R in try body(&state) }
     }
 }

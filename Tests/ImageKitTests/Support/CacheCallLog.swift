@@ -1,8 +1,8 @@
-import Synchronization
+import ImageKit
 
 /// The calls the test caches received, in order, across caches ("upper.entry k", …).
 final class CacheCallLog: Sendable {
-    private let calls = Mutex<[String]>([])
+    private let calls = Locked<[String]>([])
 
     func record(_ call: String) {
         calls.withLock { $0.append(call) }

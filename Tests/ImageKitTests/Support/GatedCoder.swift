@@ -1,6 +1,5 @@
 import Foundation
 import ImageKit
-import Synchronization
 
 /// A coder whose decode waits (up to 10 s) until `open()` is called, then returns a 1x1 image
 /// whose red channel is `red`: claims every input and counts its decodes.
@@ -11,7 +10,7 @@ final class GatedCoder: ImageCoding {
     }
 
     let red: UInt8
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(red: UInt8) {
         self.red = red

@@ -1,12 +1,11 @@
 import Foundation
 import ImageKit
-import Synchronization
 
 /// A ``ByteCacheTier`` in a dictionary, standing in for a shared store (Redis, …): it keeps
 /// what it is given as it is, and records the expiry each key was set with.
 final class InMemoryByteTier: ByteCacheTier {
-    private let entries = Mutex<[String: Data]>([:])
-    private let expiries = Mutex<[String: Date]>([:])
+    private let entries = Locked<[String: Data]>([:])
+    private let expiries = Locked<[String: Date]>([:])
 
     /// The bytes under `key`.
     func raw(_ key: String) -> Data? { entries.withLock { $0[key] } }

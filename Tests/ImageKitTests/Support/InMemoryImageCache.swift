@@ -27,12 +27,12 @@ final class InMemoryImageCache: ImageCaching {
         var kind: ImageCacheEntryKind
     }
 
-    private let tiers = Mutex<[ImageCacheType: [Key: Stored]]>([.memory: [:], .disk: [:]])
+    private let tiers = Locked<[ImageCacheType: [Key: Stored]]>([.memory: [:], .disk: [:]])
     private let failing = Atomic<Bool>(false)
     private let holdingQueries = Atomic<Bool>(false)
-    private let storeDelay = Mutex<Duration?>(nil)
+    private let storeDelay = Locked<Duration?>(nil)
     /// Queries and contains checks held until ``release()``, whether cancelled or not (nil: not held).
-    private let gate = Mutex<[CheckedContinuation<Void, Never>]?>(nil)
+    private let gate = Locked<[CheckedContinuation<Void, Never>]?>(nil)
 
     init(_ name: String, log: CacheCallLog = CacheCallLog(), synchronousMemory: Bool = false) {
         self.name = name

@@ -1,6 +1,5 @@
 import Foundation
 import ImageKit
-import Synchronization
 
 /// An ``ImageLoading`` loader of the tests' own: serves `memory://` URLs from a dictionary of
 /// images by path, with no socket, and records what it was asked.
@@ -27,7 +26,7 @@ final class ScriptedLoader: ImageLoading {
     }
 
     let scheme: String
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(scheme: String = "memory") {
         self.scheme = scheme

@@ -1,6 +1,5 @@
 import Foundation
 import ImageKit
-import Synchronization
 
 /// A coder for tests: claims the bytes starting with `signature`, decodes them to a 1x1 image
 /// whose red channel is `red` (or throws `error`), and counts its calls.
@@ -9,7 +8,7 @@ final class StubCoder: ImageCoding {
     let red: UInt8
     let error: (any Error)?
     let encodes: Set<ImageFormat>
-    private let calls = Mutex<[String]>([])
+    private let calls = Locked<[String]>([])
 
     convenience init(_ signature: String, red: UInt8 = 0, error: (any Error)? = nil,
                      encodes: Set<ImageFormat> = []) {

@@ -1,6 +1,5 @@
 import Foundation
 import ImageKit
-import Synchronization
 
 /// A coder whose decode waits (up to 10 s) for its cancellation, so tests can see a cancelled
 /// load reach a custom coder: claims every input.
@@ -11,7 +10,7 @@ final class WaitingCoder: ImageCoding {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var started: Bool { state.withLock { $0.started } }
     var sawCancellation: Bool { state.withLock { $0.sawCancellation } }
