@@ -1,4 +1,11 @@
-/* exif.c — the orientation tag from an EXIF (TIFF) block. */
+/*
+ * exif.c — the EXIF orientation: the tag in an EXIF (TIFF) block, and where
+ * PNG (eXIf chunk) and WebP (EXIF chunk) keep that block. Only headers are
+ * read: the chunk walks skip every chunk by its length, and nothing is
+ * allocated. Anything malformed reads as orientation 1, never as an error.
+ */
+#include <string.h>
+
 #include "ic_decode_internal.h"
 
 static uint32_t rd16(const uint8_t *p, bool le) {
@@ -33,6 +40,46 @@ uint8_t ic_exif_orientation(const uint8_t *tiff, size_t size) {
         if (type != 3 || n < 1) return 1;  /* SHORT, stored inline */
         uint32_t v = rd16(entry + 8, le);
         return v >= 1 && v <= 8 ? (uint8_t)v : 1;
+    }
+    return 1;
+}
+
+/* An EXIF payload: a TIFF header, after "Exif\0\0" as some writers put it. */
+static uint8_t payload_orientation(const uint8_t *p, size_t n) {
+    if (n >= 6 && memcmp(p, "Exif\0\0", 6) == 0) {
+        p += 6;
+        n -= 6;
+    }
+    return ic_exif_orientation(p, n);
+}
+
+static uint32_t be32(const uint8_t *p) { return rd32(p, false); }
+
+uint8_t ic_png_exif_orientation(const uint8_t *png, size_t size) {
+    size_t at = 8; /* after the signature */
+    while (size >= at + 8) {
+        uint32_t len = be32(png + at);
+        const uint8_t *type = png + at + 4;
+        if (memcmp(type, "IDAT", 4) == 0 || memcmp(type, "IEND", 4) == 0) return 1;
+        if (len > 0x7fffffffu || len > size - at - 8) return 1;
+        if (memcmp(type, "eXIf", 4) == 0) return payload_orientation(png + at + 8, len);
+        at += 12 + (size_t)len;
+    }
+    return 1;
+}
+
+uint8_t ic_webp_exif_orientation(const uint8_t *webp, size_t size) {
+    /* RIFF header (12), then VP8X: header (8), flags (1); bit 3 announces EXIF. */
+    if (size < 30 || memcmp(webp + 12, "VP8X", 4) != 0 || !(webp[20] & 0x08)) return 1;
+    uint32_t riff = rd32(webp + 4, true);
+    if (riff < size - 8) size = (size_t)riff + 8;
+    size_t at = 12;
+    while (size - at >= 8) {
+        uint32_t len = rd32(webp + at + 4, true);
+        if (len > size - at - 8) return 1;
+        if (memcmp(webp + at, "EXIF", 4) == 0) return payload_orientation(webp + at + 8, len);
+        at += 8 + (size_t)len + (len & 1);
+        if (at > size) return 1;
     }
     return 1;
 }

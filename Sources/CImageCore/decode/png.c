@@ -132,6 +132,8 @@ ic_status ic_png_decode(ic_decoder *d) {
     png_uint_32 width, height;
     int bit_depth, color_type, interlace;
     png_get_IHDR(png, info, &width, &height, &bit_depth, &color_type, &interlace, NULL, NULL);
+    /* eXIf is read from the bytes (exif.c); libpng skips it. */
+    d->orientation = ic_png_exif_orientation(d->data, d->size);
     c.status = ic_dec_check_size(d, width, height, 1, 0);
     if (c.status != IC_OK) png_error(png, "limit");
 
@@ -227,5 +229,6 @@ ic_status ic_png_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err)
                             info->height);
     }
     info->frame_count = 1;
+    info->orientation = ic_png_exif_orientation(p, n);
     return IC_OK;
 }

@@ -253,6 +253,7 @@ ic_status ic_webp_decode(ic_decoder *d) {
     WebPBitstreamFeatures f;
     VP8StatusCode code = WebPGetFeatures(d->data, d->size, &f);
     if (code != VP8_STATUS_OK) return vp8_failure(d, code);
+    d->orientation = ic_webp_exif_orientation(d->data, d->size);
     if (f.has_animation) return decode_animation(d);
     return decode_still(d, &f);
 }
@@ -268,6 +269,7 @@ ic_status ic_webp_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err
     info->height = (uint32_t)f.height;
     info->has_alpha = (uint8_t)(f.has_alpha != 0);
     info->frame_count = 1;
+    info->orientation = ic_webp_exif_orientation(p, n);
     if (f.has_animation) {
         WebPData data = {p, n};
         WebPDemuxer *demux = WebPDemux(&data);

@@ -52,7 +52,10 @@ typedef struct ic_decode_options {
     ic_limits limits;
     /** 0 (default): frame 0 only. 1: every frame of an animation, composited. */
     int all_frames;
-    /** 0 (default): apply the JPEG EXIF orientation. 1: return pixels as stored. */
+    /**
+     * 0 (default): apply the EXIF orientation (JPEG APP1, PNG eXIf before IDAT, WebP EXIF).
+     * 1: return pixels as stored.
+     */
     int keep_orientation;
     /**
      * Thumbnail box in pixels, after orientation: shrink on load so the output

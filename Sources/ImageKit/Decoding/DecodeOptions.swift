@@ -7,7 +7,8 @@ public struct DecodeOptions: Sendable, Hashable {
     /// Decode only the first frame of an animation (the default). When false,
     /// every frame is decoded as a fully composited canvas.
     public var firstFrameOnly: Bool
-    /// Apply the JPEG EXIF orientation (the default). When false, pixels are returned as stored.
+    /// Apply the EXIF orientation of a JPEG (APP1), PNG (an eXIf chunk before the image data) or
+    /// WebP (EXIF chunk) — the default. When false, pixels are returned as stored.
     public var applyOrientation: Bool
     /// Shrink on load to this box (pixels of the upright picture; a side of 0 is
     /// unconstrained). `nil` (the default) decodes at full size.
