@@ -40,6 +40,7 @@ let package = Package(
                 .linkedLibrary("png16"),
                 .linkedLibrary("webp"),
                 .linkedLibrary("webpdemux"),
+                .linkedLibrary("webpmux"),
                 .linkedLibrary("lz4"),
                 .linkedLibrary("curl"),
                 .linkedLibrary("m"),

@@ -1,4 +1,8 @@
-/* encode.c — JPEG (TurboJPEG), PNG (libpng) and WebP (libwebp) encoders. */
+/*
+ * encode.c — JPEG (TurboJPEG), PNG (libpng) and WebP (libwebp) encoders, and
+ * the ICC profile each embeds when asked (APP2 markers spliced into
+ * TurboJPEG's output, libpng's iCCP, an ICCP chunk added by libwebpmux).
+ */
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +10,7 @@
 #include <png.h>
 #include <turbojpeg.h>
 #include <webp/encode.h>
+#include <webp/mux.h>
 
 #include "../common/ic_common_internal.h"
 #include "../image/ic_image_internal.h"
@@ -20,6 +25,84 @@ void ic_encode_options_init(ic_encode_options *o, ic_format format) {
 }
 
 void ic_encode_free(uint8_t *data) { free(data); }
+
+/* ---- ICC profiles ---- */
+
+/* An APP2 ICC_PROFILE marker: length (2), "ICC_PROFILE\0" (12), sequence number and marker
+ * count (1 each), then at most this many bytes of the profile; 255 markers at most. */
+#define ICC_MARKER_OVERHEAD 16
+#define ICC_MARKER_DATA (65535 - ICC_MARKER_OVERHEAD)
+#define ICC_MAX_MARKERS 255
+
+/* The minimal checks a profile to embed passes (see ic_encode_options.icc_profile). */
+static ic_status check_icc(const ic_encode_options *o, ic_error *err) {
+    const char *name = ic_format_name(o->format);
+    const uint8_t *p = o->icc_profile;
+    size_t n = o->icc_profile_size;
+    if (!p) {
+        if (n == 0) return IC_OK;
+        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "%s: ICC profile of %zu bytes at NULL",
+                            name, n);
+    }
+    if (n < 132) {
+        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+                            "%s: the ICC profile is %zu bytes, shorter than a profile header and "
+                            "tag count (132 bytes)", name, n);
+    }
+    uint32_t declared = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    if (declared != n) {
+        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+                            "%s: the ICC profile's header says %u bytes, but it is %zu bytes",
+                            name, declared, n);
+    }
+    if (memcmp(p + 36, "acsp", 4) != 0) {
+        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+                            "%s: the ICC profile has no 'acsp' signature at byte 36", name);
+    }
+    if (o->format == IC_FORMAT_JPEG && n > (size_t)ICC_MAX_MARKERS * ICC_MARKER_DATA) {
+        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+                            "JPEG: the ICC profile is %zu bytes, more than %d APP2 markers hold "
+                            "(%d bytes)", n, ICC_MAX_MARKERS, ICC_MAX_MARKERS * ICC_MARKER_DATA);
+    }
+    return IC_OK;
+}
+
+/* A malloc'd copy of `jpeg` with the profile's APP2 markers after SOI and the JFIF APP0
+ * marker (which must come first), where libjpeg's jpeg_write_icc_profile puts them. */
+static ic_status splice_icc(const uint8_t *jpeg, size_t size, const ic_encode_options *o,
+                            uint8_t **out, size_t *out_size, ic_error *err) {
+    size_t at = 2;
+    if (size >= 6 && jpeg[2] == 0xFF && jpeg[3] == 0xE0) at = 4 + ((size_t)jpeg[4] << 8 | jpeg[5]);
+    if (size < 2 || at > size) {
+        return ic_set_error(err, IC_ERR_INTERNAL, "JPEG: unexpected encoder output");
+    }
+    size_t icc = o->icc_profile_size;
+    size_t markers = (icc + ICC_MARKER_DATA - 1) / ICC_MARKER_DATA;
+    size_t total = size + icc + markers * (2 + ICC_MARKER_OVERHEAD);
+    uint8_t *p = malloc(total);
+    if (!p) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG: out of memory");
+    memcpy(p, jpeg, at);
+    uint8_t *q = p + at;
+    for (size_t i = 0; i < markers; i++) {
+        size_t chunk = icc - i * ICC_MARKER_DATA;
+        if (chunk > ICC_MARKER_DATA) chunk = ICC_MARKER_DATA;
+        size_t len = chunk + ICC_MARKER_OVERHEAD;
+        *q++ = 0xFF;
+        *q++ = 0xE2;
+        *q++ = (uint8_t)(len >> 8);
+        *q++ = (uint8_t)len;
+        memcpy(q, "ICC_PROFILE", 12);
+        q += 12;
+        *q++ = (uint8_t)(i + 1);
+        *q++ = (uint8_t)markers;
+        memcpy(q, o->icc_profile + i * ICC_MARKER_DATA, chunk);
+        q += chunk;
+    }
+    memcpy(q, jpeg + at, size - at);
+    *out = p;
+    *out_size = total;
+    return IC_OK;
+}
 
 /* ---- JPEG ---- */
 
@@ -57,6 +140,8 @@ static ic_status encode_jpeg(const ic_image *img, const uint8_t *frame, const ic
     ic_status st = IC_OK;
     if (rc != 0) {
         st = ic_set_error(err, IC_ERR_ENCODE, "JPEG: %s", tjGetErrorStr2(tj));
+    } else if (o->icc_profile) {
+        st = splice_icc(buf, size, o, out, out_size, err);
     } else if (!(*out = malloc(size))) {
         st = ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG: out of memory");
     } else {
@@ -74,8 +159,8 @@ static ic_status encode_jpeg(const ic_image *img, const uint8_t *frame, const ic
 typedef struct png_out {
     uint8_t *data;
     size_t size, capacity;
-    bool failed;
-    char message[128];
+    bool in_icc;        /* libpng is checking the ICC profile */
+    char message[128];  /* libpng's error, or its last warning */
     jmp_buf jump;
 } png_out;
 
@@ -102,8 +187,8 @@ static void png_error_fn(png_structp png, png_const_charp msg) {
 }
 
 static void png_warning_fn(png_structp png, png_const_charp msg) {
-    (void)png;
-    (void)msg;
+    png_out *o = png_get_error_ptr(png);
+    strncpy(o->message, msg ? msg : "warning", sizeof o->message - 1);
 }
 
 static ic_status encode_png(const ic_image *img, const uint8_t *frame, const ic_encode_options *o,
@@ -125,6 +210,10 @@ static ic_status encode_png(const ic_image *img, const uint8_t *frame, const ic_
         png_destroy_write_struct(&png, &info);
         free(row);
         free(sink.data);
+        if (sink.in_icc) {
+            return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "PNG: libpng refused the ICC profile: %s",
+                                sink.message);
+        }
         return ic_set_error(err, IC_ERR_ENCODE, "PNG: %s", sink.message);
     }
     png_set_write_fn(png, &sink, png_write_fn, png_flush_fn);
@@ -133,6 +222,19 @@ static ic_status encode_png(const ic_image *img, const uint8_t *frame, const ic_
     png_set_IHDR(png, info, img->width, img->height, 8,
                  opaque ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_RGB_ALPHA, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    if (o->icc_profile) {
+        /* libpng checks the profile further (its tag table; an RGB profile for RGB pixels). */
+        sink.in_icc = true;
+        sink.message[0] = 0;
+        png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, o->icc_profile,
+                     (png_uint_32)o->icc_profile_size);
+        if (!png_get_valid(png, info, PNG_INFO_iCCP)) {
+            char why[sizeof sink.message];
+            memcpy(why, sink.message, sizeof why);
+            png_error(png, why[0] ? why : "the profile is not valid");
+        }
+        sink.in_icc = false;
+    }
     png_write_info(png, info);
     if (opaque) {
         png_set_filler(png, 0, PNG_FILLER_AFTER); /* drop the 4th byte */
@@ -158,6 +260,33 @@ static ic_status encode_png(const ic_image *img, const uint8_t *frame, const ic_
 }
 
 /* ---- WebP ---- */
+
+/* A malloc'd copy of the WebP file `webp` with the profile in an ICCP chunk (libwebpmux makes
+ * the file extended, VP8X announcing the profile). */
+static ic_status add_iccp(const uint8_t *webp, size_t size, const ic_encode_options *o,
+                          uint8_t **out, size_t *out_size, ic_error *err) {
+    WebPData image = {webp, size};
+    WebPData icc = {o->icc_profile, o->icc_profile_size};
+    WebPData assembled = {NULL, 0};
+    WebPMux *mux = WebPMuxCreate(&image, 0);
+    WebPMuxError e = mux ? WebPMuxSetChunk(mux, "ICCP", &icc, 0) : WEBP_MUX_MEMORY_ERROR;
+    if (e == WEBP_MUX_OK) e = WebPMuxAssemble(mux, &assembled);
+    WebPMuxDelete(mux);
+    if (e != WEBP_MUX_OK) {
+        WebPDataClear(&assembled);
+        return ic_set_error(err, e == WEBP_MUX_MEMORY_ERROR ? IC_ERR_OUT_OF_MEMORY : IC_ERR_ENCODE,
+                            "WebP: cannot add the ICC profile (libwebpmux error %d)", (int)e);
+    }
+    *out = malloc(assembled.size);
+    if (!*out) {
+        WebPDataClear(&assembled);
+        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory");
+    }
+    memcpy(*out, assembled.bytes, assembled.size);
+    *out_size = assembled.size;
+    WebPDataClear(&assembled);
+    return IC_OK;
+}
 
 static ic_status encode_webp(const ic_image *img, const uint8_t *frame, const ic_encode_options *o,
                              uint8_t **out, size_t *out_size, ic_error *err) {
@@ -186,6 +315,11 @@ static ic_status encode_webp(const ic_image *img, const uint8_t *frame, const ic
                                        (float)o->quality, &buf);
     free(straight);
     if (size == 0) return ic_set_error(err, IC_ERR_ENCODE, "WebP: the encoder failed");
+    if (o->icc_profile) {
+        ic_status st = add_iccp(buf, size, o, out, out_size, err);
+        WebPFree(buf);
+        return st;
+    }
     *out = malloc(size);
     if (!*out) {
         WebPFree(buf);
@@ -209,13 +343,17 @@ ic_status ic_encode(const ic_image *image, const ic_encode_options *options, uin
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "encode: frame %u of %u", options->frame,
                             image->frame_count);
     }
+    ic_format f = options->format;
+    if (f != IC_FORMAT_JPEG && f != IC_FORMAT_PNG && f != IC_FORMAT_WEBP) {
+        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "encode: cannot encode %s",
+                            ic_format_name(f));
+    }
+    ic_status st = check_icc(options, err);
+    if (st != IC_OK) return st;
     const uint8_t *frame = ic_image_frame(image, options->frame);
-    switch (options->format) {
+    switch (f) {
     case IC_FORMAT_JPEG: return encode_jpeg(image, frame, options, out, out_size, err);
     case IC_FORMAT_PNG: return encode_png(image, frame, options, out, out_size, err);
-    case IC_FORMAT_WEBP: return encode_webp(image, frame, options, out, out_size, err);
-    default:
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "encode: cannot encode %s",
-                            ic_format_name(options->format));
+    default: return encode_webp(image, frame, options, out, out_size, err);
     }
 }

@@ -5,6 +5,10 @@
  * (pixels with alpha 0 become 0,0,0,0; nothing divides by zero). JPEG has no
  * alpha: pixels are composited over a background colour instead, which in
  * premultiplied form is exact (c + bg * (255 - a) / 255).
+ *
+ * Nothing but the pixels is written by default: no colour profile (readers
+ * assume sRGB), no EXIF, no text. ic_encode_options.icc_profile embeds a
+ * profile when one is wanted.
  */
 #ifndef IC_ENCODE_H
 #define IC_ENCODE_H
@@ -36,6 +40,17 @@ typedef struct ic_encode_options {
     uint8_t background[3];
     /** Which frame of an animation to encode. Default 0. */
     uint32_t frame;
+    /**
+     * An ICC profile to embed, icc_profile_size bytes (JPEG: APP2 ICC_PROFILE markers,
+     * PNG: iCCP, WebP: ICCP). NULL/0 (default): embed nothing, which readers take as
+     * sRGB. The bytes are embedded as given, the pixels are not converted; a profile
+     * shorter than 132 bytes, whose header size field is not its length, or without
+     * the 'acsp' signature is refused (IC_ERR_INVALID_ARGUMENT), as is one JPEG's 255
+     * markers cannot hold (over 16,707,345 bytes) and, for PNG, one libpng's own checks
+     * refuse (its tag table; a profile that is not for RGB pixels).
+     */
+    const uint8_t *icc_profile;
+    size_t icc_profile_size;
 } ic_encode_options;
 
 /** Fills `options` with the defaults for `format`. */

@@ -51,7 +51,7 @@ public final class BuiltInImageCoder: ImageCoding {
 
     /// Encodes the first frame of `image` with ``ImageEncoder``.
     ///
-    /// - Throws: ``ImageKitError``, as ``ImageEncoder/encode(_:as:frame:)`` does.
+    /// - Throws: ``ImageKitError``, as ``ImageEncoder/encode(_:as:frame:iccProfile:)`` does.
     public func encode(_ image: Image, as format: EncodeFormat) throws -> EncodedImage {
         try ImageEncoder.encodedImageNow(image, as: format)
     }

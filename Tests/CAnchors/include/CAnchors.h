@@ -4,7 +4,8 @@
  * make test and benchmark inputs. Not part of any product.
  *
  * Buffers returned through `out` are malloc'd; free them with anchors_free.
- * Functions return 0 on success and -1 on failure.
+ * Functions return 0 on success and -1 on failure (the ICC profile readers
+ * also return 1: no profile).
  */
 #ifndef CANCHORS_H
 #define CANCHORS_H
@@ -105,5 +106,22 @@ int anchors_webp_decode_into(const uint8_t *data, size_t size, uint8_t *dst, siz
 
 /** DGifSlurp; returns the number of images, or -1. No compositing. */
 int anchors_decode_gif(const uint8_t *data, size_t size);
+
+/* ---- Embedded ICC profiles, read back by each library's own reader (icc.c). ---- */
+
+/*
+ * Each returns 0 with the profile's bytes in `out`, 1 if the file carries no
+ * profile, -1 if the file cannot be read (or, for WebP, if the VP8X ICC flag
+ * and the ICCP chunk disagree).
+ */
+
+/** libjpeg's jpeg_read_icc_profile (APP2 ICC_PROFILE markers, reassembled). */
+int anchors_jpeg_icc_profile(const uint8_t *data, size_t size, uint8_t **out, size_t *out_size);
+
+/** libpng's png_get_iCCP (the iCCP chunk, inflated). */
+int anchors_png_icc_profile(const uint8_t *data, size_t size, uint8_t **out, size_t *out_size);
+
+/** libwebpmux's WebPMuxGetChunk("ICCP"), checked against the VP8X flag. */
+int anchors_webp_icc_profile(const uint8_t *data, size_t size, uint8_t **out, size_t *out_size);
 
 #endif /* CANCHORS_H */
