@@ -1,3 +1,4 @@
+import CAnchors
 import Foundation
 import ImageKit
 import XCTest
@@ -139,6 +140,32 @@ final class ExifOrientationTests: XCTestCase {
                                                orientation: orientation)
                 XCTAssertTrue(thumbnail.packedPixels() == expected.pixels, label)
             }
+        }
+    }
+
+    /// Every frame of an animated WebP is oriented.
+    func testAnimatedWebPFramesAreAllOriented() throws {
+        let frames = [pattern, Pixels.pattern(width: width, height: height, seed: 90)]
+        let animation = frames[0].withUnsafeBufferPointer { a in
+            frames[1].withUnsafeBufferPointer { b in
+                anchorBytes { out, size in
+                    anchors_encode_webp_animation([a.baseAddress, b.baseAddress], 2, Int32(width), Int32(height), 50, out, size)
+                }
+            }
+        }
+        var file = try XCTUnwrap(animation)
+        XCTAssertEqual(Array(file[12..<16]), Array("VP8X".utf8))
+        file[20] |= 0x08
+        file += Array("EXIF".utf8) + le32(26) + tiff(orientation: 6, bigEndian: false)
+        file.replaceSubrange(4..<8, with: le32(UInt32(file.count - 8)))
+
+        XCTAssertEqual(try ImageDecoder.info(file).orientation, 6)
+        let image = try ImageDecoder(options: DecodeOptions(firstFrameOnly: false)).decode(file)
+        XCTAssertEqual(image.frameCount, 2)
+        XCTAssertEqual(image.width, height)
+        for f in 0..<2 {
+            let expected = Pixels.oriented(frames[f], width: width, height: height, orientation: 6)
+            XCTAssertTrue(image.packedPixels(frame: f) == expected.pixels, "frame \(f)")
         }
     }
 
