@@ -57,7 +57,8 @@ public enum ImageEncoder {
     ///   converted. `nil` (the default) embeds nothing, and readers take the pixels as sRGB.
     ///   A profile shorter than 132 bytes, whose header's size field is not its length, or
     ///   without the `acsp` signature is refused with ``ImageKitError/invalidArgument(_:)``, as
-    ///   is one libpng refuses for a PNG (e.g. a grey profile for RGB pixels).
+    ///   is one larger than JPEG's 255 APP2 markers hold (16,707,345 bytes) and one libpng
+    ///   refuses for a PNG (e.g. a profile that is not for RGB pixels).
     public static func encode(_ image: Image, as format: EncodeFormat, frame: Int = 0,
                               iccProfile: Data? = nil) throws(ImageKitError) -> Data {
         guard frame >= 0, frame < image.frameCount else {
