@@ -300,4 +300,40 @@ final class APNGDecodeTests: XCTestCase {
         XCTAssertEqual(code, .corrupt)
         XCTAssertTrue(message.hasPrefix("PNG: ") && message.hasSuffix("(APNG frame 1)"), message)
     }
+
+    // MARK: - Through the C core
+
+    /// Decodes every frame through the C core with the cancel flag at `flag`: status, message, peak bytes.
+    private func decodeInC(_ data: [UInt8], cancelFlag flag: Int32 = 0) -> (ic_status, String, UInt64) {
+        var cancel = flag
+        var options = ic_decode_options()
+        ic_decode_options_init(&options)
+        options.all_frames = 1
+        var out: UnsafeMutablePointer<ic_image>?
+        var err = ic_error()
+        var stats = ic_decode_stats()
+        let st = withUnsafePointer(to: &cancel) { flag in
+            options.cancel_flag = flag
+            return ic_decode(data, data.count, &options, &out, &stats, &err)
+        }
+        ic_image_free(out)
+        XCTAssertEqual(st == IC_OK, out != nil)
+        return (st, cString(err.message), stats.peak_bytes)
+    }
+
+    func testTheCancelFlagStopsTheAnimation() throws {
+        let (st, message, _) = decodeInC(try fixture("blend_op_over_near_transparent.png"), cancelFlag: 1)
+        XCTAssertEqual(st, IC_ERR_CANCELLED)
+        XCTAssertEqual(message, "PNG: decode cancelled")
+    }
+
+    /// The canvas, the frame and the saved canvas (dispose to previous) are counted, and
+    /// nothing else of note is held: the peak is the output plus those and libpng's inflater.
+    func testPeakMemoryIsTheOutputPlusTheCompositingBuffers() throws {
+        let (st, _, peak) = decodeInC(try fixture("dispose_op_previous.png")) // 3 frames of 128x64
+        XCTAssertEqual(st, IC_OK)
+        let frame = UInt64(128 * 64 * 4)
+        XCTAssertGreaterThanOrEqual(peak, 3 * frame + 3 * frame, "output, canvas, frame and saved canvas")
+        XCTAssertLessThan(peak, 6 * frame + (64 << 10), "no more than libpng's inflater on top")
+    }
 }
