@@ -289,6 +289,12 @@ final class APNGDecodeTests: XCTestCase {
         let (code, message) = try XCTUnwrap(failure(bytes))
         XCTAssertEqual(code, .corrupt)
         XCTAssertEqual(message, "APNG: CRC mismatch in the fdAT chunk (chunk at byte \(offset))")
+
+        // The IHDR every frame is re-wrapped with: checked as libpng checks it for the still.
+        var header = try fixture("dispose_op_none.png")
+        header[29] ^= 0x01
+        XCTAssertEqual(try XCTUnwrap(failure(header)).1, "APNG: CRC mismatch in the IHDR chunk (chunk at byte 8)")
+        XCTAssertEqual(try XCTUnwrap(failure(header, DecodeOptions())).0, .corrupt)
     }
 
     func testBadFrameDataNamesTheFrame() throws {
