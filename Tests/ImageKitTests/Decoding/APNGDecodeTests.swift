@@ -144,6 +144,38 @@ final class APNGDecodeTests: XCTestCase {
         XCTAssertEqual(Array(last[(8 * 32 + 16) * 4..<((8 * 32 + 16) * 4 + 4)]), [0, 0, 0, 0])
     }
 
+    /// Adam7-interlaced frames (the test files have none), written by the tests' own PNG
+    /// writer: a 20x12 frame 0 that is the IDAT image, then a 7x5 frame at (9, 4) blended
+    /// over it whose alpha is 0 or 255, so the expected canvas is a plain selection.
+    func testInterlacedFramesAndTheirRegion() throws {
+        let base = Pixels.pattern(width: 20, height: 12, alpha: true, seed: 5)
+        var patch = Pixels.pattern(width: 7, height: 5, seed: 9)
+        for i in stride(from: 3, to: patch.count, by: 8) { patch[i] = 0 } // every other pixel transparent
+        let fcTL0 = be32(0) + be32(20) + be32(12) + be32(0) + be32(0) + be16(1) + be16(10) + [0, 0]
+        let fcTL1 = be32(1) + be32(7) + be32(5) + be32(9) + be32(4) + be16(3) + be16(0) + [1, 1]
+        let patchData = PNGWriter(width: 7, height: 5, colorType: .rgba, bitDepth: 8, samples: patch.map(UInt16.init),
+                                  interlaced: true).rawData()
+        let apng = PNGWriter(width: 20, height: 12, colorType: .rgba, bitDepth: 8, samples: base.map(UInt16.init),
+                             interlaced: true,
+                             chunksBeforeData: [("acTL", be32(2) + be32(7)), ("fcTL", fcTL0)],
+                             chunksAfterData: [("fcTL", fcTL1), ("fdAT", be32(2) + PNGWriter.zlibStored(patchData))]).encode()
+
+        var expected = base
+        for y in 0..<5 {
+            for x in 0..<7 where patch[(y * 7 + x) * 4 + 3] == 255 {
+                let from = (y * 7 + x) * 4, to = ((4 + y) * 20 + 9 + x) * 4
+                expected.replaceSubrange(to..<(to + 4), with: patch[from..<(from + 4)])
+            }
+        }
+        let image = try ImageDecoder(options: allFrames).decode(apng)
+        XCTAssertEqual(image.frameCount, 2)
+        XCTAssertEqual(image.loopCount, 7)
+        XCTAssertEqual(image.frameDelays, [100, 30])
+        XCTAssertEqual(image.packedPixels(frame: 0), Pixels.premultiplied(base))
+        XCTAssertEqual(image.packedPixels(frame: 1), Pixels.premultiplied(expected))
+        XCTAssertEqual(try ImageDecoder().decode(apng).packedPixels(), Pixels.premultiplied(base))
+    }
+
     // MARK: - Invalid and hostile files
 
     func testInvalidAnimationsFailNamingTheProblem() throws {
