@@ -3,8 +3,9 @@
  *
  * Debian's libpng has no APNG support, so each frame is re-wrapped as a PNG of
  * its own — the file's IHDR with the frame's size, its PLTE and tRNS, the
- * frame's IDAT or fdAT payloads as IDAT chunks with fresh CRCs (the originals
- * are checked here first), and IEND — which png.c decodes to straight RGBA8.
+ * frame's IDAT or fdAT payloads as IDAT chunks, and IEND — which png.c decodes
+ * to straight RGBA8 without looking at CRCs: every chunk copied is checked here
+ * first.
  *
  * Frames are composited as the APNG specification says, on a straight-alpha
  * canvas that starts transparent black: before frame i, frame i-1's region is
@@ -29,6 +30,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "ic_decode_internal.h"
 
 #define APNG_DISPOSE_NONE 0
@@ -48,24 +51,10 @@ static void put_be32(uint8_t *p, uint32_t v) {
     p[3] = (uint8_t)v;
 }
 
-/* CRC-32 of PNG chunks (ISO 3309, reflected 0xEDB88320), four bits a step. */
-static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t n) {
-    static const uint32_t table[16] = {
-        0x00000000, 0x1DB71064, 0x3B6E20C8, 0x26D930AC, 0x76DC4190, 0x6B6B51F4,
-        0x4DB26158, 0x5005713C, 0xEDB88320, 0xF00F9344, 0xD6D6A3E8, 0xCB61B38C,
-        0x9B64C2B0, 0x86D3D2D4, 0xA00AE278, 0xBDBDF21C,
-    };
-    for (size_t i = 0; i < n; i++) {
-        crc ^= p[i];
-        crc = (crc >> 4) ^ table[crc & 15];
-        crc = (crc >> 4) ^ table[crc & 15];
-    }
-    return crc;
-}
-
-/* CRC of a chunk's type and data (`type` points at the 4 type bytes). */
+/* CRC of a chunk's type and data (`type` points at the 4 type bytes), with zlib's
+ * crc32 (libpng's own zlib). */
 static uint32_t chunk_crc(const uint8_t *type, uint32_t length) {
-    return ~crc_update(0xFFFFFFFFu, type, 4 + (size_t)length);
+    return (uint32_t)crc32(crc32(0L, Z_NULL, 0), type, 4 + length);
 }
 
 /* ---- Walking chunks. ---- */
@@ -316,11 +305,13 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
 
 /* ---- Re-wrapping a frame. ---- */
 
+/* Writes a chunk with a zero CRC: png.c's frame reader does not check CRCs (the
+ * originals were checked in check_chunks). */
 static uint8_t *put_chunk(uint8_t *out, const char *type, const uint8_t *data, uint32_t length) {
     put_be32(out, length);
     memcpy(out + 4, type, 4);
     if (length) memcpy(out + 8, data, length);
-    put_be32(out + 8 + length, chunk_crc(out + 4, length));
+    put_be32(out + 8 + length, 0);
     return out + 12 + length;
 }
 
@@ -381,6 +372,18 @@ static void blend_over(uint8_t *dst, const uint8_t *src, uint32_t count) {
             continue;
         }
         if (sa == 0) continue;
+        if (dst[3] == 0) {
+            memcpy(dst, src, 4);
+            continue;
+        }
+        if (dst[3] == 255) {
+            /* The general formula with a255 = 255 * 255: coef1 = sa * 128, alpha 255. */
+            uint32_t coef1 = sa * 128, coef2 = 255 * 128 - coef1;
+            for (int k = 0; k < 3; k++) {
+                dst[k] = (uint8_t)(div255(src[k] * coef1 + dst[k] * coef2 + (0x80 << 7)) >> 7);
+            }
+            continue;
+        }
         uint32_t a255 = sa * 255 + (255 - sa) * dst[3];
         uint32_t coef1 = sa * 255 * 255 * 128 / a255, coef2 = 255 * 128 - coef1;
         for (int k = 0; k < 3; k++) {

@@ -190,7 +190,8 @@ ic_status ic_apng_decode(ic_decoder *d);
 /**
  * Decodes a complete PNG held in memory (an APNG frame re-wrapped by apng.c),
  * `width` x `height` pixels, to straight RGBA8 rows `stride` bytes apart at
- * `out`, with ic_png_decode's transforms. Looks at the cancel flag every 64 rows.
+ * `out`, with ic_png_decode's transforms. Chunk CRCs are not checked (apng.c
+ * checks the originals). Looks at the cancel flag every 64 rows.
  */
 ic_status ic_png_decode_rgba(ic_decoder *d, const uint8_t *png_data, size_t size, uint8_t *out,
                              size_t stride, uint32_t width, uint32_t height);

@@ -236,6 +236,7 @@ ic_status ic_png_decode_rgba(ic_decoder *d, const uint8_t *png_data, size_t size
         png_destroy_read_struct(&png, &info, NULL);
         return st;
     }
+    png_set_crc_action(png, PNG_CRC_QUIET_USE, PNG_CRC_QUIET_USE);
     png_read_info(png, info);
     if (png_get_image_width(png, info) != width || png_get_image_height(png, info) != height) {
         c.status = ic_set_error(d->err, IC_ERR_INTERNAL, "PNG: re-wrapped frame has the wrong size");
