@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 CORPUS ?= ../shared/corpus
-DEB_PACKAGES := libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
+DEB_PACKAGES := libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev zlib1g-dev \
                 libwebp-dev libgif-dev liblz4-dev pkg-config \
                 nginx openssl python3 redis-server libhiredis-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

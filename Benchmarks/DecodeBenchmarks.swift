@@ -74,4 +74,24 @@ final class DecodeBenchmarks: XCTestCase {
                                       anchor: { _ = anchors_decode_gif(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count) })
         }
     }
+
+    func testAPNGAllFrames() throws {
+        let input = BenchInputs.apngAnimated
+        let decoder = ImageDecoder(options: DecodeOptions(firstFrameOnly: false))
+        let dst = touched(input.width * input.height * 4)
+        try input.bytes.withUnsafeBytes { bytes in
+            try BenchRecorder.compare(self, section: "decode", name: input.name + " (all frames)",
+                                      megapixels: input.megapixels * 8,
+                                      anchorName: "libpng simplified RGBA, IDAT frame x8 (no compositing)",
+                                      target: nil, ours: { _ = try decoder.decode(bytes) },
+                                      anchor: {
+                                          for _ in 0..<8 {
+                                              _ = anchors_png_decode_into(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                                                          bytes.count,
+                                                                          dst.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                                                          dst.count)
+                                          }
+                                      })
+        }
+    }
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses in Fuzz/ against the C core and runs each for
 # FUZZ_SECONDS (0: no time limit) or until FUZZ_RUNS executions, whichever comes
-# first, seeded from the corpus manifest's files, Tests/Fixtures/HARNESS-seeds/ and
-# the committed regression files. Prints execs/s and total execs per harness; exits 1
-# if any harness found a crash (the reproducer is left in .build-fuzz/artifacts/).
+# first, seeded from the corpus manifest's files, Tests/Fixtures/HARNESS-seeds/, the
+# APNG test files (png and probe) and the committed regression files. Prints execs/s
+# and total execs per harness; exits 1 if any harness found a crash (the reproducer
+# is left in .build-fuzz/artifacts/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,13 +17,13 @@ OUT=.build-fuzz
 mkdir -p "$OUT/artifacts"
 
 CORE=$(find Sources/CImageCore -name "*.c" | sort)
-# FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION: the disk tier's reader accepts any checksum, so
-# the store harness reaches the parsing behind them.
+# FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION: the disk tier's reader accepts any checksum, and
+# the APNG reader any chunk CRC, so the harnesses reach the parsing behind them.
 # Fuzz/coverage_ignore.txt: pixel loops keep ASan and UBSan but are not coverage-traced.
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
        -fsanitize-coverage-ignorelist=Fuzz/coverage_ignore.txt \
        -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -ISources/CImageCore/include"
-LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -lwebp -lwebpdemux -lwebpmux -llz4 -lcurl -lm -lpthread"
+LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -lz -lwebp -lwebpdemux -lwebpmux -llz4 -lcurl -lm -lpthread"
 
 seed_dir() { # harness -> directory of seed files
     local h=$1 dir="$OUT/seeds/$1"
@@ -41,6 +42,10 @@ PY
     fi
     if [ -d "Tests/Fixtures/$h-seeds" ]; then
         cp "Tests/Fixtures/$h-seeds"/* "$dir/"
+    fi
+    # The APNG test files (animation chunks the corpus's PNGs do not have).
+    if [ "$h" = png ] || [ "$h" = probe ]; then
+        cp Tests/Fixtures/apng/*.png "$dir/"
     fi
     # The decoders' regression inputs: images, which the URL and response harnesses do not read.
     if [ -d Tests/Fixtures/fuzz-regressions ] && [ "$h" != url ] && [ "$h" != head ]; then

@@ -70,6 +70,18 @@ enum BenchInputs {
         }
     }
 
+    /// 2 MP (1600×1250) APNG, 8 frames with alpha, each blended over the canvas
+    /// (libpng-encoded PNGs put together by APNGAssembler).
+    static var apngAnimated: Input {
+        cached("apng-2mp-8frames", 1600, 1250, ext: "png") {
+            let pngs = (0..<8).map { i -> [UInt8] in
+                let px = SyntheticPhoto.rgba(width: 1600, height: 1250, seed: 20 + UInt64(i), alpha: true)
+                return encoded { anchors_encode_png(px, 1600, 1250, 1, $0, $1) }
+            }
+            return APNGAssembler.assemble(pngs, width: 1600, height: 1250)
+        }
+    }
+
     private static func jpeg(_ name: String, _ w: Int, _ h: Int, progressive: Bool) -> Input {
         cached(name, w, h, ext: "jpg") {
             let px = SyntheticPhoto.rgba(width: w, height: h)

@@ -38,6 +38,16 @@ final class CommandLineTests: XCTestCase {
         return url.path
     }
 
+    func testAPNGFramesInInfoAndDecode() throws {
+        let apng = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/apng/delay.png").path
+        let info = try run(["info", apng])
+        XCTAssertEqual(info.output, "\(apng)\tPNG\t128x64\t4\torientation=1\talpha=1\tdepth=8\tprogressive=0\n")
+        let all = try run(["decode", "--all-frames", "--json", apng])
+        XCTAssertEqual(all.status, 0)
+        XCTAssertTrue(all.output.contains("\"frames\":4"), all.output)
+    }
+
     func testDecodePrintsOneLinePerFileAndFailsWithExitCode1() throws {
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: binary.path), "imagekit not built at \(binary.path)")
         let png = PNGWriter(width: 2, height: 1, colorType: .rgba, bitDepth: 8, samples: [255, 0, 0, 255, 0, 0, 255, 128]).encode()

@@ -19,6 +19,8 @@
 
 typedef struct png_ctx {
     ic_decoder *d;
+    const uint8_t *src;  /* the PNG being read: the input, or an APNG frame re-wrapped */
+    size_t src_size;
     size_t pos;
     bool eof;            /* the reader ran out of bytes */
     char message[160];   /* libpng's error text */
@@ -38,12 +40,11 @@ static void on_warning(png_structp png, png_const_charp msg) {
 
 static void on_read(png_structp png, png_bytep out, size_t count) {
     png_ctx *c = png_get_io_ptr(png);
-    ic_decoder *d = c->d;
-    if (count > d->size - c->pos) {
+    if (count > c->src_size - c->pos) {
         c->eof = true;
         png_error(png, "unexpected end of data");
     }
-    memcpy(out, d->data + c->pos, count);
+    memcpy(out, c->src + c->pos, count);
     c->pos += count;
 }
 
@@ -101,11 +102,38 @@ static ic_status png_failure(png_ctx *c) {
     return ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: %s", c->message);
 }
 
+/* Asks libpng for RGBA8 rows (see the file comment), updates `info`, and returns
+ * the number of interlace passes; *has_alpha tells whether rows may be transparent. */
+static int set_rgba_transforms(png_ctx *c, png_structp png, png_infop info, bool *has_alpha) {
+    png_uint_32 width = png_get_image_width(png, info);
+    int bit_depth = png_get_bit_depth(png, info), color_type = png_get_color_type(png, info);
+    bool has_trns = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
+    *has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || has_trns;
+    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (has_trns) png_set_tRNS_to_alpha(png);
+    if (bit_depth == 16) png_set_strip_16(png);
+    if (!(color_type & PNG_COLOR_MASK_COLOR)) png_set_gray_to_rgb(png);
+    if (!*has_alpha) png_set_filler(png, 0xFF, PNG_FILLER_AFTER);
+    int passes = png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    if (png_get_rowbytes(png, info) != (size_t)width * 4) {
+        c->status = ic_set_error(c->d->err, IC_ERR_INTERNAL, "PNG: unexpected row size after transforms");
+        png_error(png, "internal");
+    }
+    return passes;
+}
+
 ic_status ic_png_decode(ic_decoder *d) {
     png_ctx c;
     memset(&c, 0, sizeof c);
     c.d = d;
+    c.src = d->data;
+    c.src_size = d->size;
     c.status = IC_OK;
+    /* eXIf is read from the bytes (exif.c); libpng skips it. */
+    d->orientation = ic_png_exif_orientation(d->data, d->size);
+    if (d->opts.all_frames && ic_apng_frame_count(d->data, d->size) > 0) return ic_apng_decode(d);
     png_structp png = create_reader(&c);
     if (!png) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create reader");
     png_infop info = png_create_info_struct(png);
@@ -129,28 +157,12 @@ ic_status ic_png_decode(ic_decoder *d) {
     }
 
     png_read_info(png, info);
-    png_uint_32 width, height;
-    int bit_depth, color_type, interlace;
-    png_get_IHDR(png, info, &width, &height, &bit_depth, &color_type, &interlace, NULL, NULL);
-    /* eXIf is read from the bytes (exif.c); libpng skips it. */
-    d->orientation = ic_png_exif_orientation(d->data, d->size);
+    png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
     c.status = ic_dec_check_size(d, width, height, 1, 0);
     if (c.status != IC_OK) png_error(png, "limit");
 
-    bool has_trns = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
-    bool has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || has_trns;
-    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
-    if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
-    if (has_trns) png_set_tRNS_to_alpha(png);
-    if (bit_depth == 16) png_set_strip_16(png);
-    if (!(color_type & PNG_COLOR_MASK_COLOR)) png_set_gray_to_rgb(png);
-    if (!has_alpha) png_set_filler(png, 0xFF, PNG_FILLER_AFTER);
-    int passes = png_set_interlace_handling(png);
-    png_read_update_info(png, info);
-    if (png_get_rowbytes(png, info) != (size_t)width * 4) {
-        c.status = ic_set_error(d->err, IC_ERR_INTERNAL, "PNG: unexpected row size after transforms");
-        png_error(png, "internal");
-    }
+    bool has_alpha;
+    int passes = set_rgba_transforms(&c, png, info, &has_alpha);
 
     c.status = ic_dec_begin(d, width, height, 1);
     if (c.status != IC_OK) png_error(png, "allocation");
@@ -203,6 +215,58 @@ ic_status ic_png_decode(ic_decoder *d) {
     return IC_OK;
 }
 
+ic_status ic_png_decode_rgba(ic_decoder *d, const uint8_t *png_data, size_t size, uint8_t *out,
+                             size_t stride, uint32_t width, uint32_t height) {
+    png_ctx c;
+    memset(&c, 0, sizeof c);
+    c.d = d;
+    c.src = png_data;
+    c.src_size = size;
+    c.status = IC_OK;
+    png_structp png = create_reader(&c);
+    if (!png) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create reader");
+    png_infop info = png_create_info_struct(png);
+    if (!info) {
+        png_destroy_read_struct(&png, NULL, NULL);
+        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create reader");
+    }
+    png_bytep *volatile row_pointers = NULL;
+    volatile size_t row_pointers_size = 0;
+    if (setjmp(png_jmpbuf(png))) {
+        ic_status st = png_failure(&c);
+        ic_dec_free(d, row_pointers, row_pointers_size);
+        png_destroy_read_struct(&png, &info, NULL);
+        return st;
+    }
+    png_set_crc_action(png, PNG_CRC_QUIET_USE, PNG_CRC_QUIET_USE);
+    png_read_info(png, info);
+    if (png_get_image_width(png, info) != width || png_get_image_height(png, info) != height) {
+        c.status = ic_set_error(d->err, IC_ERR_INTERNAL, "PNG: re-wrapped frame has the wrong size");
+        png_error(png, "internal");
+    }
+    bool has_alpha;
+    int passes = set_rgba_transforms(&c, png, info, &has_alpha);
+    row_pointers_size = sizeof(png_bytep) * height;
+    row_pointers = ic_dec_malloc(d, row_pointers_size);
+    if (!row_pointers) {
+        c.status = d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+        png_error(png, "allocation");
+    }
+    for (uint32_t y = 0; y < height; y++) row_pointers[y] = out + (size_t)y * stride;
+    for (int pass = 0; pass < passes; pass++) {
+        for (uint32_t y = 0; y < height; y += 64) {
+            if (ic_dec_cancelled(d)) {
+                c.status = ic_dec_fail_cancelled(d);
+                png_error(png, "cancelled");
+            }
+            png_read_rows(png, row_pointers + y, NULL, height - y < 64 ? height - y : 64);
+        }
+    }
+    ic_dec_free(d, row_pointers, row_pointers_size);
+    png_destroy_read_struct(&png, &info, NULL);
+    return IC_OK;
+}
+
 ic_status ic_png_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
     /* Signature (8) + IHDR length/type (8) + IHDR data (13). */
     if (n < 29 || memcmp(p + 12, "IHDR", 4) != 0) {
@@ -228,7 +292,8 @@ ic_status ic_png_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err)
         return ic_set_error(err, IC_ERR_CORRUPT, "PNG: image size %ux%u is empty", info->width,
                             info->height);
     }
-    info->frame_count = 1;
+    uint32_t frames = ic_apng_frame_count(p, n);
+    info->frame_count = frames > 0 ? frames : 1;
     info->orientation = ic_png_exif_orientation(p, n);
     return IC_OK;
 }

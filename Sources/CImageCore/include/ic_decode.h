@@ -1,5 +1,5 @@
 /*
- * ic_decode.h — decoding JPEG, PNG, GIF and WebP to premultiplied RGBA8.
+ * ic_decode.h — decoding JPEG, PNG (and APNG), GIF and WebP to premultiplied RGBA8.
  *
  * Limits are checked from the header before any pixel memory is allocated,
  * so a file that claims 100000 x 100000 pixels costs microseconds and an
@@ -50,7 +50,11 @@ typedef struct ic_limits {
 typedef struct ic_decode_options {
     /** Resource limits. */
     ic_limits limits;
-    /** 0 (default): frame 0 only. 1: every frame of an animation, composited. */
+    /**
+     * 0 (default): frame 0 only. 1: every frame of an animation (GIF, animated WebP,
+     * APNG), composited. An APNG's frame 0 alone is its IDAT image; all its frames
+     * are the fcTL frames (an IDAT image without an fcTL is not one of them).
+     */
     int all_frames;
     /**
      * 0 (default): apply the EXIF orientation (JPEG APP1, PNG eXIf before IDAT, WebP EXIF).

@@ -5,7 +5,8 @@ public struct DecodeOptions: Sendable, Hashable {
     /// Resource limits.
     public var limits: DecodeLimits
     /// Decode only the first frame of an animation (the default). When false,
-    /// every frame is decoded as a fully composited canvas.
+    /// every frame is decoded as a fully composited canvas (GIF, animated WebP and
+    /// APNG; an APNG's IDAT image outside its animation is not one of them).
     public var firstFrameOnly: Bool
     /// Apply the EXIF orientation of a JPEG (APP1), PNG (an eXIf chunk before the image data) or
     /// WebP (EXIF chunk) — the default. When false, pixels are returned as stored.
