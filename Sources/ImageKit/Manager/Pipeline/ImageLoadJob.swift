@@ -370,7 +370,11 @@ final class ImageLoadJob: Sendable {
         let start = MonotonicClock.now()
         let image: Image
         do {
-            image = try r.coder.decode(data, options: r.decodeOptions, cancellation: cancellation)
+            var options = r.decodeOptions
+            if job.manager.configuration.decodeHelperThreadWhenIdle, job.manager.workers.runsAtMostOneJob {
+                options.usesHelperThread = true
+            }
+            image = try r.coder.decode(data, options: options, cancellation: cancellation)
         } catch {
             let e = ImageKitError(wrapping: error)
             job.emit(.decodeFailed(url: r.url, key: r.key, error: e, duration: MonotonicClock.duration(since: start)))
