@@ -37,7 +37,7 @@ final class ManagerBenchmarks: XCTestCase {
     }
 
     /// Runs `body` in a task and waits for it: `measure` blocks are synchronous.
-    private static func blocking(_ body: @escaping @Sendable () async throws -> Void) throws {
+    static func blocking(_ body: @escaping @Sendable () async throws -> Void) throws {
         let outcome = Outcome()
         let done = DispatchSemaphore(value: 0)
         Task {
