@@ -24,9 +24,9 @@ final class LibvipsThumbnailBenchmarks: XCTestCase {
         let bytes = [UInt8](data)
         let decoder = ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 256),
                                                           usesHelperThread: helperThread))
+        let name = file + (helperThread ? " (helper thread)" : "")
         try bytes.withUnsafeBytes { raw in
-            try BenchRecorder.compare(self, section: "thumbnail 256 px (peers)", name: file + (helperThread ? " (helper thread)" : ""),
-                                      megapixels: megapixels,
+            try BenchRecorder.compare(self, section: "thumbnail 256 px (peers)", name: name, megapixels: megapixels,
                                       anchorName: "libvips vips_thumbnail_buffer", target: target,
                                       ours: { _ = try decoder.decode(raw) },
                                       anchor: { XCTAssertEqual(ik_vips_thumbnail(raw.baseAddress, raw.count, 256), 0) })

@@ -104,9 +104,10 @@ final class ImageLoadJob: Sendable {
         }
     }
 
-    /// Starts the pipeline's task.
-    func start() {
-        let task = manager.spawn { [self] in
+    /// Starts the pipeline's task, `immediately` on the calling thread up to its first
+    /// suspension (see ``ImageManager/spawn(immediately:_:)``) or scheduled.
+    func start(immediately: Bool = false) {
+        let task = manager.spawn(immediately: immediately) { [self] in
             await run()
             manager.jobEnded(self)
         }
