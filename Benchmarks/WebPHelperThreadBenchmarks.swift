@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import ImageKit
 import XCTest
 
@@ -18,18 +17,11 @@ final class WebPHelperThreadBenchmarks: XCTestCase {
         ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 256), usesHelperThread: helper))
     }
 
-    /// Milliseconds of CPU time the whole process has used.
-    private static func processCPUMilliseconds() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
-        return Double(t.tv_sec) * 1e3 + Double(t.tv_nsec) / 1e6
-    }
-
     /// Wall and process CPU milliseconds per load of `loads` decodes of `bytes` by `decoder`,
     /// spread over `threads` threads started together.
     private static func sample(_ decoder: ImageDecoder, _ bytes: [UInt8], threads: Int,
                                loads: Int) -> (wall: Double, cpu: Double) {
-        let cpu0 = processCPUMilliseconds()
+        let cpu0 = BenchRecorder.processCPUMilliseconds()
         let wall = BenchRecorder.clock(1) {
             DispatchQueue.concurrentPerform(iterations: threads) { _ in
                 bytes.withUnsafeBytes { raw in
@@ -38,7 +30,7 @@ final class WebPHelperThreadBenchmarks: XCTestCase {
             }
         }
         let n = Double(loads / threads * threads)
-        return (wall / n, (processCPUMilliseconds() - cpu0) / n)
+        return (wall / n, (BenchRecorder.processCPUMilliseconds() - cpu0) / n)
     }
 
     /// Records helper-thread figures against one-thread figures (the anchor), `loads` decodes a
@@ -84,7 +76,7 @@ final class WebPHelperThreadBenchmarks: XCTestCase {
     /// at once, each stream of loads on its own file (distinct keys: no two loads share a decode).
     private static func sample(_ manager: ImageManager, _ files: [URL], threads: Int,
                                loads: Int) throws -> (wall: Double, cpu: Double) {
-        let cpu0 = processCPUMilliseconds()
+        let cpu0 = BenchRecorder.processCPUMilliseconds()
         let context = ImageContext(thumbnailPixelSize: PixelSize(square: 256))
         let perStream = loads / threads
         let wall = try BenchRecorder.clock(1) {
@@ -104,7 +96,7 @@ final class WebPHelperThreadBenchmarks: XCTestCase {
             }
         }
         let n = Double(perStream * threads)
-        return (wall / n, (processCPUMilliseconds() - cpu0) / n)
+        return (wall / n, (BenchRecorder.processCPUMilliseconds() - cpu0) / n)
     }
 
     /// Records loads through a manager with the default helper-thread policy against one with it
