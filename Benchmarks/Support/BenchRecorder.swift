@@ -92,6 +92,14 @@ enum BenchRecorder {
         return once >= 5 ? 1 : min(100_000, Int((5 / max(once, 1e-5)).rounded(.up)))
     }
 
+    /// Milliseconds of CPU time the whole process has used (every thread), for CPU time per
+    /// operation beside wall time where work runs on several threads.
+    static func processCPUMilliseconds() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
+        return Double(t.tv_sec) * 1e3 + Double(t.tv_nsec) / 1e6
+    }
+
     static func median(_ values: [Double]) -> Double {
         let s = values.sorted()
         guard !s.isEmpty else { return 0 }

@@ -116,6 +116,7 @@ static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t 
         config.options.scaled_width = (int)scaled_w;
         config.options.scaled_height = (int)scaled_h;
     }
+    config.options.use_threads = d->opts.use_helper_thread != 0;
     if (container_overruns(d->data, d->size)) {
         VP8StatusCode code = WebPDecode(d->data, d->size, &config);
         if (code != VP8_STATUS_INVALID_PARAM) return vp8_failure(d, code);
@@ -224,7 +225,7 @@ static ic_status decode_animation(ic_decoder *d) {
         return ic_set_error(d->err, IC_ERR_INTERNAL, "WebP: library version mismatch");
     }
     aopts.color_mode = MODE_RGBA;
-    aopts.use_threads = 0;
+    aopts.use_threads = d->opts.use_helper_thread != 0;
     WebPAnimDecoder *dec = WebPAnimDecoderNew(&data, &aopts);
     if (!dec) {
         ic_dec_release(d, 2 * canvas);

@@ -87,6 +87,13 @@ typedef struct ic_decode_options {
     const int *cancel_flag;
     /** Optional pool the output's pixel buffer comes from and returns to (NULL: none). */
     ic_pool *pool;
+    /**
+     * 1: the codec may run part of the decode on one helper thread of its own. Only lossy
+     * WebP uses it (libwebp's use_threads: loop filtering, scaling and colour conversion on a
+     * second thread), which cuts the latency of a lone decode for a little more CPU time; a
+     * caller whose cores are all busy loses throughput to it. Default 0: the calling thread only.
+     */
+    int use_helper_thread;
 } ic_decode_options;
 
 /** What a decode cost, for tests and metrics. */

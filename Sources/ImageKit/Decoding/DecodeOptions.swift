@@ -31,12 +31,19 @@ public struct DecodeOptions: Sendable, Hashable {
     /// If a decoded frame would exceed this many bytes (width × height × 4),
     /// scale it down, keeping the aspect ratio, until it fits. `nil`: no limit.
     public var scaleDownLimitBytes: Int?
+    /// Let the codec run part of the decode on one helper thread of its own: lossy WebP then
+    /// filters, scales and converts colours on a second thread (libwebp's `use_threads`),
+    /// which shortens a lone decode for a little more CPU time. Default `false` — a caller
+    /// whose cores are all busy would lose throughput; ``ImageManager`` turns it on for a
+    /// decode only while its other workers are idle
+    /// (``ImageManagerConfiguration/decodeHelperThreadWhenIdle``).
+    public var usesHelperThread: Bool
 
     /// The defaults: default limits, first frame only, orientation applied, full size.
     public init(limits: DecodeLimits = DecodeLimits(), firstFrameOnly: Bool = true,
                 applyOrientation: Bool = true, thumbnailPixelSize: PixelSize? = nil,
                 thumbnailMode: ImageResizer.Mode = .fit, allowUpscale: Bool = false,
-                scaleDownLimitBytes: Int? = nil) {
+                scaleDownLimitBytes: Int? = nil, usesHelperThread: Bool = false) {
         self.limits = limits
         self.firstFrameOnly = firstFrameOnly
         self.applyOrientation = applyOrientation
@@ -44,6 +51,7 @@ public struct DecodeOptions: Sendable, Hashable {
         self.thumbnailMode = thumbnailMode
         self.allowUpscale = allowUpscale
         self.scaleDownLimitBytes = scaleDownLimitBytes
+        self.usesHelperThread = usesHelperThread
     }
 
     func cValue(cancelFlag: UnsafePointer<Int32>?) -> ic_decode_options {
@@ -60,6 +68,7 @@ public struct DecodeOptions: Sendable, Hashable {
         o.thumbnail_mode = thumbnailMode.cValue
         o.allow_upscale = allowUpscale ? 1 : 0
         o.scale_down_limit_bytes = UInt64(max(0, scaleDownLimitBytes ?? 0))
+        o.use_helper_thread = usesHelperThread ? 1 : 0
         return o
     }
 }

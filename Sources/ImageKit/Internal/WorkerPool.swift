@@ -27,6 +27,10 @@ final class WorkerPool: Sendable {
     /// Most threads the pool runs at once.
     var maxThreads: Int { core.maxThreads }
 
+    /// Whether at most one job runs and none waits: asked from a job, whether that job has the
+    /// pool to itself (so it may spend a second core without taking one from another job).
+    var runsAtMostOneJob: Bool { core.runsAtMostOneJob }
+
     /// Queues `job`; false (and the job dropped) once the pool is shut down.
     @discardableResult
     func submit(priority: ImagePriority = .normal, _ job: @escaping Job) -> Bool {
@@ -122,6 +126,14 @@ final class WorkerPool: Sendable {
             wake.unlock()
             if spawn { startThread() }
             return true
+        }
+
+        /// Whether at most one thread is out of the idle wait (running a job or about to take
+        /// one) and no job is queued.
+        var runsAtMostOneJob: Bool {
+            wake.lock()
+            defer { wake.unlock() }
+            return threads - idle <= 1 && zip(queues, heads).allSatisfy { $0.count == $1 }
         }
 
         func shutdown() {

@@ -196,7 +196,7 @@ public final class ImageManager: Sendable {
             let outcome = await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     adapter.install(continuation)
-                    launch(task, prelude)
+                    launch(task, prelude, onCallersTask: true)
                 }
             } onCancel: {
                 task.cancel()
@@ -482,7 +482,10 @@ public final class ImageManager: Sendable {
     }
 
     /// Steps 6–11: hands `task` its result or starts (or joins) the pipeline that will.
-    private func launch(_ task: ImageTask, _ prelude: Prelude) {
+    /// `onCallersTask`: called on the caller's Swift task (the `async` API), where a new
+    /// pipeline starts at once on the caller's thread up to its first suspension (for a disk hit,
+    /// the hand-off to the disk tier's threads) instead of waiting to be scheduled.
+    private func launch(_ task: ImageTask, _ prelude: Prelude, onCallersTask: Bool = false) {
         switch prelude {
         case .failed(_, let error):
             task.finish(.failure(error), detach: false)
@@ -504,7 +507,7 @@ public final class ImageManager: Sendable {
             }
         case .load(let r):
             guard register(task, r) else { return }
-            join(task, r)
+            join(task, r, startingImmediately: onCallersTask)
         }
     }
 
@@ -520,7 +523,8 @@ public final class ImageManager: Sendable {
     }
 
     /// Puts `task` on the pipeline for its request: one in flight with the same key, or a new one.
-    private func join(_ task: ImageTask, _ r: ImageLoadRequest) {
+    /// A new pipeline's task starts `immediately` (see ``spawn(immediately:_:)``) or is scheduled.
+    private func join(_ task: ImageTask, _ r: ImageLoadRequest, startingImmediately immediately: Bool = false) {
         let key = r.pipelineKey(exclusive: r.isShareable ? 0 : makeID())
         let (job, cached, isNew) = jobs.withLock { j -> (ImageLoadJob, LoadResult?, Bool) in
             if let existing = j[key], case .joined(let cached) = existing.attach(task) {
@@ -534,7 +538,7 @@ public final class ImageManager: Sendable {
         if isNew { counters.withLock { $0.jobs += 1 } }
         if !task.setWork(.job(job)) { job.detach(task) }
         if let cached { task.deliverCached(cached) }
-        if isNew { job.start() }
+        if isNew { job.start(immediately: immediately) }
     }
 
     // MARK: - Bookkeeping
@@ -552,13 +556,17 @@ public final class ImageManager: Sendable {
         counters.withLock { $0.jobs -= 1 }
     }
 
-    /// Starts a Swift task counted in ``statistics`` until it ends.
-    func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+    /// Starts a Swift task counted in ``statistics`` until it ends. `immediately`: the task runs
+    /// on the calling thread until it first suspends (`Task.immediate`; only from a caller on a
+    /// Swift task, whose thread is the cooperative pool's) rather than being scheduled, saving a
+    /// thread hop.
+    func spawn(immediately: Bool = false, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         counters.withLock { $0.backgroundTasks += 1 }
-        return Task {
+        let counted: @Sendable () async -> Void = {
             await body()
             self.counters.withLock { $0.backgroundTasks -= 1 }
         }
+        return immediately ? Task.immediate(operation: counted) : Task(operation: counted)
     }
 
     /// Sends `event` to the manager's observers, then to `loadObservers` (those of the loads it

@@ -50,6 +50,10 @@ public struct ImageManagerConfiguration: Sendable {
     public var callbackQueue: DispatchQueue
     /// Worker threads for decoding, transforming and encoding (default: the number of online CPUs).
     public var decodeThreads: Int
+    /// Give a decode a helper thread (``DecodeOptions/usesHelperThread``) when it starts while
+    /// no other worker job runs or waits, so a lone load finishes sooner and a busy manager keeps
+    /// one thread per decode (default `true`; `false`: never).
+    public var decodeHelperThreadWhenIdle: Bool
     /// Limits every decode is held to.
     public var decodeLimits: DecodeLimits
     /// The frame size in bytes that ``ImageOptions/scaleDownLargeImages`` scales down to
@@ -70,6 +74,7 @@ public struct ImageManagerConfiguration: Sendable {
         loadObserverFactories = []
         callbackQueue = DispatchQueue(label: "ImageKit.ImageManager.callbacks")
         decodeThreads = ProcessorCount.online
+        decodeHelperThreadWhenIdle = true
         maxActivePipelines = 6 + 2 * ProcessorCount.online
         maxWaitingPipelines = nil
         decodeLimits = DecodeLimits()

@@ -34,6 +34,22 @@ final class WebPDecodeTests: XCTestCase {
         }
     }
 
+    /// libwebp's helper thread changes where the work runs, never the pixels: full size and
+    /// thumbnails (its scaler), opaque and with alpha, alike with and without it.
+    func testHelperThreadGivesTheSamePixels() throws {
+        for alpha in [false, true] {
+            let data = webp(Pixels.pattern(width: 640, height: 400, alpha: alpha), 640, 400, quality: 80)
+            for thumbnail in [nil, PixelSize(square: 64)] {
+                let one = try ImageDecoder(options: DecodeOptions(thumbnailPixelSize: thumbnail)).decode(data)
+                let two = try ImageDecoder(options: DecodeOptions(thumbnailPixelSize: thumbnail, usesHelperThread: true))
+                    .decode(data)
+                XCTAssertEqual(two.width, one.width)
+                XCTAssertEqual(two.height, one.height)
+                XCTAssertEqual(two.packedPixels(), one.packedPixels(), "alpha \(alpha), thumbnail \(String(describing: thumbnail))")
+            }
+        }
+    }
+
     /// Decodes `data` through the C core with the cancel flag at `flag`.
     private func decode(_ data: [UInt8], cancelFlag flag: Int32, thumbnail: UInt32 = 0) -> (ic_status, String) {
         var cancel = flag

@@ -8,9 +8,12 @@ import XCTest
 final class ImageManagerCoderTests: XCTestCase {
     private let dir = TemporaryDirectory("imagekit-coders")
 
-    private func manager(coders: (any ImageCoding)? = nil, observer: EventRecorder? = nil) throws -> ImageManager {
+    private func manager(coders: (any ImageCoding)? = nil, observer: EventRecorder? = nil,
+                         helperThreadWhenIdle: Bool = true) throws -> ImageManager {
         var configuration = ImageManagerConfiguration()
         configuration.allowsLocalFiles = true
+        configuration.decodeThreads = 2
+        configuration.decodeHelperThreadWhenIdle = helperThreadWhenIdle
         configuration.observers = observer.map { [$0] } ?? []
         let cache = try ImageCache(namespace: "coders", directory: dir.url.appendingPathComponent("cache"),
                                    disk: DiskCacheConfiguration(sweepInterval: nil))
@@ -108,6 +111,34 @@ final class ImageManagerCoderTests: XCTestCase {
             XCTAssertEqual(try completions.first?.get().image.packedPixels(), [1, 0, 0, 255])
         }
         XCTAssertEqual(gated.decodes, 1, "loads with the same coder share one decode")
+    }
+
+    func testALoneDecodeIsOfferedAHelperThreadUnlessTheConfigurationSaysNo() async throws {
+        for allowed in [true, false] {
+            let m = try manager(helperThreadWhenIdle: allowed)
+            let url = try file("lone-\(allowed).bin", Array("any bytes".utf8))
+            let gated = GatedCoder(red: 1)
+            gated.open()
+            _ = try await ManagerTesting.image(m, url, options: .fromLoaderOnly, context: ImageContext(coder: gated))
+            XCTAssertEqual(gated.helperThreads, [allowed])
+        }
+    }
+
+    func testADecodeStartingBesideAnotherIsNotOfferedAHelperThread() async throws {
+        let m = try manager()
+        let gated = GatedCoder(red: 1)
+        let context = ImageContext(coder: gated)
+        let first = ManagerTesting.start(m, try file("first.bin", Array("one".utf8)), options: .fromLoaderOnly,
+                                         context: context)
+        await DownloadTesting.waitUntil("the first decode started") { gated.decodes == 1 }
+        let second = ManagerTesting.start(m, try file("second.bin", Array("two".utf8)), options: .fromLoaderOnly,
+                                          context: context)
+        await DownloadTesting.waitUntil("the second decode started") { gated.decodes == 2 }
+        gated.open()
+        await DownloadTesting.waitUntil("both loads completed") {
+            first.completions.all.count == 1 && second.completions.all.count == 1
+        }
+        XCTAssertEqual(gated.helperThreads, [true, false], "the first ran alone; the second beside it")
     }
 
     func testAThrowingCoderFailsTheLoadWithItsError() async throws {

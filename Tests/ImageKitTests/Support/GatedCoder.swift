@@ -2,10 +2,12 @@ import Foundation
 import ImageKit
 
 /// A coder whose decode waits (up to 10 s) until `open()` is called, then returns a 1x1 image
-/// whose red channel is `red`: claims every input and counts its decodes.
+/// whose red channel is `red`: claims every input, counts its decodes and records whether each
+/// was offered a helper thread (``DecodeOptions/usesHelperThread``).
 final class GatedCoder: ImageCoding {
     private struct State {
         var decodes = 0
+        var helperThreads: [Bool] = []
         var isOpen = false
     }
 
@@ -18,6 +20,9 @@ final class GatedCoder: ImageCoding {
 
     var decodes: Int { state.withLock { $0.decodes } }
 
+    /// Per decode so far, in the order they started, whether it was offered a helper thread.
+    var helperThreads: [Bool] { state.withLock { $0.helperThreads } }
+
     func open() {
         state.withLock { $0.isOpen = true }
     }
@@ -25,7 +30,10 @@ final class GatedCoder: ImageCoding {
     func canDecode(_ data: Data) -> Bool { true }
 
     func decode(_ data: Data, options: DecodeOptions, cancellation: DecodeCancellation) throws -> Image {
-        state.withLock { $0.decodes += 1 }
+        state.withLock {
+            $0.decodes += 1
+            $0.helperThreads.append(options.usesHelperThread)
+        }
         let deadline = ContinuousClock.now + .seconds(10)
         while !state.withLock({ $0.isOpen }) {
             guard ContinuousClock.now < deadline else { throw ImageKitError.timedOut("the gate never opened") }

@@ -15,16 +15,18 @@ final class LibvipsThumbnailBenchmarks: XCTestCase {
             .appendingPathComponent(".build/bench-inputs")
     }
 
-    private func compare(_ file: String, megapixels: Double, target: Double?) throws {
+    private func compare(_ file: String, megapixels: Double, target: Double?, helperThread: Bool = false) throws {
         XCTAssertTrue(Self.started, "libvips did not start")
         let url = inputs.appendingPathComponent(file)
         guard let data = try? Data(contentsOf: url) else {
             return XCTFail("\(url.path) is missing: run `make bench` first (it makes the inputs)")
         }
         let bytes = [UInt8](data)
-        let decoder = ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 256)))
+        let decoder = ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 256),
+                                                          usesHelperThread: helperThread))
+        let name = file + (helperThread ? " (helper thread)" : "")
         try bytes.withUnsafeBytes { raw in
-            try BenchRecorder.compare(self, section: "thumbnail 256 px (peers)", name: file, megapixels: megapixels,
+            try BenchRecorder.compare(self, section: "thumbnail 256 px (peers)", name: name, megapixels: megapixels,
                                       anchorName: "libvips vips_thumbnail_buffer", target: target,
                                       ours: { _ = try decoder.decode(raw) },
                                       anchor: { XCTAssertEqual(ik_vips_thumbnail(raw.baseAddress, raw.count, 256), 0) })
@@ -40,4 +42,9 @@ final class LibvipsThumbnailBenchmarks: XCTestCase {
     func testPNG8MP() throws { try compare("png-8mp-rgb.png", megapixels: 8, target: nil) }
 
     func testWebP12MP() throws { try compare("webp-12mp-lossy.webp", megapixels: 12, target: nil) }
+
+    /// libvips turns on libwebp's helper thread; so does ImageKit for a lone load.
+    func testWebP12MPHelperThread() throws {
+        try compare("webp-12mp-lossy.webp", megapixels: 12, target: 1.0, helperThread: true)
+    }
 }

@@ -104,9 +104,10 @@ final class ImageLoadJob: Sendable {
         }
     }
 
-    /// Starts the pipeline's task.
-    func start() {
-        let task = manager.spawn { [self] in
+    /// Starts the pipeline's task, `immediately` on the calling thread up to its first
+    /// suspension (see ``ImageManager/spawn(immediately:_:)``) or scheduled.
+    func start(immediately: Bool = false) {
+        let task = manager.spawn(immediately: immediately) { [self] in
             await run()
             manager.jobEnded(self)
         }
@@ -370,7 +371,11 @@ final class ImageLoadJob: Sendable {
         let start = MonotonicClock.now()
         let image: Image
         do {
-            image = try r.coder.decode(data, options: r.decodeOptions, cancellation: cancellation)
+            var options = r.decodeOptions
+            if job.manager.configuration.decodeHelperThreadWhenIdle, job.manager.workers.runsAtMostOneJob {
+                options.usesHelperThread = true
+            }
+            image = try r.coder.decode(data, options: options, cancellation: cancellation)
         } catch {
             let e = ImageKitError(wrapping: error)
             job.emit(.decodeFailed(url: r.url, key: r.key, error: e, duration: MonotonicClock.duration(since: start)))

@@ -1,0 +1,157 @@
+import Foundation
+import ImageKit
+import XCTest
+
+/// A lossy WebP 256 px thumbnail with libwebp's helper thread (``DecodeOptions/usesHelperThread``)
+/// against the same decode on one thread, in the same process, samples interleaved: the latency
+/// of a lone load, and the throughput of two loads at once (a busy 2-core service), each with the
+/// process CPU time per load beside the wall time, so latency is never bought with CPU unseen —
+/// for the decoder forced either way, and through ``ImageManager`` with its default policy (a
+/// helper thread only while the other workers are idle) against the policy turned off.
+final class WebPHelperThreadBenchmarks: XCTestCase {
+    override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
+
+    private static let samples = 15
+
+    private func decoder(helper: Bool) -> ImageDecoder {
+        ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 256), usesHelperThread: helper))
+    }
+
+    /// Wall and process CPU milliseconds per load of `loads` decodes of `bytes` by `decoder`,
+    /// spread over `threads` threads started together.
+    private static func sample(_ decoder: ImageDecoder, _ bytes: [UInt8], threads: Int,
+                               loads: Int) -> (wall: Double, cpu: Double) {
+        let cpu0 = BenchRecorder.processCPUMilliseconds()
+        let wall = BenchRecorder.clock(1) {
+            DispatchQueue.concurrentPerform(iterations: threads) { _ in
+                bytes.withUnsafeBytes { raw in
+                    for _ in 0..<loads / threads { _ = try? decoder.decode(raw) }
+                }
+            }
+        }
+        let n = Double(loads / threads * threads)
+        return (wall / n, (BenchRecorder.processCPUMilliseconds() - cpu0) / n)
+    }
+
+    /// Records helper-thread figures against one-thread figures (the anchor), `loads` decodes a
+    /// sample over `threads` threads, with the ratio of wall times per load.
+    private func compare(name: String, threads: Int, loads: Int, target: Double) throws {
+        let input = BenchInputs.webpLossy
+        let with = decoder(helper: true), without = decoder(helper: false)
+        let image = try input.bytes.withUnsafeBytes { try with.decode($0) }
+        XCTAssertLessThanOrEqual(max(image.width, image.height), 256)
+        _ = Self.sample(without, input.bytes, threads: threads, loads: loads)
+        var ours: [(wall: Double, cpu: Double)] = [], anchor: [(wall: Double, cpu: Double)] = []
+        for i in 0..<Self.samples {
+            // Alternate which goes first, so a drift of the shared machine hits both alike.
+            if i % 2 == 0 {
+                ours.append(Self.sample(with, input.bytes, threads: threads, loads: loads))
+                anchor.append(Self.sample(without, input.bytes, threads: threads, loads: loads))
+            } else {
+                anchor.append(Self.sample(without, input.bytes, threads: threads, loads: loads))
+                ours.append(Self.sample(with, input.bytes, threads: threads, loads: loads))
+            }
+        }
+        let wall = BenchRecorder.median(ours.map(\.wall)), anchorWall = BenchRecorder.median(anchor.map(\.wall))
+        BenchRecorder.record(BenchResult(
+            section: "thumbnail 256 px", name: "\(input.name) \(name)", medianMs: wall,
+            minMs: ours.map(\.wall).min() ?? 0, megapixels: input.megapixels,
+            anchor: "one thread per decode", anchorMedianMs: anchorWall, ratio: wall / anchorWall,
+            target: target, targetRelation: "<=",
+            notes: ["CPU ms/load helper": BenchRecorder.median(ours.map(\.cpu)),
+                    "CPU ms/load one thread": BenchRecorder.median(anchor.map(\.cpu))]))
+    }
+
+    /// A manager loading local copies of the input as 256 px thumbnails (no cache tier asked).
+    private func manager(helperThreadWhenIdle: Bool, directory: URL) throws -> ImageManager {
+        var configuration = ImageManagerConfiguration()
+        configuration.allowsLocalFiles = true
+        configuration.decodeThreads = 2
+        configuration.decodeHelperThreadWhenIdle = helperThreadWhenIdle
+        let cache = try ImageCache(namespace: "bench", directory: directory.appendingPathComponent("cache-\(helperThreadWhenIdle)"))
+        return ImageManager(cache: cache, downloader: try Downloader(), configuration: configuration)
+    }
+
+    /// Wall and process CPU milliseconds per load of `loads` loads through `manager`, `threads`
+    /// at once, each stream of loads on its own file (distinct keys: no two loads share a decode).
+    private static func sample(_ manager: ImageManager, _ files: [URL], threads: Int,
+                               loads: Int) throws -> (wall: Double, cpu: Double) {
+        let cpu0 = BenchRecorder.processCPUMilliseconds()
+        let context = ImageContext(thumbnailPixelSize: PixelSize(square: 256))
+        let perStream = loads / threads
+        let wall = try BenchRecorder.clock(1) {
+            try ManagerBenchmarks.blocking {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for file in files.prefix(threads) {
+                        group.addTask {
+                            for _ in 0..<perStream {
+                                let result = try await manager.image(for: file, options: [.fromLoaderOnly, .cacheMemoryOnly],
+                                                                     context: context)
+                                precondition(result.source == .loader && result.image.width == 256)
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+        let n = Double(perStream * threads)
+        return (wall / n, (BenchRecorder.processCPUMilliseconds() - cpu0) / n)
+    }
+
+    /// Records loads through a manager with the default helper-thread policy against one with it
+    /// off (the anchor), `loads` loads a sample, `threads` at once.
+    private func compareManagers(name: String, threads: Int, loads: Int, target: Double) throws {
+        let input = BenchInputs.webpLossy
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("imagekit-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+        let files = try (0..<2).map { i -> URL in
+            let url = dir.appendingPathComponent("photo-\(i).webp")
+            try Data(input.bytes).write(to: url)
+            return url
+        }
+        let with = try manager(helperThreadWhenIdle: true, directory: dir)
+        let without = try manager(helperThreadWhenIdle: false, directory: dir)
+        _ = try Self.sample(with, files, threads: threads, loads: loads)
+        _ = try Self.sample(without, files, threads: threads, loads: loads)
+        var ours: [(wall: Double, cpu: Double)] = [], anchor: [(wall: Double, cpu: Double)] = []
+        for i in 0..<Self.samples {
+            if i % 2 == 0 {
+                ours.append(try Self.sample(with, files, threads: threads, loads: loads))
+                anchor.append(try Self.sample(without, files, threads: threads, loads: loads))
+            } else {
+                anchor.append(try Self.sample(without, files, threads: threads, loads: loads))
+                ours.append(try Self.sample(with, files, threads: threads, loads: loads))
+            }
+        }
+        let wall = BenchRecorder.median(ours.map(\.wall)), anchorWall = BenchRecorder.median(anchor.map(\.wall))
+        BenchRecorder.record(BenchResult(
+            section: "manager", name: "\(input.name) 256 px thumbnail, \(name) (ms per load)", medianMs: wall,
+            minMs: ours.map(\.wall).min() ?? 0, megapixels: input.megapixels,
+            anchor: "decodeHelperThreadWhenIdle = false", anchorMedianMs: anchorWall, ratio: wall / anchorWall,
+            target: target, targetRelation: "<=",
+            notes: ["CPU ms/load default": BenchRecorder.median(ours.map(\.cpu)),
+                    "CPU ms/load policy off": BenchRecorder.median(anchor.map(\.cpu))]))
+    }
+
+    /// One load at a time through the manager: its decode runs alone and gets the helper thread.
+    func testManagerLoneLoadLatency() throws {
+        try compareManagers(name: "lone loads, default helper-thread policy", threads: 1, loads: 2, target: 0.8)
+    }
+
+    /// Two loads at once through the manager: the policy must not cost throughput.
+    func testManagerTwoLoadThroughput() throws {
+        try compareManagers(name: "2 loads at once, default helper-thread policy", threads: 2, loads: 4, target: 1.0)
+    }
+
+    /// A lone load: the helper thread should take a fifth off its latency.
+    func testLoneLoadLatency() throws {
+        try compare(name: "helper thread, lone load (ms per load)", threads: 1, loads: 2, target: 0.8)
+    }
+
+    /// Two loads at once on two cores: a helper thread per decode must not cost throughput.
+    func testTwoLoadThroughput() throws {
+        try compare(name: "helper thread, 2 loads at once (ms per load)", threads: 2, loads: 4, target: 1.0)
+    }
+}
