@@ -196,7 +196,7 @@ public final class ImageManager: Sendable {
             let outcome = await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     adapter.install(continuation)
-                    launch(task, prelude, onCallersTask: true)
+                    launch(task, prelude)
                 }
             } onCancel: {
                 task.cancel()
@@ -482,10 +482,7 @@ public final class ImageManager: Sendable {
     }
 
     /// Steps 6–11: hands `task` its result or starts (or joins) the pipeline that will.
-    /// `onCallersTask`: called on the caller's Swift task (the `async` API), where a new
-    /// pipeline starts at once on the caller's thread up to its first suspension (for a disk hit,
-    /// the hand-off to the disk tier's threads) instead of waiting to be scheduled.
-    private func launch(_ task: ImageTask, _ prelude: Prelude, onCallersTask: Bool = false) {
+    private func launch(_ task: ImageTask, _ prelude: Prelude) {
         switch prelude {
         case .failed(_, let error):
             task.finish(.failure(error), detach: false)
@@ -507,7 +504,7 @@ public final class ImageManager: Sendable {
             }
         case .load(let r):
             guard register(task, r) else { return }
-            join(task, r, startingImmediately: onCallersTask)
+            join(task, r)
         }
     }
 
@@ -523,8 +520,7 @@ public final class ImageManager: Sendable {
     }
 
     /// Puts `task` on the pipeline for its request: one in flight with the same key, or a new one.
-    /// A new pipeline's task starts `immediately` (see ``spawn(immediately:_:)``) or is scheduled.
-    private func join(_ task: ImageTask, _ r: ImageLoadRequest, startingImmediately immediately: Bool = false) {
+    private func join(_ task: ImageTask, _ r: ImageLoadRequest) {
         let key = r.pipelineKey(exclusive: r.isShareable ? 0 : makeID())
         let (job, cached, isNew) = jobs.withLock { j -> (ImageLoadJob, LoadResult?, Bool) in
             if let existing = j[key], case .joined(let cached) = existing.attach(task) {
@@ -538,7 +534,7 @@ public final class ImageManager: Sendable {
         if isNew { counters.withLock { $0.jobs += 1 } }
         if !task.setWork(.job(job)) { job.detach(task) }
         if let cached { task.deliverCached(cached) }
-        if isNew { job.start(immediately: immediately) }
+        if isNew { job.start() }
     }
 
     // MARK: - Bookkeeping
@@ -556,17 +552,13 @@ public final class ImageManager: Sendable {
         counters.withLock { $0.jobs -= 1 }
     }
 
-    /// Starts a Swift task counted in ``statistics`` until it ends. `immediately`: the task runs
-    /// on the calling thread until it first suspends (`Task.immediate`; only from a caller on a
-    /// Swift task, whose thread is the cooperative pool's) rather than being scheduled, saving a
-    /// thread hop.
-    func spawn(immediately: Bool = false, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+    /// Starts a Swift task counted in ``statistics`` until it ends.
+    func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         counters.withLock { $0.backgroundTasks += 1 }
-        let counted: @Sendable () async -> Void = {
+        return Task {
             await body()
             self.counters.withLock { $0.backgroundTasks -= 1 }
         }
-        return immediately ? Task.immediate(operation: counted) : Task(operation: counted)
     }
 
     /// Sends `event` to the manager's observers, then to `loadObservers` (those of the loads it

@@ -104,10 +104,9 @@ final class ImageLoadJob: Sendable {
         }
     }
 
-    /// Starts the pipeline's task, `immediately` on the calling thread up to its first
-    /// suspension (see ``ImageManager/spawn(immediately:_:)``) or scheduled.
-    func start(immediately: Bool = false) {
-        let task = manager.spawn(immediately: immediately) { [self] in
+    /// Starts the pipeline's task.
+    func start() {
+        let task = manager.spawn { [self] in
             await run()
             manager.jobEnded(self)
         }
