@@ -253,6 +253,10 @@ ic_status ic_webp_decode(ic_decoder *d) {
     WebPBitstreamFeatures f;
     VP8StatusCode code = WebPGetFeatures(d->data, d->size, &f);
     if (code != VP8_STATUS_OK) return vp8_failure(d, code);
+    const uint8_t *icc;
+    size_t icc_size;
+    if (ic_icc_webp_find(d->data, d->size, &icc, &icc_size)) ic_color_take_profile(d, icc, icc_size);
+    ic_color_prepare(d, IC_COLOR_INPUT_RGBA);
     if (f.has_animation) return decode_animation(d);
     return decode_still(d, &f);
 }
@@ -268,6 +272,9 @@ ic_status ic_webp_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err
     info->height = (uint32_t)f.height;
     info->has_alpha = (uint8_t)(f.has_alpha != 0);
     info->frame_count = 1;
+    const uint8_t *icc;
+    size_t icc_size;
+    if (ic_icc_webp_find(p, n, &icc, &icc_size)) ic_icc_note_probe(info, icc, icc_size, icc_size);
     if (f.has_animation) {
         WebPData data = {p, n};
         WebPDemuxer *demux = WebPDemux(&data);

@@ -29,12 +29,15 @@ public struct DecodeOptions: Sendable, Hashable {
     /// If a decoded frame would exceed this many bytes (width × height × 4),
     /// scale it down, keeping the aspect ratio, until it fits. `nil`: no limit.
     public var scaleDownLimitBytes: Int?
+    /// What happens to an embedded ICC profile: ``ColorMode/sRGB`` (the default) converts
+    /// tagged images to sRGB, ``ColorMode/raw`` keeps the source's values.
+    public var colorMode: ColorMode
 
-    /// The defaults: default limits, first frame only, orientation applied, full size.
+    /// The defaults: default limits, first frame only, orientation applied, full size, sRGB.
     public init(limits: DecodeLimits = DecodeLimits(), firstFrameOnly: Bool = true,
                 applyOrientation: Bool = true, thumbnailPixelSize: PixelSize? = nil,
                 thumbnailMode: ImageResizer.Mode = .fit, allowUpscale: Bool = false,
-                scaleDownLimitBytes: Int? = nil) {
+                scaleDownLimitBytes: Int? = nil, colorMode: ColorMode = .sRGB) {
         self.limits = limits
         self.firstFrameOnly = firstFrameOnly
         self.applyOrientation = applyOrientation
@@ -42,6 +45,7 @@ public struct DecodeOptions: Sendable, Hashable {
         self.thumbnailMode = thumbnailMode
         self.allowUpscale = allowUpscale
         self.scaleDownLimitBytes = scaleDownLimitBytes
+        self.colorMode = colorMode
     }
 
     func cValue(cancelFlag: UnsafePointer<Int32>?) -> ic_decode_options {
@@ -58,6 +62,7 @@ public struct DecodeOptions: Sendable, Hashable {
         o.thumbnail_mode = thumbnailMode.cValue
         o.allow_upscale = allowUpscale ? 1 : 0
         o.scale_down_limit_bytes = UInt64(max(0, scaleDownLimitBytes ?? 0))
+        o.color_mode = colorMode.cValue
         return o
     }
 }

@@ -1,0 +1,347 @@
+/*
+ * icc.c — Little CMS 2 behind ImageKit: one lcms context whose error handler
+ * only counts (lcms never prints or aborts), the "describes sRGB" test, the
+ * process-wide transform cache, and row conversion.
+ *
+ * Transforms are built with cmsFLAGS_NOCACHE, which makes cmsDoTransform safe
+ * to call on one transform from several threads at once (the one-pixel cache
+ * is the only state a transform mutates). Cache entries are reference counted:
+ * an entry evicted while a decode uses it is freed when that decode ends.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lcms2.h>
+
+#include "../decode/ic_decode_internal.h"
+#include "ic_color_internal.h"
+#include "ic_hash.h"
+
+/* What a profile does to pixels of one layout. */
+typedef enum verdict {
+    VERDICT_UNUSABLE = 0, /* lcms cannot read it, or it is not for these pixels */
+    VERDICT_SRGB = 1,     /* describes sRGB: nothing to do */
+    VERDICT_CONVERT = 2   /* transform holds the conversion */
+} verdict;
+
+typedef struct ic_color_entry {
+    uint64_t hash;
+    size_t size;
+    ic_color_input input;
+    verdict verdict;
+    cmsHTRANSFORM transform;
+    uint8_t gray_lut[256][3]; /* IC_COLOR_INPUT_GRAY: sRGB of each grey level */
+    uint64_t last_used;
+    uint32_t refs;            /* decodes using it, plus one while cached */
+} ic_color_entry;
+
+static pthread_once_t context_once = PTHREAD_ONCE_INIT;
+static cmsContext context;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static ic_color_entry *cache[IC_COLOR_CACHE_CAPACITY];
+static uint64_t cache_clock;
+static ic_color_cache_stats counters;
+/* Counted outside the lock (atomics). */
+static uint64_t lcms_errors, profiles_parsed, transforms_created;
+
+static void on_lcms_error(cmsContext ctx, cmsUInt32Number code, const char *text) {
+    (void)ctx;
+    (void)code;
+    (void)text;
+    __atomic_add_fetch(&lcms_errors, 1, __ATOMIC_RELAXED);
+}
+
+static void create_context(void) {
+    context = cmsCreateContext(NULL, NULL);
+    cmsSetLogErrorHandlerTHR(context, on_lcms_error);
+}
+
+/* ---- Does a profile describe sRGB? ---- */
+
+/* sRGB IEC 61966-2.1's colorants adapted to D50, as ICC v2/v4 profiles store them. */
+static const double srgb_colorants[3][3] = {
+    {0.4361, 0.2225, 0.0139}, {0.3851, 0.7169, 0.0971}, {0.1431, 0.0606, 0.7141}};
+#define COLORANT_TOLERANCE 0.0025
+/* Largest tone-curve difference from sRGB's, in 8-bit levels. */
+#define CURVE_TOLERANCE_LEVELS 0.5
+
+static double srgb_eotf(double v) {
+    return v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4);
+}
+
+static bool near_xyz(const cmsCIEXYZ *xyz, double x, double y, double z, double tol) {
+    return xyz && fabs(xyz->X - x) <= tol && fabs(xyz->Y - y) <= tol && fabs(xyz->Z - z) <= tol;
+}
+
+static bool describes_srgb(cmsHPROFILE p) {
+    if (cmsGetColorSpace(p) != cmsSigRgbData || !cmsIsMatrixShaper(p)) return false;
+    /* A LUT-based profile is used through its tables, whatever its matrix says. */
+    if (cmsIsTag(p, cmsSigAToB0Tag) || cmsIsTag(p, cmsSigAToB1Tag) ||
+        cmsIsTag(p, cmsSigAToB2Tag) || cmsIsTag(p, cmsSigDToB0Tag)) {
+        return false;
+    }
+    static const cmsTagSignature colorant_tags[3] = {cmsSigRedColorantTag, cmsSigGreenColorantTag,
+                                                     cmsSigBlueColorantTag};
+    static const cmsTagSignature curve_tags[3] = {cmsSigRedTRCTag, cmsSigGreenTRCTag,
+                                                  cmsSigBlueTRCTag};
+    for (int i = 0; i < 3; i++) {
+        const cmsCIEXYZ *xyz = cmsReadTag(p, colorant_tags[i]);
+        if (!near_xyz(xyz, srgb_colorants[i][0], srgb_colorants[i][1], srgb_colorants[i][2],
+                      COLORANT_TOLERANCE)) {
+            return false;
+        }
+    }
+    /* White point: D50 (v4, most v2) or D65 (older v2 profiles such as HP's). */
+    const cmsCIEXYZ *white = cmsReadTag(p, cmsSigMediaWhitePointTag);
+    if (white && !near_xyz(white, 0.9642, 1.0, 0.8249, 0.003) &&
+        !near_xyz(white, 0.9505, 1.0, 1.0890, 0.003)) {
+        return false;
+    }
+    for (int i = 0; i < 3; i++) {
+        const cmsToneCurve *curve = cmsReadTag(p, curve_tags[i]);
+        if (!curve) return false;
+        for (int v = 0; v <= 255; v++) {
+            double x = v / 255.0;
+            double diff = fabs(cmsEvalToneCurveFloat(curve, (cmsFloat32Number)x) - srgb_eotf(x));
+            if (diff * 255.0 > CURVE_TOLERANCE_LEVELS) return false;
+        }
+    }
+    return true;
+}
+
+/* ---- Building an entry (outside the lock). ---- */
+
+static cmsUInt32Number lcms_format(ic_color_input input) {
+    switch (input) {
+    case IC_COLOR_INPUT_RGBA: return TYPE_RGBA_8;
+    case IC_COLOR_INPUT_GRAY: return TYPE_GRAY_8;
+    case IC_COLOR_INPUT_CMYK: return TYPE_CMYK_8;
+    case IC_COLOR_INPUT_CMYK_INVERTED: return TYPE_CMYK_8_REV;
+    }
+    return 0;
+}
+
+static cmsColorSpaceSignature lcms_space(ic_color_input input) {
+    switch (input) {
+    case IC_COLOR_INPUT_RGBA: return cmsSigRgbData;
+    case IC_COLOR_INPUT_GRAY: return cmsSigGrayData;
+    default: return cmsSigCmykData;
+    }
+}
+
+/* Fills e->verdict (and its transform) for profile bytes. */
+static void build(ic_color_entry *e, const uint8_t *icc, size_t size) {
+    e->verdict = VERDICT_UNUSABLE;
+    cmsHPROFILE src = cmsOpenProfileFromMemTHR(context, icc, (cmsUInt32Number)size);
+    __atomic_add_fetch(&profiles_parsed, 1, __ATOMIC_RELAXED);
+    if (!src) return;
+    if (cmsGetColorSpace(src) != lcms_space(e->input) ||
+        (cmsGetPCS(src) != cmsSigXYZData && cmsGetPCS(src) != cmsSigLabData)) {
+        cmsCloseProfile(src);
+        return;
+    }
+    if (e->input == IC_COLOR_INPUT_RGBA && describes_srgb(src)) {
+        e->verdict = VERDICT_SRGB;
+        cmsCloseProfile(src);
+        return;
+    }
+    cmsHPROFILE dst = cmsCreate_sRGBProfileTHR(context);
+    if (!dst) {
+        cmsCloseProfile(src);
+        return;
+    }
+    cmsUInt32Number intent = INTENT_PERCEPTUAL;
+    if (!cmsIsIntentSupported(src, intent, LCMS_USED_AS_INPUT)) intent = cmsGetHeaderRenderingIntent(src);
+    cmsUInt32Number flags = cmsFLAGS_BLACKPOINTCOMPENSATION | cmsFLAGS_NOCACHE;
+    cmsUInt32Number out_format = e->input == IC_COLOR_INPUT_GRAY ? TYPE_RGB_8 : TYPE_RGBA_8;
+    if (e->input == IC_COLOR_INPUT_RGBA) flags |= cmsFLAGS_COPY_ALPHA;
+    cmsHTRANSFORM t = cmsCreateTransformTHR(context, src, lcms_format(e->input), dst, out_format,
+                                            intent, flags);
+    cmsCloseProfile(src);
+    cmsCloseProfile(dst);
+    if (!t) return;
+    __atomic_add_fetch(&transforms_created, 1, __ATOMIC_RELAXED);
+    if (e->input == IC_COLOR_INPUT_GRAY) {
+        /* Grey has 256 inputs: a table replaces the transform. */
+        uint8_t levels[256];
+        for (int v = 0; v < 256; v++) levels[v] = (uint8_t)v;
+        cmsDoTransform(t, levels, e->gray_lut, 256);
+        cmsDeleteTransform(t);
+    } else {
+        e->transform = t;
+    }
+    e->verdict = VERDICT_CONVERT;
+}
+
+static void entry_free(ic_color_entry *e) {
+    if (e->transform) cmsDeleteTransform(e->transform);
+    free(e);
+}
+
+/* Drops one reference (under the lock); returns the entry if it must be freed. */
+static ic_color_entry *unref_locked(ic_color_entry *e) {
+    return --e->refs == 0 ? e : NULL;
+}
+
+/* ---- The cache. ---- */
+
+/* Finds or builds the entry for a profile and layout; returns it with a reference, or NULL
+ * when out of memory. */
+static ic_color_entry *acquire(const uint8_t *icc, size_t size, ic_color_input input) {
+    pthread_once(&context_once, create_context);
+    uint64_t hash = ic_xxh64(icc, size, (uint64_t)input);
+    pthread_mutex_lock(&cache_lock);
+    counters.lookups++;
+    for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) {
+        ic_color_entry *e = cache[i];
+        if (e && e->hash == hash && e->size == size && e->input == input) {
+            counters.hits++;
+            e->refs++;
+            e->last_used = ++cache_clock;
+            pthread_mutex_unlock(&cache_lock);
+            return e;
+        }
+    }
+    pthread_mutex_unlock(&cache_lock);
+
+    ic_color_entry *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    e->hash = hash;
+    e->size = size;
+    e->input = input;
+    build(e, icc, size);
+
+    ic_color_entry *dead = NULL;
+    pthread_mutex_lock(&cache_lock);
+    /* Another decode may have built the same entry meanwhile: use the cached one. */
+    for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) {
+        ic_color_entry *c = cache[i];
+        if (c && c->hash == hash && c->size == size && c->input == input) {
+            c->refs++;
+            c->last_used = ++cache_clock;
+            pthread_mutex_unlock(&cache_lock);
+            entry_free(e);
+            return c;
+        }
+    }
+    uint32_t slot = 0;
+    for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) {
+        if (!cache[i]) {
+            slot = i;
+            break;
+        }
+        if (cache[i]->last_used < cache[slot]->last_used) slot = i;
+    }
+    if (cache[slot]) dead = unref_locked(cache[slot]);
+    e->refs = 2; /* the cache's and the caller's */
+    e->last_used = ++cache_clock;
+    cache[slot] = e;
+    pthread_mutex_unlock(&cache_lock);
+    if (dead) entry_free(dead);
+    return e;
+}
+
+static void release(ic_color_entry *e) {
+    pthread_mutex_lock(&cache_lock);
+    ic_color_entry *dead = unref_locked(e);
+    pthread_mutex_unlock(&cache_lock);
+    if (dead) entry_free(dead);
+}
+
+void ic_color_cache_get_stats(ic_color_cache_stats *stats) {
+    pthread_mutex_lock(&cache_lock);
+    *stats = counters;
+    stats->profiles_parsed = __atomic_load_n(&profiles_parsed, __ATOMIC_RELAXED);
+    stats->transforms_created = __atomic_load_n(&transforms_created, __ATOMIC_RELAXED);
+    stats->lcms_errors = __atomic_load_n(&lcms_errors, __ATOMIC_RELAXED);
+    stats->entries = 0;
+    for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) stats->entries += cache[i] != NULL;
+    stats->capacity = IC_COLOR_CACHE_CAPACITY;
+    pthread_mutex_unlock(&cache_lock);
+}
+
+void ic_color_cache_clear(void) {
+    ic_color_entry *dead[IC_COLOR_CACHE_CAPACITY];
+    uint32_t n = 0;
+    pthread_mutex_lock(&cache_lock);
+    for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) {
+        if (!cache[i]) continue;
+        ic_color_entry *e = unref_locked(cache[i]);
+        if (e) dead[n++] = e;
+        cache[i] = NULL;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    for (uint32_t i = 0; i < n; i++) entry_free(dead[i]);
+}
+
+/* ---- A decode's use of the cache. ---- */
+
+void ic_color_prepare(ic_decoder *d, ic_color_input input) {
+    ic_color_state *c = &d->color;
+    c->input = input;
+    if (!c->icc || d->opts.color_mode == IC_COLOR_RAW) return;
+    ic_color_entry *e = acquire(c->icc, c->icc_size, input);
+    if (!e) return; /* out of memory: decode untagged rather than fail */
+    if (e->verdict == VERDICT_CONVERT) {
+        c->entry = e;
+        return;
+    }
+    if (e->verdict == VERDICT_UNUSABLE) c->ignored = true;
+    release(e);
+}
+
+bool ic_color_sink_converts(const ic_color_state *c) {
+    return c->entry && (c->input == IC_COLOR_INPUT_RGBA || c->input == IC_COLOR_INPUT_GRAY);
+}
+
+bool ic_color_converts_cmyk(const ic_color_state *c) {
+    return c->entry &&
+           (c->input == IC_COLOR_INPUT_CMYK || c->input == IC_COLOR_INPUT_CMYK_INVERTED);
+}
+
+void ic_color_convert_row(const ic_color_state *c, uint8_t *row, uint32_t width) {
+    const ic_color_entry *e = c->entry;
+    if (c->input == IC_COLOR_INPUT_GRAY) {
+        for (uint32_t x = 0; x < width; x++, row += 4) {
+            const uint8_t *rgb = e->gray_lut[row[0]];
+            row[0] = rgb[0];
+            row[1] = rgb[1];
+            row[2] = rgb[2];
+        }
+        return;
+    }
+    cmsDoTransform(e->transform, row, row, width);
+}
+
+void ic_color_convert_cmyk_row(const ic_color_state *c, uint8_t *row, uint32_t width) {
+    cmsDoTransform(c->entry->transform, row, row, width);
+    for (uint32_t x = 0; x < width; x++) row[x * 4 + 3] = 255;
+}
+
+void ic_color_finish(ic_decoder *d, ic_image *image) {
+    ic_color_state *c = &d->color;
+    image->icc_space = (uint8_t)c->space;
+    image->icc_ignored = c->ignored;
+    image->color_converted = c->entry != NULL;
+    if (c->icc) {
+        image->icc_profile = c->icc;
+        image->icc_profile_size = c->icc_size;
+        ic_dec_release(d, c->icc_size); /* the image owns it now */
+        c->icc = NULL;
+        c->icc_size = 0;
+    }
+    if (c->entry) release(c->entry);
+    c->entry = NULL;
+}
+
+void ic_color_free(ic_decoder *d) {
+    ic_color_state *c = &d->color;
+    ic_dec_free(d, c->icc, c->icc_size);
+    c->icc = NULL;
+    c->icc_size = 0;
+    if (c->entry) release(c->entry);
+    c->entry = NULL;
+}
