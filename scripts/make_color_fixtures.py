@@ -68,7 +68,7 @@ def main():
             "-llcms2")
         run(tool, tmp)
         icc = {name: os.path.join(tmp, name + ".icc")
-               for name in ("display-p3", "adobe-rgb", "gray-18", "cmyk-naive")}
+               for name in ("display-p3", "adobe-rgb", "gray-18", "cmyk-naive", "srgb-lcms")}
         base = os.path.join(tmp, "base.v")
         run("vips", "thumbnail", source, base, "96")
         w = 96
@@ -91,6 +91,7 @@ def main():
 
         run("vips", "jpegsave", base, out("p3.jpg"), "--Q", "92", "--profile", icc["display-p3"])
         run("vips", "jpegsave", base, out("adobe-rgb.jpg"), "--Q", "92", "--profile", icc["adobe-rgb"])
+        run("vips", "jpegsave", base, out("srgb.jpg"), "--Q", "92", "--profile", icc["srgb-lcms"])
         run("vips", "pngsave", base, out("p3.png"), "--profile", icc["display-p3"])
         run("vips", "pngsave", rgba, out("p3-alpha.png"), "--profile", icc["display-p3"])
         run("vips", "webpsave", base, out("p3.webp"), "--Q", "90", "--profile", icc["display-p3"])

@@ -5,6 +5,7 @@
  *   display-p3.icc   Display P3: DCI-P3 primaries, D65, sRGB tone curve (matrix/shaper)
  *   adobe-rgb.icc    Adobe RGB (1998)-like: its primaries, D65, gamma 563/256
  *   gray-18.icc      grey, D65, gamma 1.8
+ *   srgb-lcms.icc    lcms's built-in sRGB (cmsCreate_sRGBProfile), saved as v2
  *   cmyk-naive.icc   a synthetic CMYK output profile: an A2B0 table (5 points a side)
  *                    of R = (1-C)(1-K), G = (1-M)(1-K), B = (1-Y)(1-K) in sRGB, as Lab.
  *                    Not a press profile: only something lcms and libvips both read.
@@ -99,6 +100,9 @@ int main(int argc, char **argv) {
     cmsHPROFILE gray = cmsCreateGrayProfile(&white, g18);
     cmsSetProfileVersion(gray, 2.1);
     failed |= save(gray, dir, "gray-18.icc", "Grey gamma 1.8 (ImageKit fixture)");
+    cmsHPROFILE srgb = cmsCreate_sRGBProfile();
+    cmsSetProfileVersion(srgb, 2.1);
+    failed |= save(srgb, dir, "srgb-lcms.icc", "sRGB built by lcms (ImageKit fixture)");
     failed |= save(cmyk(), dir, "cmyk-naive.icc", "Naive CMYK (ImageKit fixture)");
     cmsFreeToneCurve(srgb_curve);
     cmsFreeToneCurve(adobe_curve);

@@ -145,7 +145,7 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
         ic_image *img = d->image;
         st = decode_into(d, img->pixels, img->stride, img->frame_size, 0, 0);
         if (st != IC_OK) return st;
-        if (alpha) ic_dec_rows_done(d, 0, 0, h, true);
+        if (alpha || ic_color_sink_converts(&d->color)) ic_dec_rows_done(d, 0, 0, h, alpha);
         return IC_OK;
     }
     /* A thumbnail. For opaque pictures libwebp's own area-averaging scaler shrinks
