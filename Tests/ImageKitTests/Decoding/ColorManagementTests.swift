@@ -150,11 +150,24 @@ final class ColorManagementTests: XCTestCase {
         ic_color_cache_get_stats(&after)
         XCTAssertEqual(middle.profiles_parsed, before.profiles_parsed + 1)
         XCTAssertEqual(middle.transforms_created, before.transforms_created + 1)
+        XCTAssertEqual(middle.fast_paths, before.fast_paths + 1, "a matrix/shaper profile takes the fast path")
         XCTAssertEqual(after.profiles_parsed, middle.profiles_parsed, "the second decode parsed the profile again")
         XCTAssertEqual(after.hits, middle.hits + 1)
         XCTAssertEqual(first.packedPixels(), second.packedPixels())
         XCTAssertEqual(after.capacity, IC_COLOR_CACHE_CAPACITY)
         XCTAssertLessThanOrEqual(after.entries, after.capacity)
+    }
+
+    func testLUTAndCMYKProfilesGoThroughLCMS() throws {
+        ic_color_cache_clear()
+        var before = ic_color_cache_stats()
+        ic_color_cache_get_stats(&before)
+        _ = try decode(try fixture("cmyk-naive.jpg"))
+        _ = try decode(try fixture("gray-18.jpg"))
+        var after = ic_color_cache_stats()
+        ic_color_cache_get_stats(&after)
+        XCTAssertEqual(after.transforms_created, before.transforms_created + 2)
+        XCTAssertEqual(after.fast_paths, before.fast_paths)
     }
 
     func testRawModeAndUntaggedImagesNeverTouchTheCache() throws {
