@@ -84,8 +84,10 @@ static double srgb_oetf(double v) {
 static void create_context(void) {
     context = cmsCreateContext(NULL, NULL);
     cmsSetLogErrorHandlerTHR(context, on_lcms_error);
+    /* Entry i serves linear values in [i, i + 1): it encodes the midpoint. */
     for (int i = 0; i < FAST_ENCODE_SIZE; i++) {
-        srgb_encode[i] = (uint8_t)lround(srgb_oetf((double)i / (FAST_ENCODE_SIZE - 1)) * 255.0);
+        double mid = ((double)i + 0.5) / (FAST_ENCODE_SIZE - 1);
+        srgb_encode[i] = (uint8_t)lround(srgb_oetf(mid > 1 ? 1 : mid) * 255.0);
     }
     __builtin_cpu_init();
     have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -146,28 +148,36 @@ static bool describes_srgb(cmsHPROFILE p) {
 
 /* ---- The fast matrix/shaper path. ---- */
 
-static inline float clamp_linear(float v) { return v < 0 ? 0 : v > FAST_ONE ? FAST_ONE : v; }
+/* One loop, compiled twice (baseline and AVX2 + FMA, where clang vectorises it); alpha is left
+ * as it is. Its shape is what clang 17 vectorises: clamps written out, the index truncated
+ * (the encoding table holds each interval's midpoint); an inline clamp function, or rounding
+ * here, left it scalar. */
+#define FAST_LOOP(f, p, width)                                                                   \
+    do {                                                                                         \
+        const float *m = (f)->matrix;                                                            \
+        for (uint32_t x = 0; x < (width); x++) {                                                 \
+            float r = (f)->linear[0][(p)[4 * x]], g = (f)->linear[1][(p)[4 * x + 1]],            \
+                  b = (f)->linear[2][(p)[4 * x + 2]];                                            \
+            float o0 = m[0] * r + m[1] * g + m[2] * b;                                           \
+            float o1 = m[3] * r + m[4] * g + m[5] * b;                                           \
+            float o2 = m[6] * r + m[7] * g + m[8] * b;                                           \
+            o0 = o0 < 0 ? 0 : o0 > FAST_ONE ? FAST_ONE : o0;                                     \
+            o1 = o1 < 0 ? 0 : o1 > FAST_ONE ? FAST_ONE : o1;                                     \
+            o2 = o2 < 0 ? 0 : o2 > FAST_ONE ? FAST_ONE : o2;                                     \
+            (p)[4 * x] = srgb_encode[(int)o0];                                                   \
+            (p)[4 * x + 1] = srgb_encode[(int)o1];                                               \
+            (p)[4 * x + 2] = srgb_encode[(int)o2];                                               \
+        }                                                                                        \
+    } while (0)
 
-/* One body, compiled twice (baseline and AVX2 + FMA); alpha is left as it is. */
-static inline __attribute__((always_inline)) void fast_body(const fast_path *restrict f,
-                                                            uint8_t *restrict p, uint32_t width) {
-    const float *m = f->matrix;
-    for (uint32_t x = 0; x < width; x++) {
-        float r = f->linear[0][p[4 * x]], g = f->linear[1][p[4 * x + 1]], b = f->linear[2][p[4 * x + 2]];
-        float o0 = clamp_linear(m[0] * r + m[1] * g + m[2] * b);
-        float o1 = clamp_linear(m[3] * r + m[4] * g + m[5] * b);
-        float o2 = clamp_linear(m[6] * r + m[7] * g + m[8] * b);
-        p[4 * x] = srgb_encode[(int)(o0 + 0.5f)];
-        p[4 * x + 1] = srgb_encode[(int)(o1 + 0.5f)];
-        p[4 * x + 2] = srgb_encode[(int)(o2 + 0.5f)];
-    }
+__attribute__((target("avx2,fma"))) static void fast_avx2(const fast_path *restrict f,
+                                                          uint8_t *restrict p, uint32_t width) {
+    FAST_LOOP(f, p, width);
 }
 
-__attribute__((target("avx2,fma"))) static void fast_avx2(const fast_path *f, uint8_t *p, uint32_t width) {
-    fast_body(f, p, width);
+static void fast_plain(const fast_path *restrict f, uint8_t *restrict p, uint32_t width) {
+    FAST_LOOP(f, p, width);
 }
-
-static void fast_plain(const fast_path *f, uint8_t *p, uint32_t width) { fast_body(f, p, width); }
 
 static void fast_convert(const fast_path *f, uint8_t *p, uint32_t width) {
     if (have_avx2) {
