@@ -13,6 +13,10 @@
  * 17^3 colour grid when the entry is made; it is used only if every channel agrees
  * within one level, otherwise lcms converts.
  *
+ * lcms's own allocations are not counted against a decode's memory limit; its
+ * context refuses any single allocation over LCMS_MAX_ALLOC (lcms's default bound
+ * is 512 MiB), so a hostile table in a 4 MiB profile cannot claim more.
+ *
  * Transforms are built with cmsFLAGS_NOCACHE, which makes cmsDoTransform safe
  * to call on one transform from several threads at once (the one-pixel cache
  * is the only state a transform mutates). Cache entries are reference counted:
@@ -24,6 +28,7 @@
 #include <string.h>
 
 #include <lcms2.h>
+#include <lcms2_plugin.h>
 
 #include "../decode/ic_decode_internal.h"
 #include "ic_color_internal.h"
@@ -81,8 +86,31 @@ static double srgb_oetf(double v) {
     return v <= 0.0031308 ? v * 12.92 : 1.055 * pow(v, 1 / 2.4) - 0.055;
 }
 
+/* The largest single allocation lcms may make: a 33^4-point CMYK table at 16 bits with
+ * lcms's float copies fits many times over. */
+#define LCMS_MAX_ALLOC ((cmsUInt32Number)64 << 20)
+
+static void *lcms_malloc(cmsContext ctx, cmsUInt32Number size) {
+    (void)ctx;
+    return size == 0 || size > LCMS_MAX_ALLOC ? NULL : malloc(size);
+}
+
+static void lcms_free(cmsContext ctx, void *p) {
+    (void)ctx;
+    free(p);
+}
+
+static void *lcms_realloc(cmsContext ctx, void *p, cmsUInt32Number size) {
+    (void)ctx;
+    return size == 0 || size > LCMS_MAX_ALLOC ? NULL : realloc(p, size);
+}
+
+static cmsPluginMemHandler memory_plugin = {
+    {cmsPluginMagicNumber, 2000, cmsPluginMemHandlerSig, NULL}, lcms_malloc, lcms_free, lcms_realloc,
+    NULL, NULL, NULL};
+
 static void create_context(void) {
-    context = cmsCreateContext(NULL, NULL);
+    context = cmsCreateContext(&memory_plugin, NULL);
     cmsSetLogErrorHandlerTHR(context, on_lcms_error);
     /* Entry i serves linear values in [i, i + 1): it encodes the midpoint. */
     for (int i = 0; i < FAST_ENCODE_SIZE; i++) {
