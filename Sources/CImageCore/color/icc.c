@@ -17,6 +17,11 @@
  * context refuses any single allocation over LCMS_MAX_ALLOC (lcms's default bound
  * is 512 MiB), so a hostile table in a 4 MiB profile cannot claim more.
  *
+ * An entry keeps a copy of its profile's bytes and a hit compares them: XXH64 is
+ * not collision-resistant, and a crafted profile must not be able to take over
+ * the transform of a popular one for other callers' images. Entries are bounded
+ * in number (IC_COLOR_CACHE_CAPACITY) and in profile bytes (CACHE_MAX_BYTES).
+ *
  * Transforms are built with cmsFLAGS_NOCACHE, which makes cmsDoTransform safe
  * to call on one transform from several threads at once (the one-pixel cache
  * is the only state a transform mutates). Cache entries are reference counted:
@@ -50,9 +55,13 @@ typedef struct fast_path {
     float matrix[9]; /* source linear RGB to linear sRGB */
 } fast_path;
 
+/* Most profile bytes the cache keeps copies of. */
+#define CACHE_MAX_BYTES ((size_t)16 << 20)
+
 typedef struct ic_color_entry {
     uint64_t hash;
     size_t size;
+    uint8_t *bytes; /* a copy of the profile, compared on every hit */
     ic_color_input input;
     verdict verdict;
     cmsHTRANSFORM transform; /* NULL when the fast path converts */
@@ -70,6 +79,7 @@ static bool have_avx2; /* set once, with the context */
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static ic_color_entry *cache[IC_COLOR_CACHE_CAPACITY];
+static size_t cache_bytes;
 static uint64_t cache_clock;
 static ic_color_cache_stats counters;
 /* Counted outside the lock (atomics). */
@@ -374,7 +384,33 @@ static void build(ic_color_entry *e, const uint8_t *icc, size_t size) {
 
 static void entry_free(ic_color_entry *e) {
     if (e->transform) cmsDeleteTransform(e->transform);
+    free(e->bytes);
     free(e);
+}
+
+/* The cached entry for these bytes and layout (under the lock), or NULL. */
+static ic_color_entry *find_locked(uint64_t hash, const uint8_t *icc, size_t size, ic_color_input input) {
+    for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) {
+        ic_color_entry *e = cache[i];
+        if (e && e->hash == hash && e->size == size && e->input == input &&
+            memcmp(e->bytes, icc, size) == 0) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* Removes the least recently used entry (under the lock); returns it if it must be freed. */
+static ic_color_entry *evict_locked(void) {
+    int32_t oldest = -1;
+    for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) {
+        if (cache[i] && (oldest < 0 || cache[i]->last_used < cache[oldest]->last_used)) oldest = (int32_t)i;
+    }
+    if (oldest < 0) return NULL;
+    ic_color_entry *e = cache[oldest];
+    cache[oldest] = NULL;
+    cache_bytes -= e->size;
+    return --e->refs == 0 ? e : NULL;
 }
 
 /* Drops one reference (under the lock); returns the entry if it must be freed. */
@@ -391,52 +427,56 @@ static ic_color_entry *acquire(const uint8_t *icc, size_t size, ic_color_input i
     uint64_t hash = ic_xxh64(icc, size, (uint64_t)input);
     pthread_mutex_lock(&cache_lock);
     counters.lookups++;
-    for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) {
-        ic_color_entry *e = cache[i];
-        if (e && e->hash == hash && e->size == size && e->input == input) {
-            counters.hits++;
-            e->refs++;
-            e->last_used = ++cache_clock;
-            pthread_mutex_unlock(&cache_lock);
-            return e;
-        }
+    ic_color_entry *hit = find_locked(hash, icc, size, input);
+    if (hit) {
+        counters.hits++;
+        hit->refs++;
+        hit->last_used = ++cache_clock;
+        pthread_mutex_unlock(&cache_lock);
+        return hit;
     }
     pthread_mutex_unlock(&cache_lock);
 
     ic_color_entry *e = calloc(1, sizeof *e);
     if (!e) return NULL;
+    e->bytes = malloc(size);
+    if (!e->bytes) {
+        free(e);
+        return NULL;
+    }
+    memcpy(e->bytes, icc, size);
     e->hash = hash;
     e->size = size;
     e->input = input;
     build(e, icc, size);
 
-    ic_color_entry *dead = NULL;
+    ic_color_entry *dead[IC_COLOR_CACHE_CAPACITY];
+    uint32_t n_dead = 0;
     pthread_mutex_lock(&cache_lock);
     /* Another decode may have built the same entry meanwhile: use the cached one. */
-    for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) {
-        ic_color_entry *c = cache[i];
-        if (c && c->hash == hash && c->size == size && c->input == input) {
-            c->refs++;
-            c->last_used = ++cache_clock;
-            pthread_mutex_unlock(&cache_lock);
-            entry_free(e);
-            return c;
-        }
+    ic_color_entry *same = find_locked(hash, icc, size, input);
+    if (same) {
+        same->refs++;
+        same->last_used = ++cache_clock;
+        pthread_mutex_unlock(&cache_lock);
+        entry_free(e);
+        return same;
     }
-    uint32_t slot = 0;
-    for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) {
-        if (!cache[i]) {
-            slot = i;
-            break;
+    uint32_t slot = IC_COLOR_CACHE_CAPACITY;
+    for (;;) {
+        for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY && slot == IC_COLOR_CACHE_CAPACITY; i++) {
+            if (!cache[i]) slot = i;
         }
-        if (cache[i]->last_used < cache[slot]->last_used) slot = i;
+        if (slot < IC_COLOR_CACHE_CAPACITY && cache_bytes + size <= CACHE_MAX_BYTES) break;
+        ic_color_entry *gone = evict_locked();
+        if (gone) dead[n_dead++] = gone;
     }
-    if (cache[slot]) dead = unref_locked(cache[slot]);
     e->refs = 2; /* the cache's and the caller's */
     e->last_used = ++cache_clock;
     cache[slot] = e;
+    cache_bytes += size;
     pthread_mutex_unlock(&cache_lock);
-    if (dead) entry_free(dead);
+    for (uint32_t i = 0; i < n_dead; i++) entry_free(dead[i]);
     return e;
 }
 
@@ -470,6 +510,7 @@ void ic_color_cache_clear(void) {
         if (e) dead[n++] = e;
         cache[i] = NULL;
     }
+    cache_bytes = 0;
     pthread_mutex_unlock(&cache_lock);
     for (uint32_t i = 0; i < n; i++) entry_free(dead[i]);
 }

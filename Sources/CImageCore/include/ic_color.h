@@ -35,8 +35,9 @@
  * ic_color_cache_stats.fast_paths); other profiles go through lcms.
  *
  * Transforms are cached process-wide, keyed by the XXH64 of the profile bytes,
- * their size and the pixel layout: a second image with the same profile parses
- * nothing. The verdicts "describes sRGB" and "unusable" are cached the same way,
+ * their size and the pixel layout (the bytes themselves are compared on a hit, so
+ * a crafted collision cannot borrow another profile's transform): a second image
+ * with the same profile parses nothing. The verdicts "describes sRGB" and "unusable" are cached the same way,
  * so an sRGB-tagged image costs a hash of its profile.
  */
 #ifndef IC_COLOR_H

@@ -198,6 +198,27 @@ final class ColorManagementTests: XCTestCase {
         XCTAssertEqual(stats.entries, IC_COLOR_CACHE_CAPACITY)
     }
 
+    func testCacheKeepsAtMost16MiBOfProfiles() throws {
+        ic_color_cache_clear()
+        let p3 = try fixture("p3.jpg")
+        let profile = try XCTUnwrap(try decode(p3).iccProfile)
+        let expected = try decode(p3).packedPixels()
+        // 1 MiB profiles (the P3 profile, then padding lcms does not read), each distinct.
+        for i in 0..<20 {
+            var variant = profile + Data(repeating: 0, count: (1 << 20) - profile.count)
+            variant[variant.startIndex + 80] = UInt8(i)
+            let step = 60_000
+            let parts = stride(from: 0, to: variant.count, by: step).map { variant[$0..<min($0 + step, variant.count)] }
+            let chunks = parts.enumerated().map { iccChunk($0.offset + 1, of: parts.count, Data($0.element)) }
+            let image = try decode(jpeg(p3, withICCSegments: chunks))
+            XCTAssertTrue(image.isColorConverted)
+            XCTAssertEqual(image.packedPixels(), expected)
+        }
+        var stats = ic_color_cache_stats()
+        ic_color_cache_get_stats(&stats)
+        XCTAssertEqual(stats.entries, 16)
+    }
+
     func testConcurrentDecodesShareTransforms() throws {
         let data = try fixture("p3-alpha.png")
         let expected = try decode(data).packedPixels()
