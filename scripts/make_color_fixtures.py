@@ -98,6 +98,9 @@ def main():
         grey = os.path.join(tmp, "grey.v")
         run("vips", "colourspace", base, grey, "b-w")
         run("vips", "jpegsave", grey, out("gray-18.jpg"), "--Q", "92", "--profile", icc["gray-18"])
+        grey_alpha = os.path.join(tmp, "grey_alpha.v")
+        run("vips", "bandjoin", f"{grey} {alpha_full}", grey_alpha)
+        run("vips", "pngsave", grey_alpha, out("gray-18-alpha.png"), "--profile", icc["gray-18"])
         # CMYK: the naive inverse of the profile's table, C = 1 - R - K etc.
         cmy = os.path.join(tmp, "cmy.v")
         run("vips", "invert", base, cmy)
@@ -123,7 +126,7 @@ def main():
         with open(out("corrupt-profile.jpg"), "wb") as f:
             f.write(jpeg_with_profile_chunks(p3_jpeg, bytes(broken), 1, [0]))
 
-        for name in ("p3.jpg", "adobe-rgb.jpg", "p3.png", "p3-alpha.png", "p3.webp", "gray-18.jpg",
+        for name in ("p3.jpg", "adobe-rgb.jpg", "p3.png", "p3-alpha.png", "p3.webp", "gray-18.jpg", "gray-18-alpha.png",
                      "cmyk-naive.jpg", "p3-split.jpg"):
             ref = out(name.rsplit(".", 1)[0] + "-" + name.rsplit(".", 1)[1] + ".ref.png")
             run("vips", "icc_transform", out(name), ref + "[strip]", "srgb", "--embedded",

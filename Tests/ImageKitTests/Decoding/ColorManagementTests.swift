@@ -53,6 +53,7 @@ final class ColorManagementTests: XCTestCase {
             ("p3.jpg", "p3-jpg.ref.png", .rgb), ("adobe-rgb.jpg", "adobe-rgb-jpg.ref.png", .rgb),
             ("p3.png", "p3-png.ref.png", .rgb), ("p3-alpha.png", "p3-alpha-png.ref.png", .rgb),
             ("p3.webp", "p3-webp.ref.png", .rgb), ("gray-18.jpg", "gray-18-jpg.ref.png", .gray),
+            ("gray-18-alpha.png", "gray-18-alpha-png.ref.png", .gray),
             ("cmyk-naive.jpg", "cmyk-naive-jpg.ref.png", .cmyk), ("p3-split.jpg", "p3-split-jpg.ref.png", .rgb),
         ]
         for (file, ref, space) in cases {
