@@ -4,7 +4,7 @@ import PackageDescription
 /// ImageKit: image loading for server-side Swift on Linux.
 ///
 /// Linux only (Debian 12 tested): the Swift code imports Glibc, and the C core links
-/// Debian's codec libraries (libjpeg-turbo, libpng, libwebp), LZ4 and libcurl, so no
+/// Debian's codec libraries (libjpeg-turbo, libpng, libwebp), Little CMS 2, zlib, LZ4 and libcurl, so no
 /// Apple platform is declared.
 ///
 /// `ImageKit` is the only product a service needs; it has no Swift package
@@ -44,6 +44,8 @@ let package = Package(
                 .linkedLibrary("webpmux"),
                 .linkedLibrary("lz4"),
                 .linkedLibrary("curl"),
+                .linkedLibrary("lcms2"),
+                .linkedLibrary("z"),
                 .linkedLibrary("m"),
                 .linkedLibrary("pthread"),
             ]
@@ -88,7 +90,7 @@ let package = Package(
             linkerSettings: [
                 .linkedLibrary("turbojpeg"), .linkedLibrary("jpeg"), .linkedLibrary("png16"),
                 .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"),
-                .linkedLibrary("gif"),
+                .linkedLibrary("gif"), .linkedLibrary("lcms2"),
             ]
         ),
         // Deterministic test pictures, and helpers over ImageKit's types, shared by the tests

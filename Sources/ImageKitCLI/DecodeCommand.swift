@@ -42,6 +42,9 @@ struct DecodeCommand: ParsableCommand {
     @Flag(help: "Keep the stored orientation instead of applying EXIF orientation.")
     var keepOrientation = false
 
+    @Flag(help: "Keep the source's colours instead of converting images with an ICC profile to sRGB.")
+    var rawColor = false
+
     @Option(help: "Decode the (single) file N times from memory and print the median and minimum ms.")
     var bench: Int?
 
@@ -55,7 +58,8 @@ struct DecodeCommand: ParsableCommand {
     }
 
     func run() throws {
-        var options = DecodeOptions(firstFrameOnly: !allFrames, applyOrientation: !keepOrientation)
+        var options = DecodeOptions(firstFrameOnly: !allFrames, applyOrientation: !keepOrientation,
+                                    colorMode: rawColor ? .raw : .sRGB)
         if let maxPixels { options.limits.maxPixels = maxPixels }
         if let maxMemory { options.limits.maxMemoryBytes = maxMemory }
         let decoder = ImageDecoder(options: options)

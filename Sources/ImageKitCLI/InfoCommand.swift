@@ -10,7 +10,13 @@ import ImageKit
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Print format, dimensions, frames and orientation read from headers alone.")
+        abstract: "Print format, dimensions, frames, orientation and ICC profile read from headers.",
+        discussion: """
+            The profile column is `icc=none`, or `icc=SPACE:BYTES:VERDICT` where VERDICT says what \
+            decoding does with it: `converts` (to sRGB), `srgb` (it describes sRGB: nothing to do) \
+            or `ignored` (unusable: the image decodes as untagged). Finding the verdict decodes a \
+            tiny thumbnail, only for files with a profile.
+            """)
 
     @Argument(help: "Image files.")
     var files: [String]
@@ -22,7 +28,9 @@ struct InfoCommand: ParsableCommand {
         var failed = false
         for path in files {
             do {
-                let info = try ImageDecoder.info(try readFile(path))
+                let data = try readFile(path)
+                let info = try ImageDecoder.info(data)
+                let profile = try Self.profileColumn(info, data)
                 if json {
                     print(Output.json([
                         "path": .string(path), "format": .string(info.format.description),
@@ -30,12 +38,14 @@ struct InfoCommand: ParsableCommand {
                         "frames": .int(info.frameCount), "orientation": .int(info.orientation),
                         "alpha": .bool(info.hasAlpha), "bitDepth": .int(info.bitDepth),
                         "progressive": .bool(info.isProgressive),
+                        "icc": profile.map { .string($0) } ?? .null,
                     ]))
                 } else {
                     print([path, info.format.description, "\(info.width)x\(info.height)",
                            "\(info.frameCount)", "orientation=\(info.orientation)",
                            "alpha=\(info.hasAlpha ? 1 : 0)", "depth=\(info.bitDepth)",
-                           "progressive=\(info.isProgressive ? 1 : 0)"].joined(separator: "\t"))
+                           "progressive=\(info.isProgressive ? 1 : 0)",
+                           "icc=\(profile ?? "none")"].joined(separator: "\t"))
                 }
             } catch {
                 failed = true
@@ -45,5 +55,13 @@ struct InfoCommand: ParsableCommand {
             }
         }
         if failed { throw ExitCode(1) }
+    }
+
+    /// `SPACE:BYTES:VERDICT` for a file with a profile, nil without one.
+    static func profileColumn(_ info: ImageInfo, _ data: Data) throws -> String? {
+        guard let space = info.iccProfileSpace else { return nil }
+        let probe = try ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 8))).decode(data)
+        let verdict = probe.isColorConverted ? "converts" : probe.isICCProfileIgnored ? "ignored" : "srgb"
+        return "\(space.rawValue):\(info.iccProfileSize):\(verdict)"
     }
 }

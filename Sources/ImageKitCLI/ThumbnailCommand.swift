@@ -27,6 +27,9 @@ struct ThumbnailCommand: ParsableCommand {
     @Flag(help: "Fill the box exactly (scale to cover, crop the centre) instead of fitting inside it.")
     var fill = false
 
+    @Flag(help: "Keep the source's colours instead of converting images with an ICC profile to sRGB.")
+    var rawColor = false
+
     @Option(name: .shortAndLong, help: "Write the thumbnail to OUT (.jpg, .png or .webp).")
     var output: String?
 
@@ -79,7 +82,8 @@ struct ThumbnailCommand: ParsableCommand {
     }
 
     func run() throws {
-        var options = DecodeOptions(thumbnailPixelSize: try box(), thumbnailMode: fill ? .fill : .fit)
+        var options = DecodeOptions(thumbnailPixelSize: try box(), thumbnailMode: fill ? .fill : .fit,
+                                    colorMode: rawColor ? .raw : .sRGB)
         if let maxPixels { options.limits.maxPixels = maxPixels }
         let decoder = ImageDecoder(options: options)
         let data = try readFile(input)

@@ -8,6 +8,7 @@
 
 #include <gif_lib.h>
 #include <jpeglib.h>
+#include <lcms2.h>
 #include <png.h>
 #include <turbojpeg.h>
 #include <webp/decode.h>
@@ -443,4 +444,25 @@ int anchors_webp_decode_into(const uint8_t *data, size_t size, uint8_t *dst, siz
     int w, h;
     if (!WebPGetInfo(data, size, &w, &h)) return -1;
     return WebPDecodeRGBAInto(data, size, dst, capacity, w * 4) ? 0 : -1;
+}
+
+/* ---- Little CMS 2. ---- */
+
+void *anchors_lcms_rgba_to_srgb(const uint8_t *icc, size_t size) {
+    cmsHPROFILE src = cmsOpenProfileFromMem(icc, (cmsUInt32Number)size);
+    if (!src) return NULL;
+    cmsHPROFILE dst = cmsCreate_sRGBProfile();
+    cmsHTRANSFORM t = cmsCreateTransform(src, TYPE_RGBA_8, dst, TYPE_RGBA_8, INTENT_PERCEPTUAL,
+                                         cmsFLAGS_BLACKPOINTCOMPENSATION | cmsFLAGS_COPY_ALPHA);
+    cmsCloseProfile(src);
+    cmsCloseProfile(dst);
+    return t;
+}
+
+void anchors_lcms_apply(void *transform, uint8_t *rgba, size_t pixels) {
+    cmsDoTransform(transform, rgba, rgba, (cmsUInt32Number)pixels);
+}
+
+void anchors_lcms_free(void *transform) {
+    if (transform) cmsDeleteTransform(transform);
 }

@@ -74,6 +74,23 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(bench.output.contains("median"), bench.output)
     }
 
+    func testInfoPrintsTheProfileAndRawColorKeepsTheSourceValues() throws {
+        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/color")
+        let p3 = dir.appendingPathComponent("p3.jpg").path
+        let info = try run(["info", p3, dir.appendingPathComponent("srgb.jpg").path,
+                            dir.appendingPathComponent("corrupt-profile.jpg").path, dir.appendingPathComponent("p3-jpg.ref.png").path])
+        XCTAssertEqual(info.status, 0)
+        let columns = info.output.split(separator: "\n").map { $0.split(separator: "\t").last.map(String.init) ?? "" }
+        XCTAssertEqual(columns, ["icc=RGB:8868:converts", "icc=RGB:8892:srgb", "icc=RGB:8868:ignored", "icc=none"])
+        let converted = try run(["decode", "--sha256", p3])
+        let raw = try run(["decode", "--sha256", "--raw-color", p3])
+        XCTAssertEqual([converted.status, raw.status], [0, 0])
+        XCTAssertNotEqual(converted.output, raw.output)
+        let thumb = try run(["thumbnail", "--raw-color", p3, "--size", "32"])
+        XCTAssertEqual(thumb.status, 0, thumb.output)
+    }
+
     func testThumbnailWritesAndTimes() throws {
         let rgba = Pixels.pattern(width: 120, height: 80, alpha: true)
         let png = PNGWriter(width: 120, height: 80, colorType: .rgba, bitDepth: 8, samples: rgba.map(UInt16.init)).encode()

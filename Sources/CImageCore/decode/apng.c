@@ -438,6 +438,71 @@ static ic_status frame_failure(ic_decoder *d, ic_status st, uint32_t frame) {
     return st;
 }
 
+/* Inflates an iCCP chunk's profile (name, NUL, method 0, zlib data) and hands it to the
+ * colour code, as libpng's png_get_iCCP does for a still: the declared size (the profile's
+ * first four bytes) is checked against IC_ICC_MAX_BYTES before the buffer is allocated, and a
+ * stream that does not inflate to exactly that size leaves the image untagged. */
+static void take_iccp(ic_decoder *d, const apng_chunk *c) {
+    const uint8_t *nul = memchr(c->data, 0, c->length < 81 ? c->length : 81);
+    if (!nul || (size_t)(nul - c->data) + 2 > c->length || nul[1] != 0) {
+        ic_color_ignore(d);
+        return;
+    }
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit(&z) != Z_OK) {
+        ic_color_ignore(d);
+        return;
+    }
+    z.next_in = (Bytef *)(nul + 2);
+    z.avail_in = (uInt)(c->length - (size_t)(nul + 2 - c->data));
+    uint8_t head[4];
+    z.next_out = head;
+    z.avail_out = sizeof head;
+    int r = inflate(&z, Z_SYNC_FLUSH);
+    size_t size = (size_t)head[0] << 24 | (size_t)head[1] << 16 | (size_t)head[2] << 8 | head[3];
+    if ((r != Z_OK && r != Z_STREAM_END) || z.avail_out != 0 || size < sizeof head || size > IC_ICC_MAX_BYTES) {
+        inflateEnd(&z);
+        ic_color_ignore(d);
+        return;
+    }
+    ic_error *err = d->err;
+    d->err = NULL; /* the memory limit refusing the profile leaves the image untagged */
+    uint8_t *icc = ic_dec_malloc(d, size);
+    d->err = err;
+    if (!icc) {
+        inflateEnd(&z);
+        ic_color_ignore(d);
+        return;
+    }
+    memcpy(icc, head, sizeof head);
+    z.next_out = icc + sizeof head;
+    z.avail_out = (uInt)(size - sizeof head);
+    r = r == Z_STREAM_END ? r : inflate(&z, Z_FINISH);
+    bool whole = r == Z_STREAM_END && z.avail_out == 0;
+    inflateEnd(&z);
+    if (whole) {
+        ic_color_take_profile(d, icc, size);
+    } else {
+        ic_color_ignore(d);
+    }
+    ic_dec_free(d, icc, size);
+}
+
+/* The profile of an iCCP chunk before the image data, and the conversion the sink applies to
+ * the composited canvas (as to a still's rows: before premultiplying). */
+static void prepare_color(ic_decoder *d, const apng_header *h) {
+    size_t pos = 8;
+    apng_chunk c;
+    while (next_chunk(d->data, d->size, &pos, &c) && !is_type(&c, "IDAT")) {
+        if (is_type(&c, "iCCP") && c.complete) {
+            take_iccp(d, &c);
+            break;
+        }
+    }
+    ic_color_prepare(d, (h->ihdr[9] & 2) ? IC_COLOR_INPUT_RGBA : IC_COLOR_INPUT_GRAY);
+}
+
 static ic_status decode_frames(apng_state *s, const apng_header *h, const apng_plan *plan) {
     ic_decoder *d = s->d;
     size_t pos = 8;
@@ -494,6 +559,7 @@ ic_status ic_apng_decode(ic_decoder *d) {
                      (uint64_t)plan.max_frame_h * sizeof(void *);
     st = ic_dec_check_size(d, h.width, h.height, plan.frames, extra);
     if (st != IC_OK) return st;
+    prepare_color(d, &h);
     st = ic_dec_begin(d, h.width, h.height, plan.frames);
     if (st == IC_OK) st = ic_dec_buffer_alloc(d, (size_t)canvas, &s.canvas);
     if (st == IC_OK) st = ic_dec_buffer_alloc(d, (size_t)plan.max_frame_px * 4, &s.frame);

@@ -67,6 +67,7 @@ void ic_dec_free(ic_decoder *d, void *p, size_t size) {
 
 static void free_output(ic_decoder *d) {
     ic_dec_sink_free(d);
+    ic_color_free(d);
     if (d->image) {
         ic_dec_release(d, ic_image_byte_count(d->image));
         ic_image_free(d->image);
@@ -162,6 +163,7 @@ ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *o
     img->orientation_applied = d.orientation > 1 && !d.opts.keep_orientation;
     img->is_opaque = d.all_opaque;
     img->loop_count = d.loop_count;
+    ic_color_finish(&d, img);
     if (stats) {
         stats->peak_bytes = d.mem_peak;
         stats->codec_width = d.codec_width;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../color/ic_color_internal.h"
 #include "../common/ic_common_internal.h"
 #include "../image/ic_image_internal.h"
 #include "../resize/ic_resize_internal.h"
@@ -78,6 +79,9 @@ typedef struct ic_decoder {
     /* Output. */
     ic_image *image;
     bool all_opaque;
+
+    /* Embedded profile and conversion (color/). */
+    ic_color_state color;
 } ic_decoder;
 
 /** True once the caller's cancellation flag is set. */

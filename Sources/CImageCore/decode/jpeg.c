@@ -112,6 +112,33 @@ static uint8_t saved_orientation(j_decompress_ptr cinfo) {
     return 1;
 }
 
+/* The embedded ICC profile from the APP2 segments libjpeg saved (see ic_color.h). */
+static void take_profile(ic_decoder *d, j_decompress_ptr cinfo) {
+    ic_icc_chunk chunks[IC_ICC_MAX_CHUNKS];
+    size_t n = 0;
+    bool too_many = false;
+    for (jpeg_saved_marker_ptr m = cinfo->marker_list; m; m = m->next) {
+        ic_icc_chunk c;
+        if (m->marker != JPEG_APP0 + 2 || !ic_icc_jpeg_chunk(m->data, m->data_length, &c)) continue;
+        if (n == IC_ICC_MAX_CHUNKS) {
+            too_many = true;
+            break;
+        }
+        chunks[n++] = c;
+    }
+    if (too_many) {
+        ic_color_ignore(d);
+    } else {
+        ic_color_take_jpeg_chunks(d, chunks, n);
+    }
+    ic_color_input input = IC_COLOR_INPUT_RGBA;
+    if (cinfo->jpeg_color_space == JCS_GRAYSCALE) input = IC_COLOR_INPUT_GRAY;
+    if (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK) {
+        input = cinfo->saw_Adobe_marker ? IC_COLOR_INPUT_CMYK_INVERTED : IC_COLOR_INPUT_CMYK;
+    }
+    ic_color_prepare(d, input);
+}
+
 /* CMYK (4 bytes a pixel) to opaque RGBA in place. Adobe files store inverted
  * inks (255 = no ink); others store plain inks. */
 static void cmyk_to_rgba(uint8_t *row, uint32_t width, bool inverted) {
@@ -180,6 +207,7 @@ ic_status ic_jpeg_decode(ic_decoder *d) {
     cinfo.progress = &ctx.progress;
     jpeg_mem_src(&cinfo, d->data, (unsigned long)d->size);
     jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);
+    jpeg_save_markers(&cinfo, JPEG_APP0 + 2, 0xFFFF);
     jpeg_read_header(&cinfo, TRUE);
 
     d->orientation = saved_orientation(&cinfo);
@@ -197,6 +225,7 @@ ic_status ic_jpeg_decode(ic_decoder *d) {
         return st;
     }
     reserved = coef;
+    take_profile(d, &cinfo);
     if (d->opts.limits.max_memory_bytes) {
         cinfo.mem->max_memory_to_use = (long)(coef + (8u << 20));
     }
@@ -250,7 +279,11 @@ ic_status ic_jpeg_decode(ic_decoder *d) {
                                       d->size);
             longjmp(ctx.jump, 1);
         }
-        if (cmyk) {
+        if (cmyk && ic_color_converts_cmyk(&d->color)) {
+            for (JDIMENSION i = 0; i < got; i++) {
+                ic_color_convert_cmyk_row(&d->color, rows[i], cinfo.output_width);
+            }
+        } else if (cmyk) {
             for (JDIMENSION i = 0; i < got; i++) cmyk_to_rgba(rows[i], cinfo.output_width, inverted);
         }
         ic_dec_rows_done(d, 0, y, got, false);
@@ -265,6 +298,8 @@ ic_status ic_jpeg_decode(ic_decoder *d) {
 ic_status ic_jpeg_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
     size_t i = 2;
     bool have_sof = false;
+    ic_icc_chunk chunks[IC_ICC_MAX_CHUNKS];
+    size_t icc_chunks = 0;
     while (i + 4 <= n) {
         if (p[i] != 0xFF) {
             return ic_set_error(err, IC_ERR_CORRUPT, "JPEG: expected a marker at byte %zu", i);
@@ -287,6 +322,10 @@ ic_status ic_jpeg_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err
             info->orientation == 1) {
             info->orientation = ic_exif_orientation(seg + 6, seg_len - 6);
         }
+        if (marker == 0xE2 && icc_chunks < IC_ICC_MAX_CHUNKS &&
+            ic_icc_jpeg_chunk(seg, seg_len, &chunks[icc_chunks])) {
+            icc_chunks++;
+        }
         bool sof = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 &&
                    marker != 0xCC;
         if (sof && !have_sof && seg_len >= 6) {
@@ -304,5 +343,12 @@ ic_status ic_jpeg_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err
     }
     info->has_alpha = 0;
     info->frame_count = 1;
+    size_t icc_total = ic_icc_jpeg_total(chunks, icc_chunks);
+    if (icc_total) {
+        /* The header is in the first chunk when that chunk holds 20 bytes or more. */
+        for (size_t c = 0; c < icc_chunks; c++) {
+            if (chunks[c].seq == 1) ic_icc_note_probe(info, chunks[c].data, chunks[c].size, icc_total);
+        }
+    }
     return IC_OK;
 }

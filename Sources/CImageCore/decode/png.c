@@ -3,10 +3,12 @@
  *
  * Every colour type and bit depth is expanded to RGBA8 by libpng's transforms
  * (palette and tRNS to alpha, low bit depths to 8, 16 bits truncated to 8,
- * grey to RGB). Ancillary chunks we do not use (colour profiles, text, ...)
- * are skipped unread, so their decompression cannot cost time or memory;
- * no colour management is applied, as the references do. libpng errors
- * longjmp back here; libpng's allocations are counted against the limit.
+ * grey to RGB). Ancillary chunks we do not use (text, gAMA, cHRM, ...) are
+ * skipped unread, so their decompression cannot cost time or memory. An iCCP
+ * profile is read (libpng inflates it within its chunk limit, counted against
+ * the decode's memory) and applied as ic_color.h says; gAMA and cHRM are not
+ * applied, as the references do not. libpng errors longjmp back here; libpng's
+ * allocations are counted against the limit.
  */
 #include <setjmp.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include <png.h>
+#include <zlib.h>
 
 #include "ic_decode_internal.h"
 
@@ -70,7 +73,7 @@ static void on_free(png_structp png, png_voidp ptr) {
 
 /* Chunks ImageKit does not use. Skipping them means a zTXt or iCCP bomb is never inflated. */
 static const png_byte ignored_chunks[] =
-    "bKGD\0cHRM\0cICP\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0sPLT\0"
+    "bKGD\0cHRM\0cICP\0eXIf\0gAMA\0hIST\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0sPLT\0"
     "sRGB\0tEXt\0tIME\0zTXt\0";
 
 static png_structp create_reader(png_ctx *c) {
@@ -158,8 +161,18 @@ ic_status ic_png_decode(ic_decoder *d) {
 
     png_read_info(png, info);
     png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
+    int color_type = png_get_color_type(png, info);
     c.status = ic_dec_check_size(d, width, height, 1, 0);
     if (c.status != IC_OK) png_error(png, "limit");
+    png_charp icc_name;
+    int icc_compression;
+    png_bytep icc;
+    png_uint_32 icc_size;
+    if (png_get_iCCP(png, info, &icc_name, &icc_compression, &icc, &icc_size) == PNG_INFO_iCCP) {
+        ic_color_take_profile(d, icc, icc_size);
+    }
+    ic_color_prepare(d, (color_type & PNG_COLOR_MASK_COLOR) ? IC_COLOR_INPUT_RGBA
+                                                             : IC_COLOR_INPUT_GRAY);
 
     bool has_alpha;
     int passes = set_rgba_transforms(&c, png, info, &has_alpha);
@@ -267,6 +280,27 @@ ic_status ic_png_decode_rgba(ic_decoder *d, const uint8_t *png_data, size_t size
     return IC_OK;
 }
 
+/* Notes an iCCP chunk's profile (name, NUL, method, zlib data) in `info`: its header
+ * is inflated for the colour space, and the size comes from that header. */
+static void probe_iccp(const uint8_t *chunk, size_t len, ic_info *info) {
+    const uint8_t *nul = memchr(chunk, 0, len < 81 ? len : 81);
+    if (!nul || (size_t)(nul - chunk) + 2 > len) return;
+    const uint8_t *z = nul + 2;
+    uint8_t head[20];
+    z_stream s;
+    memset(&s, 0, sizeof s);
+    if (inflateInit(&s) != Z_OK) return;
+    s.next_in = (Bytef *)z;
+    s.avail_in = (uInt)(len - (size_t)(z - chunk));
+    s.next_out = head;
+    s.avail_out = sizeof head;
+    int r = inflate(&s, Z_SYNC_FLUSH);
+    inflateEnd(&s);
+    if ((r != Z_OK && r != Z_STREAM_END) || s.avail_out != 0) return;
+    size_t total = (size_t)head[0] << 24 | (size_t)head[1] << 16 | (size_t)head[2] << 8 | head[3];
+    ic_icc_note_probe(info, head, sizeof head, total);
+}
+
 ic_status ic_png_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
     /* Signature (8) + IHDR length/type (8) + IHDR data (13). */
     if (n < 29 || memcmp(p + 12, "IHDR", 4) != 0) {
@@ -286,6 +320,7 @@ ic_status ic_png_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err)
         if (memcmp(type, "tRNS", 4) == 0) info->has_alpha = 1;
         if (memcmp(type, "IDAT", 4) == 0 || memcmp(type, "IEND", 4) == 0) break;
         if (len > n - i - 8) break;
+        if (memcmp(type, "iCCP", 4) == 0 && !info->has_icc_profile) probe_iccp(p + i + 8, len, info);
         i += 12 + (size_t)len;
     }
     if (info->width == 0 || info->height == 0) {

@@ -1,7 +1,8 @@
 /*
  * sink.c — where decoded rows go: planning the output size, limit checks,
  * and the row sink (direct into the output, or streamed through the resampler
- * so the full-size bitmap never exists).
+ * so the full-size bitmap never exists). Rows of a tagged image go through its
+ * colour transform first, at the codec's size, before premultiplying.
  */
 #include <math.h>
 #include <string.h>
@@ -160,6 +161,7 @@ void ic_dec_rows_done(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
     uint32_t width = d->codec_width;
     for (uint32_t i = 0; i < count; i++) {
         uint8_t *row = ic_dec_row(d, frame, y + i);
+        if (ic_color_sink_converts(&d->color)) ic_color_convert_row(&d->color, row, width);
         if (straight_alpha && !ic_premultiply_row(row, width)) d->all_opaque = false;
         if (d->scaler) feed(d, frame, y + i, row);
     }
@@ -170,7 +172,7 @@ void ic_dec_put_rows(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
     size_t bytes = (size_t)d->codec_width * 4;
     for (uint32_t i = 0; i < count; i++) {
         const uint8_t *from = src + (size_t)i * stride;
-        if (d->scaler && !straight_alpha) {
+        if (d->scaler && !straight_alpha && !ic_color_sink_converts(&d->color)) {
             feed(d, frame, y + i, from);
             continue;
         }

@@ -146,7 +146,7 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
         ic_image *img = d->image;
         st = decode_into(d, img->pixels, img->stride, img->frame_size, 0, 0);
         if (st != IC_OK) return st;
-        if (alpha) ic_dec_rows_done(d, 0, 0, h, true);
+        if (alpha || ic_color_sink_converts(&d->color)) ic_dec_rows_done(d, 0, 0, h, alpha);
         return IC_OK;
     }
     /* A thumbnail. For opaque pictures libwebp's own area-averaging scaler shrinks
@@ -255,6 +255,10 @@ ic_status ic_webp_decode(ic_decoder *d) {
     VP8StatusCode code = WebPGetFeatures(d->data, d->size, &f);
     if (code != VP8_STATUS_OK) return vp8_failure(d, code);
     d->orientation = ic_webp_exif_orientation(d->data, d->size);
+    const uint8_t *icc;
+    size_t icc_size;
+    if (ic_icc_webp_find(d->data, d->size, &icc, &icc_size)) ic_color_take_profile(d, icc, icc_size);
+    ic_color_prepare(d, IC_COLOR_INPUT_RGBA);
     if (f.has_animation) return decode_animation(d);
     return decode_still(d, &f);
 }
@@ -271,6 +275,9 @@ ic_status ic_webp_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err
     info->has_alpha = (uint8_t)(f.has_alpha != 0);
     info->frame_count = 1;
     info->orientation = ic_webp_exif_orientation(p, n);
+    const uint8_t *icc;
+    size_t icc_size;
+    if (ic_icc_webp_find(p, n, &icc, &icc_size)) ic_icc_note_probe(info, icc, icc_size, icc_size);
     if (f.has_animation) {
         WebPData data = {p, n};
         WebPDemuxer *demux = WebPDemux(&data);

@@ -108,6 +108,7 @@ ic_status ic_image_create_in(ic_pool *pool, uint32_t width, uint32_t height, uin
 void ic_image_free(ic_image *image) {
     if (!image) return;
     ic_buffer_free(image->ic_pool, image->pixels, image->ic_alloc_size, image->ic_alloc_kind);
+    free(image->icc_profile);
     free(image);
 }
 

@@ -5,6 +5,7 @@
 #include "ic_error.h"
 #include "ic_format.h"
 #include "ic_image.h"
+#include "ic_color.h"
 #include "ic_pool.h"
 #include "ic_decode.h"
 #include "ic_hash.h"

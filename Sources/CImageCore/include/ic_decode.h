@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ic_color.h"
 #include "ic_error.h"
 #include "ic_format.h"
 #include "ic_image.h"
@@ -94,6 +95,11 @@ typedef struct ic_decode_options {
      * caller whose cores are all busy loses throughput to it. Default 0: the calling thread only.
      */
     int use_helper_thread;
+    /**
+     * IC_COLOR_SRGB (default): convert images with an embedded ICC profile to sRGB.
+     * IC_COLOR_RAW: keep the source's values. See ic_color.h for what is applied.
+     */
+    ic_color_mode color_mode;
 } ic_decode_options;
 
 /** What a decode cost, for tests and metrics. */
@@ -124,6 +130,12 @@ typedef struct ic_info {
     uint8_t bit_depth;
     /** 1 for progressive JPEG, interlaced PNG or GIF (any frame). */
     uint8_t is_progressive;
+    /** 1 if the file embeds an ICC profile (JPEG APP2, PNG iCCP, WebP ICCP). */
+    uint8_t has_icc_profile;
+    /** The profile's colour space (an ic_color_space; IC_COLOR_SPACE_NONE without one). */
+    uint8_t icc_space;
+    /** The profile's size in bytes (0 without one). */
+    uint32_t icc_size;
 } ic_info;
 
 /** Fills `limits` with the defaults. */

@@ -60,6 +60,16 @@ typedef struct ic_image {
     uint32_t *frame_delays_ms;
     /** First byte of frame 0. */
     uint8_t *pixels;
+    /** The source's ICC profile (see ic_image_icc_profile in ic_color.h), or NULL. */
+    uint8_t *icc_profile;
+    /** Bytes of icc_profile. */
+    size_t icc_profile_size;
+    /** Colour space of the source's profile (an ic_color_space; 0: none). */
+    uint8_t icc_space;
+    /** 1 if the source had a profile that was not used (unreadable, wrong space, too large). */
+    uint8_t icc_ignored;
+    /** 1 if the pixels were converted from the source's profile to sRGB. */
+    uint8_t color_converted;
 
     /* Private to ImageKit. */
     size_t ic_alloc_size;

@@ -38,12 +38,16 @@ public struct DecodeOptions: Sendable, Hashable {
     /// decode only while its other workers are idle
     /// (``ImageManagerConfiguration/decodeHelperThreadWhenIdle``).
     public var usesHelperThread: Bool
+    /// What happens to an embedded ICC profile: ``ColorMode/sRGB`` (the default) converts
+    /// tagged images to sRGB, ``ColorMode/raw`` keeps the source's values.
+    public var colorMode: ColorMode
 
-    /// The defaults: default limits, first frame only, orientation applied, full size.
+    /// The defaults: default limits, first frame only, orientation applied, full size, sRGB.
     public init(limits: DecodeLimits = DecodeLimits(), firstFrameOnly: Bool = true,
                 applyOrientation: Bool = true, thumbnailPixelSize: PixelSize? = nil,
                 thumbnailMode: ImageResizer.Mode = .fit, allowUpscale: Bool = false,
-                scaleDownLimitBytes: Int? = nil, usesHelperThread: Bool = false) {
+                scaleDownLimitBytes: Int? = nil, usesHelperThread: Bool = false,
+                colorMode: ColorMode = .sRGB) {
         self.limits = limits
         self.firstFrameOnly = firstFrameOnly
         self.applyOrientation = applyOrientation
@@ -52,6 +56,7 @@ public struct DecodeOptions: Sendable, Hashable {
         self.allowUpscale = allowUpscale
         self.scaleDownLimitBytes = scaleDownLimitBytes
         self.usesHelperThread = usesHelperThread
+        self.colorMode = colorMode
     }
 
     func cValue(cancelFlag: UnsafePointer<Int32>?) -> ic_decode_options {
@@ -69,6 +74,7 @@ public struct DecodeOptions: Sendable, Hashable {
         o.allow_upscale = allowUpscale ? 1 : 0
         o.scale_down_limit_bytes = UInt64(max(0, scaleDownLimitBytes ?? 0))
         o.use_helper_thread = usesHelperThread ? 1 : 0
+        o.color_mode = colorMode.cValue
         return o
     }
 }

@@ -18,6 +18,10 @@ public struct ImageInfo: Sendable, Hashable {
     public var bitDepth: Int
     /// Progressive JPEG, or interlaced PNG/GIF.
     public var isProgressive: Bool
+    /// The colour space of the embedded ICC profile; nil when there is none.
+    public var iccProfileSpace: ICCColorSpace?
+    /// Size of the embedded ICC profile in bytes (0 when there is none).
+    public var iccProfileSize: Int
 
     init(_ c: ic_info) {
         format = ImageFormat(cValue: c.format)
@@ -28,5 +32,7 @@ public struct ImageInfo: Sendable, Hashable {
         hasAlpha = c.has_alpha != 0
         bitDepth = Int(c.bit_depth)
         isProgressive = c.is_progressive != 0
+        iccProfileSpace = c.has_icc_profile != 0 ? ICCColorSpace(cValue: UInt32(c.icc_space)) ?? .other : nil
+        iccProfileSize = Int(c.icc_size)
     }
 }

@@ -27,6 +27,9 @@ public struct ImageContext: Sendable {
     /// Scale any decoded frame down until it fits in this many bytes (even without
     /// ``ImageOptions/scaleDownLargeImages``). Part of the cache key.
     public var scaleDownLimitBytes: Int?
+    /// What decoding does with an embedded ICC profile (default ``ColorMode/sRGB``: convert to
+    /// sRGB). Part of the cache key when not the default.
+    public var colorMode: ColorMode
     /// Applied after decoding, before storing; its ``ImageTransformer/key`` is part of the cache key.
     public var imageTransformer: (any ImageTransformer)?
     /// Computes the cache key from the URL.
@@ -84,7 +87,8 @@ public struct ImageContext: Sendable {
 
     /// A context with the given fields, each defaulting as its documentation says.
     public init(thumbnailPixelSize: PixelSize? = nil, thumbnailMode: ImageResizer.Mode = .fit,
-                scaleDownLimitBytes: Int? = nil, imageTransformer: (any ImageTransformer)? = nil,
+                scaleDownLimitBytes: Int? = nil, colorMode: ColorMode = .sRGB,
+                imageTransformer: (any ImageTransformer)? = nil,
                 cacheKeyFilter: CacheKeyFilter? = nil, cacheSerializer: CacheSerializer? = nil,
                 requestModifier: DownloaderConfiguration.RequestModifier? = nil,
                 responseValidator: DownloaderConfiguration.ResponseValidator? = nil,
@@ -99,6 +103,7 @@ public struct ImageContext: Sendable {
         self.thumbnailPixelSize = thumbnailPixelSize
         self.thumbnailMode = thumbnailMode
         self.scaleDownLimitBytes = scaleDownLimitBytes
+        self.colorMode = colorMode
         self.imageTransformer = imageTransformer
         self.cacheKeyFilter = cacheKeyFilter
         self.cacheSerializer = cacheSerializer

@@ -124,4 +124,19 @@ int anchors_png_icc_profile(const uint8_t *data, size_t size, uint8_t **out, siz
 /** libwebpmux's WebPMuxGetChunk("ICCP"), checked against the VP8X flag. */
 int anchors_webp_icc_profile(const uint8_t *data, size_t size, uint8_t **out, size_t *out_size);
 
+/* ---- Little CMS 2, bare: the colour-management anchor. ---- */
+
+/**
+ * An lcms2 transform from the RGB profile `icc` to lcms's built-in sRGB, RGBA8 in and out
+ * (alpha copied), perceptual intent with black-point compensation, as ImageKit asks lcms
+ * for; NULL if lcms cannot use the profile. Free with anchors_lcms_free.
+ */
+void *anchors_lcms_rgba_to_srgb(const uint8_t *icc, size_t size);
+
+/** cmsDoTransform over `pixels` RGBA8 pixels in place. */
+void anchors_lcms_apply(void *transform, uint8_t *rgba, size_t pixels);
+
+/** Deletes a transform from anchors_lcms_rgba_to_srgb. */
+void anchors_lcms_free(void *transform);
+
 #endif /* CANCHORS_H */

@@ -396,4 +396,42 @@ final class APNGDecodeTests: XCTestCase {
             XCTAssertTrue(turned.packedPixels(frame: f) == expected.pixels, "frame \(f)")
         }
     }
+
+    /// An iCCP profile converts every frame of an APNG to sRGB, as it converts a still's pixels.
+    func testEveryFrameIsConvertedByTheICCProfile() throws {
+        let p3 = [UInt8](try Data(contentsOf: Self.directory.deletingLastPathComponent()
+            .appendingPathComponent("color/p3.png")))
+        let iccp = try XCTUnwrap(chunks(p3).first { $0.0 == "iCCP" })
+        let w = 16, h = 8
+        func be(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).reversed().map { UInt8(truncatingIfNeeded: v >> ($0 * 8)) } }
+        func frameControl(_ seq: Int) -> (String, [UInt8]) {
+            ("fcTL", be(seq, 4) + be(w, 4) + be(h, 4) + be(0, 4) + be(0, 4) + be(1, 2) + be(10, 2) + [0, 0])
+        }
+        // Two opaque frames of many colours, each a still PNG of its own with the profile too.
+        let stills = (0..<2).map { seed -> [UInt8] in
+            let rgb = Pixels.pattern(width: w, height: h, seed: seed * 77).enumerated()
+                .filter { $0.offset % 4 != 3 }.map { UInt16($0.element) }
+            var writer = PNGWriter(width: w, height: h, colorType: .rgb, bitDepth: 8, samples: rgb)
+            writer.chunksBeforeData = [iccp]
+            return writer.encode()
+        }
+        let first = chunks(stills[0]), second = chunks(stills[1])
+        var parts = [first[0], iccp, ("acTL", be(2, 4) + be(0, 4)), frameControl(0)]
+        parts += first.filter { $0.0 == "IDAT" }
+        parts.append(frameControl(1))
+        parts += second.filter { $0.0 == "IDAT" }.enumerated().map { ("fdAT", be(2 + $0.offset, 4) + $0.element.1) }
+        parts.append(("IEND", []))
+        let file = assemble(parts)
+
+        let raw = try ImageDecoder(options: DecodeOptions(firstFrameOnly: false, colorMode: .raw)).decode(file)
+        let converted = try ImageDecoder(options: allFrames).decode(file)
+        XCTAssertTrue(converted.isColorConverted)
+        XCTAssertEqual(converted.frameCount, 2)
+        for f in 0..<2 {
+            let still = try ImageDecoder().decode(stills[f])
+            XCTAssertTrue(still.isColorConverted)
+            XCTAssertTrue(converted.packedPixels(frame: f) == still.packedPixels(), "frame \(f)")
+            XCTAssertFalse(converted.packedPixels(frame: f) == raw.packedPixels(frame: f), "frame \(f) is converted")
+        }
+    }
 }

@@ -23,7 +23,7 @@ struct ImageLoadKeys: Sendable {
                                       transformsAnimations: options.contains(.transformAnimatedImage), output: output)
     }
 
-    /// What the decoder is asked for: thumbnail, scale-down limit, frames.
+    /// What the decoder is asked for: thumbnail, scale-down limit, frames, colour mode.
     static func decodeOptions(_ options: ImageOptions, _ context: ImageContext,
                               _ configuration: ImageManagerConfiguration) -> DecodeOptions {
         let allFrames = options.contains(.preloadAllFrames) && !options.contains(.decodeFirstFrameOnly)
@@ -32,7 +32,7 @@ struct ImageLoadKeys: Sendable {
         return DecodeOptions(limits: configuration.decodeLimits, firstFrameOnly: !allFrames,
                              thumbnailPixelSize: context.thumbnailPixelSize,
                              thumbnailMode: context.thumbnailMode,
-                             scaleDownLimitBytes: scaleDown)
+                             scaleDownLimitBytes: scaleDown, colorMode: context.colorMode)
     }
 
     /// `base`, followed by a signature of the processing when there is any, so that images
@@ -46,6 +46,7 @@ struct ImageLoadKeys: Sendable {
         }
         if let limit = decode.scaleDownLimitBytes { key += "|max-bytes=\(limit)" }
         if !decode.firstFrameOnly { key += "|all-frames" }
+        if decode.colorMode == .raw { key += "|color=raw" }
         if let transformer {
             key += "|transform=" + transformer.key + (transformsAnimations && !decode.firstFrameOnly ? "+animated" : "")
         }

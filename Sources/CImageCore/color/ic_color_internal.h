@@ -1,0 +1,116 @@
+/*
+ * ic_color_internal.h — colour management inside a decode (color/): finding
+ * embedded profiles in the containers, the transform cache, and converting
+ * rows. Not installed.
+ */
+#ifndef IC_COLOR_INTERNAL_H
+#define IC_COLOR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ic_color.h"
+#include "ic_decode.h"
+
+struct ic_decoder;
+struct ic_color_entry;
+
+/** The pixels a profile is applied to, as the decoder delivers them. */
+typedef enum ic_color_input {
+    /** Straight RGBA8 rows (alpha kept). */
+    IC_COLOR_INPUT_RGBA = 1,
+    /** RGBA8 rows holding grey (R = G = B), alpha kept. */
+    IC_COLOR_INPUT_GRAY = 2,
+    /** CMYK8, plain inks (255 = full ink); written back as opaque RGBA8. */
+    IC_COLOR_INPUT_CMYK = 3,
+    /** CMYK8, inverted inks as Adobe writes them (255 = no ink). */
+    IC_COLOR_INPUT_CMYK_INVERTED = 4
+} ic_color_input;
+
+/** A decode's colour state (part of ic_decoder). */
+typedef struct ic_color_state {
+    /** Profile bytes (counted against the decode's memory), or NULL. */
+    uint8_t *icc;
+    size_t icc_size;
+    /** Space the profile's header declares. */
+    ic_color_space space;
+    /** A profile was present but is not used (see ic_color.h). */
+    bool ignored;
+    /** The cached transform the rows go through; NULL: the pixels stay. */
+    struct ic_color_entry *entry;
+    ic_color_input input;
+} ic_color_state;
+
+/** One APP2 "ICC_PROFILE" segment's payload and its place in the sequence. */
+typedef struct ic_icc_chunk {
+    const uint8_t *data;
+    size_t size;
+    uint8_t seq;
+    uint8_t count;
+} ic_icc_chunk;
+
+/** Most APP2 segments one profile can span (the sequence number is a byte). */
+#define IC_ICC_MAX_CHUNKS 255
+
+/**
+ * If the APP2 segment payload `seg` (after the length) is an ICC_PROFILE chunk,
+ * fills *chunk and returns true.
+ */
+bool ic_icc_jpeg_chunk(const uint8_t *seg, size_t size, ic_icc_chunk *chunk);
+
+/**
+ * Checks that chunks 1...count are each present once with one count, and
+ * returns their total size (0 when they do not make one profile, or it is
+ * over IC_ICC_MAX_BYTES).
+ */
+size_t ic_icc_jpeg_total(const ic_icc_chunk *chunks, size_t n);
+
+/** Finds a WebP's ICCP chunk (VP8X files); false if there is none. */
+bool ic_icc_webp_find(const uint8_t *data, size_t size, const uint8_t **icc, size_t *icc_size);
+
+/** Space from a profile header's data colour space field; NONE when shorter than a header. */
+ic_color_space ic_icc_header_space(const uint8_t *icc, size_t size);
+
+/** Fills info->icc_* from a profile (or its first bytes) and its total size. */
+void ic_icc_note_probe(ic_info *info, const uint8_t *head, size_t head_size, size_t total);
+
+/**
+ * Keeps a copy of the profile `icc` for the decode (and its output image).
+ * A profile over IC_ICC_MAX_BYTES, or one the memory limit cannot hold, is
+ * ignored (not kept). Never fails the decode.
+ */
+void ic_color_take_profile(struct ic_decoder *d, const uint8_t *icc, size_t size);
+
+/** Reassembles and keeps a JPEG's profile from its chunks; a broken sequence is ignored. */
+void ic_color_take_jpeg_chunks(struct ic_decoder *d, const ic_icc_chunk *chunks, size_t n);
+
+/** Marks a profile as present but unusable (e.g. a JPEG's broken chunk sequence). */
+void ic_color_ignore(struct ic_decoder *d);
+
+/**
+ * Chooses what happens to the pixels, given how the decoder delivers them:
+ * nothing (no profile, IC_COLOR_RAW, an sRGB profile) or a cached transform.
+ * A profile lcms cannot use, or of another space than `input`, is ignored.
+ */
+void ic_color_prepare(struct ic_decoder *d, ic_color_input input);
+
+/** True when the rows of this decode go through a transform in the sink. */
+bool ic_color_sink_converts(const ic_color_state *c);
+
+/** Converts one row of `width` pixels in place (RGBA or grey input; see ic_color_input). */
+void ic_color_convert_row(const ic_color_state *c, uint8_t *row, uint32_t width);
+
+/** True when the decoder converts CMYK rows itself with ic_color_convert_cmyk_row. */
+bool ic_color_converts_cmyk(const ic_color_state *c);
+
+/** CMYK8 row to opaque RGBA8 in sRGB in place through the profile. */
+void ic_color_convert_cmyk_row(const ic_color_state *c, uint8_t *row, uint32_t width);
+
+/** Moves the profile and the colour facts onto the output image; releases the transform. */
+void ic_color_finish(struct ic_decoder *d, ic_image *image);
+
+/** Releases whatever the state holds (after a failure). */
+void ic_color_free(struct ic_decoder *d);
+
+#endif /* IC_COLOR_INTERNAL_H */
