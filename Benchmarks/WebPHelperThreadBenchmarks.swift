@@ -41,25 +41,10 @@ final class WebPHelperThreadBenchmarks: XCTestCase {
         let image = try input.bytes.withUnsafeBytes { try with.decode($0) }
         XCTAssertLessThanOrEqual(max(image.width, image.height), 256)
         _ = Self.sample(without, input.bytes, threads: threads, loads: loads)
-        var ours: [(wall: Double, cpu: Double)] = [], anchor: [(wall: Double, cpu: Double)] = []
-        for i in 0..<Self.samples {
-            // Alternate which goes first, so a drift of the shared machine hits both alike.
-            if i % 2 == 0 {
-                ours.append(Self.sample(with, input.bytes, threads: threads, loads: loads))
-                anchor.append(Self.sample(without, input.bytes, threads: threads, loads: loads))
-            } else {
-                anchor.append(Self.sample(without, input.bytes, threads: threads, loads: loads))
-                ours.append(Self.sample(with, input.bytes, threads: threads, loads: loads))
-            }
-        }
-        let wall = BenchRecorder.median(ours.map(\.wall)), anchorWall = BenchRecorder.median(anchor.map(\.wall))
-        BenchRecorder.record(BenchResult(
-            section: "thumbnail 256 px", name: "\(input.name) \(name)", medianMs: wall,
-            minMs: ours.map(\.wall).min() ?? 0, megapixels: input.megapixels,
-            anchor: "one thread per decode", anchorMedianMs: anchorWall, ratio: wall / anchorWall,
-            target: target, targetRelation: "<=",
-            notes: ["CPU ms/load helper": BenchRecorder.median(ours.map(\.cpu)),
-                    "CPU ms/load one thread": BenchRecorder.median(anchor.map(\.cpu))]))
+        try record(section: "thumbnail 256 px", name: "\(input.name) \(name)", input: input,
+                   anchor: ("one thread per decode", "one thread"), ours: ("helper", {
+                       Self.sample(with, input.bytes, threads: threads, loads: loads)
+                   }), theirs: { Self.sample(without, input.bytes, threads: threads, loads: loads) }, target: target)
     }
 
     /// A manager loading local copies of the input as 256 px thumbnails (no cache tier asked).
@@ -115,24 +100,37 @@ final class WebPHelperThreadBenchmarks: XCTestCase {
         let without = try manager(helperThreadWhenIdle: false, directory: dir)
         _ = try Self.sample(with, files, threads: threads, loads: loads)
         _ = try Self.sample(without, files, threads: threads, loads: loads)
-        var ours: [(wall: Double, cpu: Double)] = [], anchor: [(wall: Double, cpu: Double)] = []
+        try record(section: "manager", name: "\(input.name) 256 px thumbnail, \(name) (ms per load)", input: input,
+                   anchor: ("decodeHelperThreadWhenIdle = false", "policy off"), ours: ("default", {
+                       try Self.sample(with, files, threads: threads, loads: loads)
+                   }), theirs: { try Self.sample(without, files, threads: threads, loads: loads) }, target: target)
+    }
+
+    /// Takes `samples` of ours and of the anchor (`theirs`), alternating which goes first so a
+    /// drift of the shared machine hits both alike, and records the medians per load with the
+    /// ratio of wall times and both CPU times (labelled with `ours.label` and `anchor.short`).
+    private func record(section: String, name: String, input: BenchInputs.Input,
+                        anchor: (name: String, short: String),
+                        ours: (label: String, sample: () throws -> (wall: Double, cpu: Double)),
+                        theirs: () throws -> (wall: Double, cpu: Double), target: Double) throws {
+        var mine: [(wall: Double, cpu: Double)] = [], others: [(wall: Double, cpu: Double)] = []
         for i in 0..<Self.samples {
             if i % 2 == 0 {
-                ours.append(try Self.sample(with, files, threads: threads, loads: loads))
-                anchor.append(try Self.sample(without, files, threads: threads, loads: loads))
+                mine.append(try ours.sample())
+                others.append(try theirs())
             } else {
-                anchor.append(try Self.sample(without, files, threads: threads, loads: loads))
-                ours.append(try Self.sample(with, files, threads: threads, loads: loads))
+                others.append(try theirs())
+                mine.append(try ours.sample())
             }
         }
-        let wall = BenchRecorder.median(ours.map(\.wall)), anchorWall = BenchRecorder.median(anchor.map(\.wall))
+        let wall = BenchRecorder.median(mine.map(\.wall)), anchorWall = BenchRecorder.median(others.map(\.wall))
         BenchRecorder.record(BenchResult(
-            section: "manager", name: "\(input.name) 256 px thumbnail, \(name) (ms per load)", medianMs: wall,
-            minMs: ours.map(\.wall).min() ?? 0, megapixels: input.megapixels,
-            anchor: "decodeHelperThreadWhenIdle = false", anchorMedianMs: anchorWall, ratio: wall / anchorWall,
+            section: section, name: name, medianMs: wall,
+            minMs: mine.map(\.wall).min() ?? 0, megapixels: input.megapixels,
+            anchor: anchor.name, anchorMedianMs: anchorWall, ratio: wall / anchorWall,
             target: target, targetRelation: "<=",
-            notes: ["CPU ms/load default": BenchRecorder.median(ours.map(\.cpu)),
-                    "CPU ms/load policy off": BenchRecorder.median(anchor.map(\.cpu))]))
+            notes: ["CPU ms/load \(ours.label)": BenchRecorder.median(mine.map(\.cpu)),
+                    "CPU ms/load \(anchor.short)": BenchRecorder.median(others.map(\.cpu))]))
     }
 
     /// One load at a time through the manager: its decode runs alone and gets the helper thread.

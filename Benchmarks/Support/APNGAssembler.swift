@@ -1,10 +1,11 @@
+import ImageKitTestSupport
 /// Puts PNG files of one size together as an APNG, for benchmark inputs: the first
 /// file's IDAT is frame 0, the others' IDAT data become fdAT frames, every frame
 /// covering the canvas and blended over it (blend_op 1), 100 ms each, looping forever.
 enum APNGAssembler {
     static func assemble(_ pngs: [[UInt8]], width: Int, height: Int) -> [UInt8] {
         var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        let first = chunks(pngs[0])
+        let first = PNGChunks.parse(pngs[0])
         out += chunk("IHDR", first.first { $0.type == "IHDR" }!.data)
         out += chunk("acTL", be32(pngs.count) + be32(0))
         var sequence = 0
@@ -12,7 +13,7 @@ enum APNGAssembler {
             out += chunk("fcTL", be32(sequence) + be32(width) + be32(height) + be32(0) + be32(0)
                 + [0, 1, 0, 10, 0, 1])
             sequence += 1
-            for c in chunks(png) where c.type == "IDAT" {
+            for c in PNGChunks.parse(png) where c.type == "IDAT" {
                 if index == 0 {
                     out += chunk("IDAT", c.data)
                 } else {
@@ -22,17 +23,6 @@ enum APNGAssembler {
             }
         }
         return out + chunk("IEND", [])
-    }
-
-    private static func chunks(_ png: [UInt8]) -> [(type: String, data: [UInt8])] {
-        var out: [(type: String, data: [UInt8])] = []
-        var i = 8
-        while i + 12 <= png.count {
-            let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
-            out.append((String(decoding: png[(i + 4)..<(i + 8)], as: UTF8.self), Array(png[(i + 8)..<(i + 8 + length)])))
-            i += 12 + length
-        }
-        return out
     }
 
     private static func be32(_ v: Int) -> [UInt8] {

@@ -76,10 +76,25 @@ static const png_byte ignored_chunks[] =
     "bKGD\0cHRM\0cICP\0eXIf\0gAMA\0hIST\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0sPLT\0"
     "sRGB\0tEXt\0tIME\0zTXt\0";
 
-static png_structp create_reader(png_ctx *c) {
+/* Starts `c` on the PNG stream src[0..size) and makes libpng's reader and info struct for
+ * it; on failure both are NULL and the error is set. */
+static ic_status create_reader(png_ctx *c, ic_decoder *d, const uint8_t *src, size_t size,
+                               png_structp *out_png, png_infop *out_info) {
+    memset(c, 0, sizeof *c);
+    c->d = d;
+    c->src = src;
+    c->src_size = size;
+    c->status = IC_OK;
+    *out_png = NULL;
+    *out_info = NULL;
     png_structp png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, c, on_error, on_warning, c,
                                                on_malloc, on_free);
-    if (!png) return NULL;
+    if (!png) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create reader");
+    png_infop info = png_create_info_struct(png);
+    if (!info) {
+        png_destroy_read_struct(&png, NULL, NULL);
+        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create reader");
+    }
     png_set_read_fn(png, c, on_read);
     png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, NULL, 0);
     png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, ignored_chunks,
@@ -88,7 +103,9 @@ static png_structp create_reader(png_ctx *c) {
     png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
     png_set_chunk_cache_max(png, 1000);
     png_set_chunk_malloc_max(png, 16u << 20);
-    return png;
+    *out_png = png;
+    *out_info = info;
+    return IC_OK;
 }
 
 /* Turns a longjmp from libpng into a status. */
@@ -128,22 +145,14 @@ static int set_rgba_transforms(png_ctx *c, png_structp png, png_infop info, bool
 }
 
 ic_status ic_png_decode(ic_decoder *d) {
-    png_ctx c;
-    memset(&c, 0, sizeof c);
-    c.d = d;
-    c.src = d->data;
-    c.src_size = d->size;
-    c.status = IC_OK;
     /* eXIf is read from the bytes (exif.c); libpng skips it. */
     d->orientation = ic_png_exif_orientation(d->data, d->size);
     if (d->opts.all_frames && ic_apng_frame_count(d->data, d->size) > 0) return ic_apng_decode(d);
-    png_structp png = create_reader(&c);
-    if (!png) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create reader");
-    png_infop info = png_create_info_struct(png);
-    if (!info) {
-        png_destroy_read_struct(&png, NULL, NULL);
-        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create reader");
-    }
+    png_ctx c;
+    png_structp png;
+    png_infop info;
+    ic_status created = create_reader(&c, d, d->data, d->size, &png, &info);
+    if (created != IC_OK) return created;
     png_bytep *volatile row_pointers = NULL;
     volatile size_t row_pointers_size = 0;
     volatile bool pixels_complete = false;
@@ -231,18 +240,10 @@ ic_status ic_png_decode(ic_decoder *d) {
 ic_status ic_png_decode_rgba(ic_decoder *d, const uint8_t *png_data, size_t size, uint8_t *out,
                              size_t stride, uint32_t width, uint32_t height) {
     png_ctx c;
-    memset(&c, 0, sizeof c);
-    c.d = d;
-    c.src = png_data;
-    c.src_size = size;
-    c.status = IC_OK;
-    png_structp png = create_reader(&c);
-    if (!png) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create reader");
-    png_infop info = png_create_info_struct(png);
-    if (!info) {
-        png_destroy_read_struct(&png, NULL, NULL);
-        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create reader");
-    }
+    png_structp png;
+    png_infop info;
+    ic_status created = create_reader(&c, d, png_data, size, &png, &info);
+    if (created != IC_OK) return created;
     png_bytep *volatile row_pointers = NULL;
     volatile size_t row_pointers_size = 0;
     if (setjmp(png_jmpbuf(png))) {

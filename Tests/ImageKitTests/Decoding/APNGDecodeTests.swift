@@ -1,6 +1,7 @@
 import CImageCore
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// APNG animations: Pillow's APNG test files (Tests/Fixtures/apng) against the frames
@@ -208,16 +209,7 @@ final class APNGDecodeTests: XCTestCase {
     }
 
     /// Chunks of a PNG (type and data), to take apart and put together with fresh CRCs.
-    private func chunks(_ png: [UInt8]) -> [(String, [UInt8])] {
-        var out: [(String, [UInt8])] = []
-        var i = 8
-        while i + 12 <= png.count {
-            let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
-            out.append((String(decoding: png[(i + 4)..<(i + 8)], as: UTF8.self), Array(png[(i + 8)..<(i + 8 + length)])))
-            i += 12 + length
-        }
-        return out
-    }
+    private func chunks(_ png: [UInt8]) -> [(String, [UInt8])] { PNGChunks.parse(png).map { ($0.type, $0.data) } }
 
     private func assemble(_ chunks: [(String, [UInt8])]) -> [UInt8] {
         chunks.reduce([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { $0 + PNGWriter.chunk($1.0, $1.1) }

@@ -194,7 +194,7 @@ final class ImageManagerCoderTests: XCTestCase {
                                                                                                   BuiltInImageCoder()])))
             XCTFail("the coder's encode failure fails the load")
         } catch {
-            XCTAssertEqual(error as? ImageKitError, .encodeFailed("stub: no"))
+            XCTAssertEqual(error, .encodeFailed("stub: no"))
         }
     }
 }
