@@ -42,7 +42,7 @@ final class CommandLineTests: XCTestCase {
         let apng = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fixtures/apng/delay.png").path
         let info = try run(["info", apng])
-        XCTAssertEqual(info.output, "\(apng)\tPNG\t128x64\t4\torientation=1\talpha=1\tdepth=8\tprogressive=0\n")
+        XCTAssertEqual(info.output, "\(apng)\tPNG\t128x64\t4\torientation=1\talpha=1\tdepth=8\tprogressive=0\ticc=none\n")
         let all = try run(["decode", "--all-frames", "--json", apng])
         XCTAssertEqual(all.status, 0)
         XCTAssertTrue(all.output.contains("\"frames\":4"), all.output)
