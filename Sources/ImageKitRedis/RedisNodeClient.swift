@@ -62,24 +62,44 @@ final class RedisNodeClient: Sendable {
     }
 
     /// Runs `body` on this thread (a lane's) before `deadline`.
+    ///
+    /// A kept connection may have gone stale — the node restarted, or dropped it — and then
+    /// breaks on first use: the other kept connections, opened to the same server, are dropped
+    /// too, and the operation gets one new connection before a failure counts against the node
+    /// (the tier's operations are reads, SETs and DELs, all safe to send again).
     private func perform<T>(_ body: (RedisConnection, Duration) throws(ImageKitError) -> T,
                             deadline: ContinuousClock.Instant) throws(ImageKitError) -> T {
         guard deadline > .now else {
             breaker.recordFailure()
             throw .timedOut("Redis \(endpoint): the operation waited its whole timeout (\(configuration.timeout)) for a free connection")
         }
-        let connection: RedisConnection
         if let reused = idle.withLock({ $0.popLast() }) {
-            connection = reused
-        } else {
             do {
-                connection = try RedisConnection(to: endpoint, timeout: min(configuration.connectTimeout, deadline - .now),
-                                                 configuration: configuration)
+                return try attempt(body, on: reused, deadline: deadline, breakageCounts: false)
             } catch {
-                breaker.recordFailure()
-                throw error
+                guard reused.isBroken else { throw error }
+                idle.withLock { $0.removeAll() }
+                guard deadline > .now else {
+                    breaker.recordFailure()
+                    throw error
+                }
             }
         }
+        let connection: RedisConnection
+        do {
+            connection = try RedisConnection(to: endpoint, timeout: min(configuration.connectTimeout, deadline - .now),
+                                             configuration: configuration)
+        } catch {
+            breaker.recordFailure()
+            throw error
+        }
+        return try attempt(body, on: connection, deadline: deadline, breakageCounts: true)
+    }
+
+    /// Runs `body` on `connection` with what is left before `deadline`, then keeps the connection
+    /// (a success) or drops it if it broke (a failure, when `breakageCounts`).
+    private func attempt<T>(_ body: (RedisConnection, Duration) throws(ImageKitError) -> T, on connection: RedisConnection,
+                            deadline: ContinuousClock.Instant, breakageCounts: Bool) throws(ImageKitError) -> T {
         let left = deadline - .now
         guard left > .zero else {
             idle.withLock { $0.append(connection) }
@@ -88,18 +108,19 @@ final class RedisNodeClient: Sendable {
         }
         do {
             let value = try body(connection, left)
-            finish(connection)
+            finish(connection, breakageCounts: breakageCounts)
             return value
         } catch {
-            finish(connection)
+            finish(connection, breakageCounts: breakageCounts)
             throw error
         }
     }
 
-    /// Keeps `connection` for reuse and records a success, or drops it and records a failure.
-    private func finish(_ connection: RedisConnection) {
+    /// Keeps `connection` for reuse and records a success, or drops it (recording a failure when
+    /// `breakageCounts`).
+    private func finish(_ connection: RedisConnection, breakageCounts: Bool) {
         if connection.isBroken {
-            breaker.recordFailure()
+            if breakageCounts { breaker.recordFailure() }
         } else {
             idle.withLock { $0.append(connection) }
             breaker.recordSuccess()
