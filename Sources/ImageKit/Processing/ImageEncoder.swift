@@ -27,8 +27,12 @@ public enum ImageEncoder {
     /// ``ImageManager`` loads asking for encoded bytes encode on the manager's worker threads
     /// instead; this entry point is for images a caller already has.
     ///
-    /// - Parameter iccProfile: An ICC profile to embed, as in ``encode(_:as:frame:iccProfile:)``;
-    ///   `nil` (the default) embeds nothing.
+    /// - Parameters:
+    ///   - image: The image to encode.
+    ///   - format: The format and its settings.
+    ///   - frame: The frame to encode (the first by default).
+    ///   - iccProfile: An ICC profile to embed, as in ``encode(_:as:frame:iccProfile:)``;
+    ///     `nil` (the default) embeds nothing.
     /// - Throws: ``ImageKitError`` (``ImageKitError/cancelled`` when the task was cancelled
     ///   before the encode started).
     public static func encodedImage(_ image: Image, as format: EncodeFormat, frame: Int = 0,
@@ -52,13 +56,17 @@ public enum ImageEncoder {
 
     /// Encodes frame `frame` of `image` (the first by default).
     ///
-    /// - Parameter iccProfile: An ICC profile to embed: these bytes are written as they are
-    ///   (JPEG: APP2 `ICC_PROFILE` markers, PNG: `iCCP`, WebP: `ICCP`), the pixels are not
-    ///   converted. `nil` (the default) embeds nothing, and readers take the pixels as sRGB.
-    ///   A profile shorter than 132 bytes, whose header's size field is not its length, or
-    ///   without the `acsp` signature is refused with ``ImageKitError/invalidArgument(_:)``, as
-    ///   is one larger than JPEG's 255 APP2 markers hold (16,707,345 bytes) and one libpng
-    ///   refuses for a PNG (e.g. a profile that is not for RGB pixels).
+    /// - Parameters:
+    ///   - image: The image to encode.
+    ///   - format: The format and its settings.
+    ///   - frame: The frame to encode (the first by default).
+    ///   - iccProfile: An ICC profile to embed: these bytes are written as they are
+    ///     (JPEG: APP2 `ICC_PROFILE` markers, PNG: `iCCP`, WebP: `ICCP`), the pixels are not
+    ///     converted. `nil` (the default) embeds nothing, and readers take the pixels as sRGB.
+    ///     A profile shorter than 132 bytes, whose header's size field is not its length, or
+    ///     without the `acsp` signature is refused with ``ImageKitError/invalidArgument(_:)``, as
+    ///     is one larger than JPEG's 255 APP2 markers hold (16,707,345 bytes) and one libpng
+    ///     refuses for a PNG (e.g. a profile that is not for RGB pixels).
     public static func encode(_ image: Image, as format: EncodeFormat, frame: Int = 0,
                               iccProfile: Data? = nil) throws(ImageKitError) -> Data {
         guard frame >= 0, frame < image.frameCount else {
