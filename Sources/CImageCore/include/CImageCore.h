@@ -8,6 +8,7 @@
 #include "ic_color.h"
 #include "ic_pool.h"
 #include "ic_decode.h"
+#include "ic_incremental.h"
 #include "ic_hash.h"
 #include "ic_store.h"
 #include "ic_transform.h"
