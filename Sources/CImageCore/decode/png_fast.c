@@ -15,8 +15,9 @@
 
 #include "ic_png_internal.h"
 
-#if defined(__x86_64__) || defined(__SSE2__)
+#if defined(__x86_64__)
 #include <emmintrin.h>
+#include <tmmintrin.h>
 #define PNG_FAST_SSE2 1
 #endif
 
@@ -245,57 +246,68 @@ static void unfilter_scalar(uint8_t type, uint8_t *cur, const uint8_t *prev, siz
 }
 
 #ifdef PNG_FAST_SSE2
-/* Loads / stores one pixel of 3 or 4 bytes in the low lanes. */
-static __m128i load_px(const uint8_t *p, size_t bpp) {
-    uint32_t v = 0;
-    memcpy(&v, p, bpp);
-    return _mm_cvtsi32_si128((int)v);
+/* Loads / stores one pixel of 3 or 4 bytes in the low lanes (bpp a constant after inlining). */
+static inline __m128i load_px(const uint8_t *p, size_t bpp) {
+    uint32_t v;
+    if (bpp == 4) {
+        memcpy(&v, p, 4);
+    } else {
+        v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+    }
+    return _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)v), _mm_setzero_si128());
 }
 
-static void store_px(uint8_t *p, __m128i v, size_t bpp) {
-    uint32_t x = (uint32_t)_mm_cvtsi128_si32(v);
-    memcpy(p, &x, bpp);
+static inline void store_px(uint8_t *p, __m128i v, size_t bpp) {
+    uint32_t x = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(v, v));
+    if (bpp == 4) {
+        memcpy(p, &x, 4);
+    } else {
+        p[0] = (uint8_t)x;
+        p[1] = (uint8_t)(x >> 8);
+        p[2] = (uint8_t)(x >> 16);
+    }
 }
 
 /* |v| for 16-bit lanes. */
-static __m128i abs16(__m128i v) {
+static inline __m128i abs16(__m128i v) {
     __m128i neg = _mm_srai_epi16(v, 15);
     return _mm_sub_epi16(_mm_xor_si128(v, neg), neg);
 }
 
 /* Sub, Average and Paeth for 3- and 4-byte pixels, one pixel at a time in 16-bit lanes
  * (the dependency on the pixel to the left is inherent). */
-static void unfilter_sse2(uint8_t type, uint8_t *cur, const uint8_t *prev, size_t len,
-                          size_t bpp) {
-    const __m128i zero = _mm_setzero_si128();
+static inline __attribute__((always_inline)) void
+unfilter_sse2(uint8_t type, uint8_t *cur, const uint8_t *prev, size_t len, size_t bpp) {
+    const __m128i low = _mm_set1_epi16(0xFF);
     size_t pixels = len / bpp;
-    __m128i a = zero, c = zero; /* left and upper-left, widened */
-    for (size_t i = 0; i < pixels; i++) {
-        uint8_t *px = cur + i * bpp;
-        __m128i x = _mm_unpacklo_epi8(load_px(px, bpp), zero);
-        __m128i out;
-        if (type == 1) {
-            out = _mm_add_epi16(x, a);
-        } else {
-            __m128i b = _mm_unpacklo_epi8(load_px(prev + i * bpp, bpp), zero);
-            if (type == 3) {
-                out = _mm_add_epi16(x, _mm_srli_epi16(_mm_add_epi16(a, b), 1));
-            } else {
-                __m128i pa = abs16(_mm_sub_epi16(b, c)); /* |p - a| = |b - c| */
-                __m128i pb = abs16(_mm_sub_epi16(a, c)); /* |p - b| = |a - c| */
-                __m128i pc = abs16(_mm_sub_epi16(_mm_add_epi16(a, b), _mm_add_epi16(c, c)));
-                /* pa <= pb && pa <= pc ? a : (pb <= pc ? b : c) */
-                __m128i use_c = _mm_cmpgt_epi16(pb, pc);
-                __m128i bc = _mm_or_si128(_mm_and_si128(use_c, c), _mm_andnot_si128(use_c, b));
-                __m128i not_a = _mm_or_si128(_mm_cmpgt_epi16(pa, pb), _mm_cmpgt_epi16(pa, pc));
-                __m128i pred = _mm_or_si128(_mm_and_si128(not_a, bc), _mm_andnot_si128(not_a, a));
-                out = _mm_add_epi16(x, pred);
-            }
+    __m128i a = _mm_setzero_si128(), c = a; /* left and upper-left, widened */
+    if (type == 1) {
+        for (size_t i = 0; i < pixels; i++) {
+            a = _mm_and_si128(_mm_add_epi16(load_px(cur + i * bpp, bpp), a), low);
+            store_px(cur + i * bpp, a, bpp);
+        }
+    } else if (type == 3) {
+        for (size_t i = 0; i < pixels; i++) {
+            __m128i b = load_px(prev + i * bpp, bpp);
+            __m128i avg = _mm_srli_epi16(_mm_add_epi16(a, b), 1);
+            a = _mm_and_si128(_mm_add_epi16(load_px(cur + i * bpp, bpp), avg), low);
+            store_px(cur + i * bpp, a, bpp);
+        }
+    } else {
+        for (size_t i = 0; i < pixels; i++) {
+            __m128i b = load_px(prev + i * bpp, bpp);
+            __m128i pa = abs16(_mm_sub_epi16(b, c)); /* |p - a| = |b - c| */
+            __m128i pb = abs16(_mm_sub_epi16(a, c)); /* |p - b| = |a - c| */
+            __m128i pc = abs16(_mm_sub_epi16(_mm_add_epi16(a, b), _mm_add_epi16(c, c)));
+            /* pa <= pb && pa <= pc ? a : (pb <= pc ? b : c) */
+            __m128i use_c = _mm_cmpgt_epi16(pb, pc);
+            __m128i bc = _mm_or_si128(_mm_and_si128(use_c, c), _mm_andnot_si128(use_c, b));
+            __m128i not_a = _mm_or_si128(_mm_cmpgt_epi16(pa, pb), _mm_cmpgt_epi16(pa, pc));
+            __m128i pred = _mm_or_si128(_mm_and_si128(not_a, bc), _mm_andnot_si128(not_a, a));
+            a = _mm_and_si128(_mm_add_epi16(load_px(cur + i * bpp, bpp), pred), low);
+            store_px(cur + i * bpp, a, bpp);
             c = b;
         }
-        out = _mm_and_si128(out, _mm_set1_epi16(0xFF));
-        store_px(px, _mm_packus_epi16(out, out), bpp);
-        a = out;
     }
 }
 #endif
@@ -303,8 +315,12 @@ static void unfilter_sse2(uint8_t type, uint8_t *cur, const uint8_t *prev, size_
 static void unfilter_row(uint8_t type, uint8_t *cur, const uint8_t *prev, size_t len, size_t bpp) {
     if (type == 0) return;
 #ifdef PNG_FAST_SSE2
-    if (type != 2 && (bpp == 3 || bpp == 4) && len % bpp == 0) {
-        unfilter_sse2(type, cur, prev, len, bpp);
+    if (type != 2 && bpp == 3) {
+        unfilter_sse2(type, cur, prev, len, 3);
+        return;
+    }
+    if (type != 2 && bpp == 4) {
+        unfilter_sse2(type, cur, prev, len, 4);
         return;
     }
 #endif
@@ -320,6 +336,32 @@ static inline uint8_t low_sample(const uint8_t *row, uint32_t x, uint32_t depth)
     uint32_t shift = 8 - depth - (x % per_byte) * depth;
     return (uint8_t)((row[x / per_byte] >> shift) & ((1u << depth) - 1));
 }
+
+#ifdef PNG_FAST_SSE2
+/* RGB8 to RGBA8 with alpha 255, 16 pixels a step with SSSE3's byte shuffle (callers check
+ * the CPU); returns how many pixels it converted. */
+__attribute__((target("ssse3"))) static uint32_t rgb_to_rgba_ssse3(const uint8_t *src,
+                                                                     uint8_t *dst,
+                                                                     uint32_t width) {
+    const __m128i shuffle = _mm_setr_epi8(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1);
+    const __m128i alpha = _mm_set1_epi32((int)0xFF000000u);
+    uint32_t x = 0;
+    /* Each load reads 16 bytes for 12 used: stop while a whole load stays in the row. */
+    for (; x + 16 <= width && (size_t)(x + 16) * 3 + 4 <= (size_t)width * 3; x += 16) {
+        const uint8_t *s = src + (size_t)x * 3;
+        __m128i p0 = _mm_loadu_si128((const __m128i *)s);
+        __m128i p1 = _mm_loadu_si128((const __m128i *)(s + 12));
+        __m128i p2 = _mm_loadu_si128((const __m128i *)(s + 24));
+        __m128i p3 = _mm_loadu_si128((const __m128i *)(s + 36));
+        uint8_t *o = dst + (size_t)x * 4;
+        _mm_storeu_si128((__m128i *)o, _mm_or_si128(_mm_shuffle_epi8(p0, shuffle), alpha));
+        _mm_storeu_si128((__m128i *)(o + 16), _mm_or_si128(_mm_shuffle_epi8(p1, shuffle), alpha));
+        _mm_storeu_si128((__m128i *)(o + 32), _mm_or_si128(_mm_shuffle_epi8(p2, shuffle), alpha));
+        _mm_storeu_si128((__m128i *)(o + 48), _mm_or_si128(_mm_shuffle_epi8(p3, shuffle), alpha));
+    }
+    return x;
+}
+#endif
 
 static void expand_row(const ic_png_header *h, const uint32_t *palette, const uint8_t *src,
                        uint8_t *dst, uint32_t width) {
@@ -348,7 +390,13 @@ static void expand_row(const ic_png_header *h, const uint32_t *palette, const ui
         if (depth == 8) {
             uint8_t kr = (uint8_t)h->trans_red, kg = (uint8_t)h->trans_green,
                     kb = (uint8_t)h->trans_blue;
-            for (uint32_t x = 0; x < width; x++) {
+            uint32_t x = 0;
+#ifdef PNG_FAST_SSE2
+            if (!h->has_trns && __builtin_cpu_supports("ssse3")) {
+                x = rgb_to_rgba_ssse3(src, dst, width);
+            }
+#endif
+            for (; x < width; x++) {
                 const uint8_t *s = src + 3 * (size_t)x;
                 uint8_t *o = dst + 4 * (size_t)x;
                 o[0] = s[0];
