@@ -121,6 +121,19 @@ static ic_status walk_chunks(ic_decoder *d, const ic_png_header *h, size_t *idat
 
 /* ---- Inflating. ---- */
 
+/* What ic_png_fast_emit allocates besides the filtered image: the output, the sink's
+ * resampler and rows, Adam7's full-size staging frame when resampling, and its own rows. */
+static uint64_t output_bytes(const ic_decoder *d, const ic_png_header *h, const ic_png_fast *f) {
+    const ic_geometry *g = &d->plan;
+    uint64_t bytes = (uint64_t)ic_stride_for_width(g->out_w) * g->out_h;
+    if (ic_dec_plans_resize(d)) {
+        bytes += ic_scaler_bytes(h->width, h->height, &g->crop, g->out_w, g->out_h) +
+                 (uint64_t)IC_SINK_ROWS * ic_stride_for_width(h->width);
+        if (h->interlace) bytes += (uint64_t)ic_stride_for_width(h->width) * h->height;
+    }
+    return bytes + (uint64_t)h->width * 4 + row_bytes(h->width, f->bits_per_pixel) + 1;
+}
+
 ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast *f) {
     memset(f, 0, sizeof *f);
     f->h = h;
@@ -141,6 +154,12 @@ ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast
     ic_status st = walk_chunks(d, h, &idat_end, &payload);
     if (st != IC_OK) return st;
     if (payload < 2) return unusual(d, "no zlib stream in the IDAT chunks", h->idat_at);
+    /* Once pixels are delivered there is no going back to libpng: everything the decode
+     * will hold at once must fit in the memory limit now, or libpng (which needs only the
+     * output and a few rows) decodes the file. */
+    st = ic_dec_reserve(d, size + payload + output_bytes(d, h, f));
+    if (st != IC_OK) return st;
+    ic_dec_release(d, size + payload + output_bytes(d, h, f));
 
     /* The zlib stream, contiguous: the single IDAT's payload, or all of them copied. */
     const uint8_t *p = d->data;
