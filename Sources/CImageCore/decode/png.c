@@ -1,6 +1,14 @@
 /*
  * png.c — PNG decoding with libpng's sequential reader.
  *
+ * Still images first try the fast path (decode_fast, png_fast.c): libpng reads
+ * the chunks before the first IDAT as below, then png_fast.c inflates the
+ * whole IDAT stream with libdeflate and unfilters and expands the rows itself.
+ * When it declines a file (over its memory budget, anything unusual in or
+ * after the IDATs, any zlib error) nothing has been delivered yet and the file
+ * is decoded again here with libpng from the start, so errors, lenient cases
+ * and huge images (row streaming) stay libpng's.
+ *
  * Every colour type and bit depth is expanded to RGBA8 by libpng's transforms
  * (palette and tRNS to alpha, low bit depths to 8, 16 bits truncated to 8,
  * grey to RGB). Ancillary chunks we do not use (text, gAMA, cHRM, ...) are
