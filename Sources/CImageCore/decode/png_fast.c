@@ -97,13 +97,14 @@ static ic_status walk_chunks(ic_decoder *d, const ic_png_header *h, size_t *idat
             (idat && length > CHUNK_LIMIT)) {
             return unusual(d, "chunk over 16 MiB", pos);
         }
-        if ((size_t)length + 12 > n - pos) {
-            if (in_idat) return unusual(d, "truncated IDAT chunk", pos);
-            return IC_OK; /* libpng stops at the end of the input once it has the pixels */
-        }
+        /* libpng checks the type with the length, before reading the data. */
         if (!is_letter(type[0]) || !is_letter(type[1]) || !is_letter(type[2]) ||
             !is_letter(type[3])) {
             return unusual(d, "invalid chunk type", pos);
+        }
+        if ((size_t)length + 12 > n - pos) {
+            if (in_idat) return unusual(d, "truncated IDAT chunk", pos);
+            return IC_OK; /* libpng stops at the end of the input once it has the pixels */
         }
         if (!chunk_crc_ok(p + pos, length)) return unusual(d, "chunk CRC mismatch", pos);
         if (idat) {
