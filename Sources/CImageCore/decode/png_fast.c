@@ -17,8 +17,13 @@
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
-#include <tmmintrin.h>
 #define PNG_FAST_SSE2 1
+#endif
+/* SSSE3 for RGB to RGBA, chosen at run time with __builtin_cpu_supports (no ifunc, so TSan
+ * builds work); IC_NO_CPU_DISPATCH turns it off as in premul.c and resample.c. */
+#if defined(__x86_64__) && !defined(IC_NO_CPU_DISPATCH)
+#include <tmmintrin.h>
+#define PNG_FAST_SSSE3 1
 #endif
 
 /* libpng's limit on any chunk but IDAT (png.c sets png_set_chunk_malloc_max to 16 MiB). */
@@ -357,7 +362,7 @@ static inline uint8_t low_sample(const uint8_t *row, uint32_t x, uint32_t depth)
     return (uint8_t)((row[x / per_byte] >> shift) & ((1u << depth) - 1));
 }
 
-#ifdef PNG_FAST_SSE2
+#ifdef PNG_FAST_SSSE3
 /* RGB8 to RGBA8 with alpha 255, 16 pixels a step with SSSE3's byte shuffle (callers check
  * the CPU); returns how many pixels it converted. */
 __attribute__((target("ssse3"))) static uint32_t rgb_to_rgba_ssse3(const uint8_t *src,
@@ -411,7 +416,7 @@ static void expand_row(const ic_png_header *h, const uint32_t *palette, const ui
             uint8_t kr = (uint8_t)h->trans_red, kg = (uint8_t)h->trans_green,
                     kb = (uint8_t)h->trans_blue;
             uint32_t x = 0;
-#ifdef PNG_FAST_SSE2
+#ifdef PNG_FAST_SSSE3
             if (!h->has_trns && __builtin_cpu_supports("ssse3")) {
                 x = rgb_to_rgba_ssse3(src, dst, width);
             }
