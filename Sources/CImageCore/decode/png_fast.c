@@ -26,7 +26,8 @@
 #define PNG_FAST_SSSE3 1
 #endif
 
-/* libpng's limit on any chunk but IDAT (png.c sets png_set_chunk_malloc_max to 16 MiB). */
+/* libpng's limit on any chunk but IDAT (png.c sets png_set_chunk_malloc_max to 16 MiB; libpng
+ * refuses lengths over 2^31 - 1 too). */
 #define CHUNK_LIMIT (16u << 20)
 
 static uint32_t be32(const uint8_t *p) {
@@ -98,10 +99,9 @@ static ic_status walk_chunks(ic_decoder *d, const ic_png_header *h, size_t *idat
             *idat_end = pos;
         }
         if (idat && !in_idat) return unusual(d, "IDAT after other chunks", pos);
-        if (length > 0x7FFFFFFFu || (!idat && length > CHUNK_LIMIT) ||
-            (idat && length > CHUNK_LIMIT)) {
-            return unusual(d, "chunk over 16 MiB", pos);
-        }
+        /* libpng refuses other chunks over CHUNK_LIMIT; it allows bigger IDATs, which are
+         * rare enough to leave to it. */
+        if (length > CHUNK_LIMIT) return unusual(d, "chunk over 16 MiB", pos);
         /* libpng checks the type with the length, before reading the data. */
         if (!is_letter(type[0]) || !is_letter(type[1]) || !is_letter(type[2]) ||
             !is_letter(type[3])) {
