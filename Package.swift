@@ -38,6 +38,7 @@ let package = Package(
                 .linkedLibrary("turbojpeg"),
                 .linkedLibrary("jpeg"),
                 .linkedLibrary("png16"),
+                .linkedLibrary("deflate"),
                 .linkedLibrary("z"),
                 .linkedLibrary("webp"),
                 .linkedLibrary("webpdemux"),

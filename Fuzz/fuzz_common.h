@@ -41,10 +41,9 @@ static __attribute__((noinline)) void fuzz_check_pixels(const ic_image *img) {
     (void)sink;
 }
 
-/* Decodes `data` one of the ways a caller might, chosen by `knobs`: first
- * frame, all frames, or a thumbnail whose box and mode come from `knobs`.
- * Checks the output: every row readable, colour <= alpha, limits kept. */
-static inline void fuzz_decode_chosen_way(const uint8_t *data, size_t size, uint32_t knobs) {
+/* Options for one of the ways a caller might decode, chosen by `knobs`: first
+ * frame, all frames, or a thumbnail whose box and mode come from `knobs`. */
+static inline void fuzz_choose_options(ic_decode_options *out, uint32_t knobs) {
     ic_decode_options o;
     fuzz_limits(&o);
     int way = (int)((knobs >> 22) % 3);
@@ -61,6 +60,14 @@ static inline void fuzz_decode_chosen_way(const uint8_t *data, size_t size, uint
         o.keep_orientation = (knobs >> 20) & 1;
         o.scale_down_limit_bytes = (knobs >> 21) & 1 ? 4096 : 0;
     }
+    *out = o;
+}
+
+/* Decodes `data` the way fuzz_choose_options picks from `knobs`. Checks the
+ * output: every row readable, colour <= alpha, limits kept. */
+static inline void fuzz_decode_chosen_way(const uint8_t *data, size_t size, uint32_t knobs) {
+    ic_decode_options o;
+    fuzz_choose_options(&o, knobs);
     ic_image *img = NULL;
     ic_error err;
     ic_decode_stats stats;

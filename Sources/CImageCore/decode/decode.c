@@ -104,8 +104,9 @@ static ic_status unsupported(ic_error *err, ic_format f) {
                         ic_format_name(f));
 }
 
-ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *options,
-                    ic_image **out, ic_decode_stats *stats, ic_error *err) {
+static ic_status decode_with(const uint8_t *data, size_t size, const ic_decode_options *options,
+                             ic_png_path png_path, ic_image **out, ic_decode_stats *stats,
+                             ic_error *err) {
     ic_clear_error(err);
     if (stats) memset(stats, 0, sizeof *stats);
     if (!out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "decode: NULL output pointer");
@@ -124,6 +125,7 @@ ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *o
     d.err = err;
     d.orientation = 1;
     d.format = ic_sniff(data, size);
+    d.png_path = png_path;
 
     if (d.opts.limits.max_input_bytes && size > d.opts.limits.max_input_bytes) {
         return ic_set_error(err, IC_ERR_LIMIT_EXCEEDED,
@@ -172,6 +174,17 @@ ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *o
     ic_clear_error(err);
     *out = img;
     return IC_OK;
+}
+
+ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *options,
+                    ic_image **out, ic_decode_stats *stats, ic_error *err) {
+    return decode_with(data, size, options, IC_PNG_PATH_AUTO, out, stats, err);
+}
+
+ic_status ic_decode_png_path(const uint8_t *data, size_t size, const ic_decode_options *options,
+                             ic_png_path path, ic_image **out, ic_decode_stats *stats,
+                             ic_error *err) {
+    return decode_with(data, size, options, path, out, stats, err);
 }
 
 ic_status ic_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err) {

@@ -16,6 +16,7 @@
 #include "../resize/ic_resize_internal.h"
 #include "ic_decode.h"
 #include "ic_format.h"
+#include "ic_png_testing.h"
 
 /* ---- One decode in progress. ---- */
 
@@ -82,6 +83,9 @@ typedef struct ic_decoder {
 
     /* Embedded profile and conversion (color/). */
     ic_color_state color;
+
+    /* PNG decoder choice (tests only; ic_decode uses IC_PNG_PATH_AUTO). */
+    ic_png_path png_path;
 } ic_decoder;
 
 /** True once the caller's cancellation flag is set. */

@@ -1,6 +1,14 @@
 /*
  * png.c — PNG decoding with libpng's sequential reader.
  *
+ * Still images first try the fast path (decode_fast, png_fast.c): libpng reads
+ * the chunks before the first IDAT as below, then png_fast.c inflates the
+ * whole IDAT stream with libdeflate and unfilters and expands the rows itself.
+ * When it declines a file (over its memory budget, anything unusual in or
+ * after the IDATs, any zlib error) nothing has been delivered yet and the file
+ * is decoded again here with libpng from the start, so errors, lenient cases
+ * and huge images (row streaming) stay libpng's.
+ *
  * Every colour type and bit depth is expanded to RGBA8 by libpng's transforms
  * (palette and tRNS to alpha, low bit depths to 8, 16 bits truncated to 8,
  * grey to RGB). Ancillary chunks we do not use (text, gAMA, cHRM, ...) are
@@ -18,7 +26,7 @@
 #include <png.h>
 #include <zlib.h>
 
-#include "ic_decode_internal.h"
+#include "ic_png_internal.h"
 
 typedef struct png_ctx {
     ic_decoder *d;
@@ -108,6 +116,8 @@ static ic_status create_reader(png_ctx *c, ic_decoder *d, const uint8_t *src, si
     return IC_OK;
 }
 
+static ic_status decode_libpng(ic_decoder *d);
+
 /* Turns a longjmp from libpng into a status. */
 static ic_status png_failure(png_ctx *c) {
     ic_decoder *d = c->d;
@@ -144,10 +154,119 @@ static int set_rgba_transforms(png_ctx *c, png_structp png, png_infop info, bool
     return passes;
 }
 
+/* The fast path (png_fast.c): libpng reads the chunks before the first IDAT, png_fast.c
+ * the pixels. Sets *fallback (error cleared, nothing kept) when libpng should decode the
+ * file instead: libpng fails before the IDAT, or png_fast.c declines. */
+static ic_status decode_fast(ic_decoder *d, bool *fallback) {
+    *fallback = false;
+    png_ctx c;
+    png_structp png;
+    png_infop info;
+    ic_status created = create_reader(&c, d, d->data, d->size, &png, &info);
+    if (created != IC_OK) return created;
+    ic_png_header *volatile h = NULL;
+    if (setjmp(png_jmpbuf(png))) {
+        ic_status st = c.status;
+        if (st == IC_OK) {
+            *fallback = true;
+            st = png_failure(&c);
+        }
+        ic_dec_free(d, h, sizeof *h);
+        png_destroy_read_struct(&png, &info, NULL);
+        return st;
+    }
+    png_read_info(png, info);
+    png_uint_32 width, height;
+    int bit_depth, color_type, interlace, compression, filter;
+    png_get_IHDR(png, info, &width, &height, &bit_depth, &color_type, &interlace, &compression,
+                 &filter);
+    c.status = ic_dec_check_size(d, width, height, 1, 0);
+    if (c.status != IC_OK) png_error(png, "limit");
+    h = ic_dec_malloc(d, sizeof *h);
+    if (!h) {
+        c.status = d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+        png_error(png, "allocation");
+    }
+    memset(h, 0, sizeof *h);
+    h->width = width;
+    h->height = height;
+    h->bit_depth = (uint8_t)bit_depth;
+    h->color_type = (uint8_t)color_type;
+    h->interlace = interlace != PNG_INTERLACE_NONE;
+    h->idat_at = c.pos - 8;
+    png_colorp palette;
+    int num_palette = 0;
+    if (png_get_PLTE(png, info, &palette, &num_palette) == PNG_INFO_PLTE) {
+        h->num_palette = (uint16_t)(num_palette > 256 ? 256 : num_palette);
+        for (int i = 0; i < h->num_palette; i++) {
+            h->palette[i][0] = palette[i].red;
+            h->palette[i][1] = palette[i].green;
+            h->palette[i][2] = palette[i].blue;
+        }
+    }
+    png_bytep trans_alpha;
+    int num_trans = 0;
+    png_color_16p trans_color;
+    if (png_get_tRNS(png, info, &trans_alpha, &num_trans, &trans_color) == PNG_INFO_tRNS) {
+        h->has_trns = true;
+        if (color_type == PNG_COLOR_TYPE_PALETTE && trans_alpha) {
+            h->num_trans = (uint16_t)(num_trans > 256 ? 256 : num_trans);
+            memcpy(h->trans_alpha, trans_alpha, h->num_trans);
+        } else if (trans_color) {
+            h->trans_gray = trans_color->gray;
+            h->trans_red = trans_color->red;
+            h->trans_green = trans_color->green;
+            h->trans_blue = trans_color->blue;
+        }
+    }
+    png_charp icc_name;
+    int icc_compression;
+    png_bytep icc;
+    png_uint_32 icc_size;
+    if (png_get_iCCP(png, info, &icc_name, &icc_compression, &icc, &icc_size) == PNG_INFO_iCCP) {
+        ic_color_take_profile(d, icc, icc_size);
+    }
+    ic_color_prepare(d, (color_type & PNG_COLOR_MASK_COLOR) ? IC_COLOR_INPUT_RGBA
+                                                             : IC_COLOR_INPUT_GRAY);
+    /* libpng's part is done: its memory goes before the image's arrives. */
+    png_destroy_read_struct(&png, &info, NULL);
+
+    ic_status st = IC_OK;
+    ic_png_fast f;
+    if (compression != PNG_COMPRESSION_TYPE_BASE || filter != PNG_FILTER_TYPE_BASE) {
+        st = ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: compression %d, filter method %d",
+                          compression, filter);
+    } else {
+        st = ic_png_fast_inflate(d, h, &f);
+    }
+    if (st != IC_OK) {
+        *fallback = true;
+        ic_dec_free(d, h, sizeof *h);
+        ic_color_free(d);
+        memset(&d->color, 0, sizeof d->color);
+        return st;
+    }
+    st = ic_png_fast_emit(d, &f);
+    ic_dec_free(d, h, sizeof *h);
+    return st;
+}
+
 ic_status ic_png_decode(ic_decoder *d) {
     /* eXIf is read from the bytes (exif.c); libpng skips it. */
     d->orientation = ic_png_exif_orientation(d->data, d->size);
     if (d->opts.all_frames && ic_apng_frame_count(d->data, d->size) > 0) return ic_apng_decode(d);
+    if (d->png_path != IC_PNG_PATH_LIBPNG) {
+        bool fallback;
+        ic_status st = decode_fast(d, &fallback);
+        if (!fallback || d->png_path == IC_PNG_PATH_FAST) return st;
+        ic_clear_error(d->err);
+    }
+    return decode_libpng(d);
+}
+
+/* The libpng path: rows streamed through libpng's transforms (memory bounded by a row,
+ * or the whole image for Adam7). */
+static ic_status decode_libpng(ic_decoder *d) {
     png_ctx c;
     png_structp png;
     png_infop info;

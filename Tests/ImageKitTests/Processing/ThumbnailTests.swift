@@ -193,8 +193,8 @@ final class ThumbnailTests: XCTestCase {
         let (w, h) = (2000, 1500)
         let full = w * h * 4
         let px = SyntheticPhoto.rgba(width: w, height: h, seed: 12, alpha: true)
+        // PNG: testPNGThumbnailsStreamUnderATightMemoryLimit (its fast path holds the filtered image).
         let cases: [(String, [UInt8])] = [
-            ("PNG", png(px, w, h, alpha: true)),
             ("JPEG", makeJPEG(px, width: w, height: h)),
             ("progressive JPEG", makeJPEG(px, width: w, height: h, progressive: true)),
             ("opaque WebP", webp(SyntheticPhoto.rgba(width: w, height: h, seed: 12), w, h, quality: 80)),
@@ -212,6 +212,26 @@ final class ThumbnailTests: XCTestCase {
         var stats = DecodeStatistics()
         _ = try cases[0].1.withUnsafeBytes { try ImageDecoder().decode($0, statistics: &stats) }
         XCTAssertGreaterThanOrEqual(stats.peakBytes, full)
+    }
+
+    /// PNG thumbnails take the fast path (png_fast.c: the whole IDAT stream inflated at once)
+    /// when its filtered image fits the memory limit, and then hold that (about the full
+    /// bitmap for RGBA) but never the full RGBA bitmap on top of it; under a tighter limit
+    /// libpng streams rows and the peak follows the output again.
+    func testPNGThumbnailsStreamUnderATightMemoryLimit() throws {
+        let (w, h) = (2000, 1500)
+        let full = w * h * 4
+        let bytes = png(SyntheticPhoto.rgba(width: w, height: h, seed: 12, alpha: true), w, h, alpha: true)
+        var fast = DecodeStatistics()
+        _ = try bytes.withUnsafeBytes { try decoder(PixelSize(square: 128)).decode($0, statistics: &fast) }
+        XCTAssertGreaterThanOrEqual(fast.peakBytes, full, "the filtered image")
+        XCTAssertLessThan(fast.peakBytes, full + full / 8 + bytes.count)
+        let tight = ImageDecoder(options: DecodeOptions(limits: DecodeLimits(maxMemoryBytes: full / 2),
+                                                        thumbnailPixelSize: PixelSize(square: 128)))
+        var streamed = DecodeStatistics()
+        let thumb = try bytes.withUnsafeBytes { try tight.decode($0, statistics: &streamed) }
+        XCTAssertEqual(thumb.width, 128)
+        XCTAssertLessThan(streamed.peakBytes, full / 8)
     }
 
     func testThumbnailQualityAgainstLanczosOfTheFullDecode() throws {
