@@ -25,6 +25,7 @@ import Foundation
 final class DownloaderCore: Sendable {
     typealias Completion = DownloaderStateMachine.Completion
     typealias Progress = DownloaderStateMachine.Progress
+    typealias Stream = DownloaderStateMachine.Stream
     private typealias Start = DownloaderStateMachine.Start
 
     let configuration: DownloaderConfiguration
@@ -65,12 +66,14 @@ final class DownloaderCore: Sendable {
     }
 
     /// Sends waiter `id`'s request: through the request modifier if there is one,
-    /// then into a transfer (a new one or an identical one in flight).
+    /// then into a transfer (a new one or an identical one in flight; with `stream`, always a
+    /// new one whose body goes to the stream as it arrives).
     func submit(_ id: UInt64, _ request: DownloadRequest, priority: ImagePriority, progress: Progress?,
-                completion: @escaping Completion) {
+                stream: Stream? = nil, completion: @escaping Completion) {
         let modifier = configuration.requestModifier
         let action = state.withLock {
-            $0.submit(id, priority: priority, progress: progress, completion: completion, hasModifier: modifier != nil)
+            $0.submit(id, priority: priority, progress: progress, stream: stream, completion: completion,
+                      hasModifier: modifier != nil)
         }
         switch action {
         case .complete(let completion, let error):
@@ -131,6 +134,12 @@ final class DownloaderCore: Sendable {
         let action = state.withLock { $0.finishShutdown() }
         for task in action.modifierTasks { task.cancel() }
         for completion in action.completions { completion(.failure(.cancelled)) }
+    }
+
+    /// Whether a download's body can stream to its caller: not when a response modifier or a
+    /// decryptor must see the whole body first.
+    var streamsBodies: Bool {
+        configuration.responseModifier == nil && configuration.decryptor == nil
     }
 
     /// Counters for tests and metrics.
@@ -195,10 +204,13 @@ final class DownloaderCore: Sendable {
     /// Hands one started transfer to the engine.
     private func launch(_ start: Start) {
         notify(.started(start.target.request))
-        let ctx = Unmanaged.passRetained(TransferContext(id: start.transfer, core: self)).toOpaque()
-        let callbacks = TransferContext.callbacks(wantsHead: wantsHead)
+        let stream = start.target.stream
+        let ctx = Unmanaged.passRetained(TransferContext(id: start.transfer, core: self, chunks: stream?.chunks))
+            .toOpaque()
+        let callbacks = TransferContext.callbacks(wantsHead: wantsHead, streams: stream != nil)
         let result = start.target.resolved.withCRequest { req in
             req.callbacks = callbacks
+            req.keep_body = stream.map { $0.keepsBody ? 1 : 0 } ?? 0
             req.ctx = ctx
             return engine.start(&req)
         }

@@ -16,6 +16,16 @@
 struct DownloaderStateMachine: Sendable {
     typealias Completion = @Sendable (Result<DownloadResult, ImageKitError>) -> Void
     typealias Progress = @Sendable (DownloadProgress) -> Void
+    /// Receives a streamed body's bytes as they arrive, on the engine thread: it must copy
+    /// them and return at once.
+    typealias Chunks = @Sendable (UnsafeRawBufferPointer) -> Void
+
+    /// How a caller that streams wants its body: each piece to `chunks`, and the whole body in
+    /// the result as well when `keepsBody`.
+    struct Stream: Sendable {
+        let chunks: Chunks
+        let keepsBody: Bool
+    }
 
     /// What a transfer asks for: fixed for its life and shared by reference, so the copies
     /// of transfers and starts the bookkeeping makes stay cheap.
@@ -24,10 +34,13 @@ struct DownloaderStateMachine: Sendable {
         let request: DownloadRequest
         /// What goes on the wire; equal values share a transfer.
         let resolved: ResolvedRequest
+        /// Where the body streams to, for the transfer of a streaming caller (nil: gathered).
+        let stream: Stream?
 
-        init(request: DownloadRequest, resolved: ResolvedRequest) {
+        init(request: DownloadRequest, resolved: ResolvedRequest, stream: Stream?) {
             self.request = request
             self.resolved = resolved
+            self.stream = stream
         }
     }
 
@@ -143,6 +156,7 @@ struct DownloaderStateMachine: Sendable {
     private struct Caller: Sendable {
         var priority: ImagePriority
         var progress: Progress?
+        var stream: Stream?
         var completion: Completion
     }
 
@@ -230,13 +244,13 @@ struct DownloaderStateMachine: Sendable {
     }
 
     /// Waiter `id` submits its request.
-    mutating func submit(_ id: UInt64, priority: ImagePriority, progress: Progress?, completion: @escaping Completion,
-                         hasModifier: Bool) -> SubmitAction {
+    mutating func submit(_ id: UInt64, priority: ImagePriority, progress: Progress?, stream: Stream? = nil,
+                         completion: @escaping Completion, hasModifier: Bool) -> SubmitAction {
         guard case .created? = waiters[id], !isShutDown, !refusesNew else {
             waiters[id] = nil
             return .complete(completion, .cancelled)
         }
-        let caller = Caller(priority: priority, progress: progress, completion: completion)
+        let caller = Caller(priority: priority, progress: progress, stream: stream, completion: completion)
         if hasModifier {
             waiters[id] = .preparing(caller, nil)
             modifierTasks += 1
@@ -270,7 +284,9 @@ struct DownloaderStateMachine: Sendable {
     }
 
     /// Puts waiter `id` on a transfer for `request` (as `resolved`), joining one in flight
-    /// with an equal resolved request, and starts what the limits allow.
+    /// with an equal resolved request, and starts what the limits allow. A streaming waiter
+    /// has a transfer of its own, which no other waiter joins: a joiner would miss the pieces
+    /// already streamed, and a body gathered for one waiter is not kept for another.
     mutating func attach(_ id: UInt64, request: DownloadRequest, resolved: ResolvedRequest) -> AttachAction {
         let caller: Caller
         switch waiters[id] {
@@ -278,14 +294,14 @@ struct DownloaderStateMachine: Sendable {
         case .created?, .cancelledEarly?, .attached?, nil: return .none
         }
         let transfer: UInt64
-        if let existing = byKey[resolved] {
+        if caller.stream == nil, let existing = byKey[resolved] {
             transfer = existing
             transfers[transfer]!.waiters.append(id)
         } else {
             transfer = makeID()
-            transfers[transfer] = Transfer(target: Target(request: request, resolved: resolved), waiters: [id],
-                                           priority: caller.priority, phase: .queued(seq: 0))
-            byKey[resolved] = transfer
+            transfers[transfer] = Transfer(target: Target(request: request, resolved: resolved, stream: caller.stream),
+                                           waiters: [id], priority: caller.priority, phase: .queued(seq: 0))
+            if caller.stream == nil { byKey[resolved] = transfer }
             enqueue(transfer)
             queuedTransfers += 1
         }
