@@ -58,9 +58,10 @@ public final class Downloader: Sendable {
     }
 
     /// Downloads `request`, handing its body to `chunks` piece by piece as it arrives, so the
-    /// caller can work on it before the end (a decode that keeps pace with the network). The
-    /// download has a transfer of its own (no other caller joins it); the body limit and the
-    /// Content-Length check hold as for ``download(_:priority:progress:)``.
+    /// caller can work on it before the end (a decode that keeps pace with the network). An
+    /// identical download joins a transfer in flight only before its body starts (and, when
+    /// it keeps the body, one that keeps it too); the body limit and the Content-Length check
+    /// hold as for ``download(_:priority:progress:)``.
     ///
     /// - Parameters:
     ///   - request: What to download: the URL, method, headers and per-request settings.

@@ -262,6 +262,33 @@ final class StreamingLoadTests: ManagerTestCase {
         XCTAssertEqual([result.image.width, result.image.height], [300, 200])
     }
 
+    func testStreamingDownloadsShareATransferOnlyBeforeItsBodyStarts() async throws {
+        let f = try fixture
+        var configuration = DownloaderConfiguration()
+        configuration.destinationPolicy = DownloadTesting.loopback
+        let downloader = try Downloader(configuration: configuration)
+        let bytes = Self.files[0].bytes
+        let key = unique("share")
+        let url = try trickle(bytes, named: "share.jpg", query: "&hold=\(bytes.count / 2)&key=\(key)")
+        let early = (0..<2).map { _ in Collector<[UInt8]>() }
+        let loads = early.map { pieces in
+            Task { try await downloader.download(DownloadRequest(url: url), keepingBody: false) { pieces.append(Array($0)) } }
+        }
+        await DownloadTesting.waitUntil("the body started") { early.allSatisfy { !$0.all.isEmpty } }
+        let late = Collector<[UInt8]>()
+        let lateLoad = Task {
+            try await downloader.download(DownloadRequest(url: url), keepingBody: true) { late.append(Array($0)) }
+        }
+        try await DownloadTesting.waitUntil("the late download has a transfer of its own") { try f.script.stats(key).count == 2 }
+        try f.script.open(key)
+        for load in loads { _ = try await load.value }
+        let lateResult = try await lateLoad.value
+        for pieces in early { XCTAssertEqual(pieces.all.flatMap { $0 }, bytes, "both early downloads got every byte") }
+        XCTAssertEqual(late.all.flatMap { $0 }, bytes)
+        XCTAssertEqual(Array(lateResult.data), bytes)
+        XCTAssertEqual(try f.script.stats(key).count, 2, "the two early downloads shared one transfer")
+    }
+
     func testTheDownloaderStreamsTheBodyAndKeepsItOnlyWhenAsked() async throws {
         var configuration = DownloaderConfiguration()
         configuration.destinationPolicy = DownloadTesting.loopback

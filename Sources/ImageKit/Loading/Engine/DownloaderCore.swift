@@ -66,8 +66,8 @@ final class DownloaderCore: Sendable {
     }
 
     /// Sends waiter `id`'s request: through the request modifier if there is one,
-    /// then into a transfer (a new one or an identical one in flight; with `stream`, always a
-    /// new one whose body goes to the stream as it arrives).
+    /// then into a transfer (a new one or an identical one in flight; with `stream`, one whose
+    /// body goes to the stream as it arrives, joined only before its body starts).
     func submit(_ id: UInt64, _ request: DownloadRequest, priority: ImagePriority, progress: Progress?,
                 stream: Stream? = nil, completion: @escaping Completion) {
         let modifier = configuration.requestModifier
@@ -204,13 +204,12 @@ final class DownloaderCore: Sendable {
     /// Hands one started transfer to the engine.
     private func launch(_ start: Start) {
         notify(.started(start.target.request))
-        let stream = start.target.stream
-        let ctx = Unmanaged.passRetained(TransferContext(id: start.transfer, core: self, chunks: stream?.chunks))
-            .toOpaque()
-        let callbacks = TransferContext.callbacks(wantsHead: wantsHead, streams: stream != nil)
-        let result = start.target.resolved.withCRequest { req in
+        let target = start.target
+        let ctx = Unmanaged.passRetained(TransferContext(id: start.transfer, core: self)).toOpaque()
+        let callbacks = TransferContext.callbacks(wantsHead: wantsHead, streams: target.streams)
+        let result = target.resolved.withCRequest { req in
             req.callbacks = callbacks
-            req.keep_body = stream.map { $0.keepsBody ? 1 : 0 } ?? 0
+            req.keep_body = target.streams && target.keepsBody ? 1 : 0
             req.ctx = ctx
             return engine.start(&req)
         }
@@ -244,6 +243,11 @@ final class DownloaderCore: Sendable {
               let rejection = validate(response) else { return true }
         state.withLock { $0.headRejected(id, rejection) }
         return false
+    }
+
+    /// Hands a piece of a streamed body to every waiter of the transfer that streams.
+    func transferDidReceiveBody(_ id: UInt64, _ piece: UnsafeRawBufferPointer) {
+        for chunks in state.withLock({ $0.bodyPiece(of: id) }) { chunks(piece) }
     }
 
     /// Passes progress to every waiter of the transfer.

@@ -34,13 +34,16 @@ struct DownloaderStateMachine: Sendable {
         let request: DownloadRequest
         /// What goes on the wire; equal values share a transfer.
         let resolved: ResolvedRequest
-        /// Where the body streams to, for the transfer of a streaming caller (nil: gathered).
-        let stream: Stream?
+        /// Whether the body streams to the waiters' chunk handlers as it arrives.
+        let streams: Bool
+        /// Whether the body is gathered for the completion (always, when it does not stream).
+        let keepsBody: Bool
 
         init(request: DownloadRequest, resolved: ResolvedRequest, stream: Stream?) {
             self.request = request
             self.resolved = resolved
-            self.stream = stream
+            streams = stream != nil
+            keepsBody = stream?.keepsBody ?? true
         }
     }
 
@@ -196,6 +199,17 @@ struct DownloaderStateMachine: Sendable {
         var phase: Phase
         /// Why the head was rejected (content type, validator), if it was.
         var rejection: ImageKitError?
+        /// The first piece of a streamed body went to the waiters: a streaming waiter joining
+        /// now would miss it.
+        var bodyStarted = false
+
+        /// Whether `caller` gets everything it asks for by joining: a streaming caller only
+        /// before the body starts and when the body is kept if it wants it; any other only
+        /// when the body is kept.
+        func accepts(_ caller: Caller) -> Bool {
+            guard let stream = caller.stream else { return target.keepsBody }
+            return target.streams && !bodyStarted && (target.keepsBody || !stream.keepsBody)
+        }
     }
 
     let limits: Limits
@@ -284,9 +298,10 @@ struct DownloaderStateMachine: Sendable {
     }
 
     /// Puts waiter `id` on a transfer for `request` (as `resolved`), joining one in flight
-    /// with an equal resolved request, and starts what the limits allow. A streaming waiter
-    /// has a transfer of its own, which no other waiter joins: a joiner would miss the pieces
-    /// already streamed, and a body gathered for one waiter is not kept for another.
+    /// with an equal resolved request when it gets all it asks for from it (see
+    /// `Transfer.accepts`: a streaming waiter cannot join once the body has started, nor a
+    /// waiter wanting the body a transfer that keeps none), and starts what the limits allow.
+    /// A transfer started beside one it could not join takes its place for later joiners.
     mutating func attach(_ id: UInt64, request: DownloadRequest, resolved: ResolvedRequest) -> AttachAction {
         let caller: Caller
         switch waiters[id] {
@@ -294,14 +309,14 @@ struct DownloaderStateMachine: Sendable {
         case .created?, .cancelledEarly?, .attached?, nil: return .none
         }
         let transfer: UInt64
-        if caller.stream == nil, let existing = byKey[resolved] {
+        if let existing = byKey[resolved], transfers[existing]!.accepts(caller) {
             transfer = existing
             transfers[transfer]!.waiters.append(id)
         } else {
             transfer = makeID()
             transfers[transfer] = Transfer(target: Target(request: request, resolved: resolved, stream: caller.stream),
                                            waiters: [id], priority: caller.priority, phase: .queued(seq: 0))
-            if caller.stream == nil { byKey[resolved] = transfer }
+            byKey[resolved] = transfer
             enqueue(transfer)
             queuedTransfers += 1
         }
@@ -412,6 +427,14 @@ struct DownloaderStateMachine: Sendable {
     /// The head of transfer `id` was rejected for `reason` (the engine then aborts it).
     mutating func headRejected(_ id: UInt64, _ reason: ImageKitError) {
         transfers[id]?.rejection = reason
+    }
+
+    /// Transfer `id` received a piece of its streamed body: the chunk handlers of its waiters
+    /// (from now on no streaming waiter joins it).
+    mutating func bodyPiece(of id: UInt64) -> [Chunks] {
+        guard transfers[id] != nil else { return [] }
+        transfers[id]!.bodyStarted = true
+        return transfers[id]!.waiters.compactMap { waiters[$0]?.caller?.stream?.chunks }
     }
 
     /// Transfer `id` received more of its body.

@@ -1,19 +1,16 @@
 import CImageCore
 
-/// What the C engine's callbacks receive as `ctx`: the core, the transfer's id and, for a
-/// streamed body, where its pieces go.
+/// What the C engine's callbacks receive as `ctx`: the core and the transfer's id.
 ///
 /// One retain is handed to the engine with the request and given back in
 /// `on_complete`, which the engine calls exactly once.
 final class TransferContext: Sendable {
     let id: UInt64
     let core: DownloaderCore
-    let chunks: DownloaderStateMachine.Chunks?
 
-    init(id: UInt64, core: DownloaderCore, chunks: DownloaderStateMachine.Chunks? = nil) {
+    init(id: UInt64, core: DownloaderCore) {
         self.id = id
         self.core = core
-        self.chunks = chunks
         core.contextCreated()
     }
 
@@ -34,7 +31,7 @@ final class TransferContext: Sendable {
         if streams {
             cb.on_body = { ctx, data, len in
                 let context = Unmanaged<TransferContext>.fromOpaque(ctx!).takeUnretainedValue()
-                context.chunks?(UnsafeRawBufferPointer(start: data, count: len))
+                context.core.transferDidReceiveBody(context.id, UnsafeRawBufferPointer(start: data, count: len))
                 return 0
             }
         }
