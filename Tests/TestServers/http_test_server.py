@@ -225,15 +225,16 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
     def route_trickle(self):
-        # The file at `path`, `piece` bytes every `ms` ms (a body arriving slowly). With `hold`,
+        # The file at `path`, `piece` bytes every `ms` ms (a body arriving slowly), or with `rate`
+        # (bytes per second) paced to that rate from the first byte. With `hold`,
         # the body stops after that many bytes until /open?of=KEY; with `cut`, the connection
         # is reset after that many. A client that goes away is recorded in /stats.
         with open(self.q["path"], "rb") as f:
             body = f.read()
         piece, ms = max(1, self.num("piece", 4096)), self.num("ms", 5)
-        hold, cut = self.num("hold", -1), self.num("cut", -1)
+        hold, cut, rate = self.num("hold", -1), self.num("cut", -1), self.num("rate", 0)
         self.head(200, len(body), self.q.get("type", "application/octet-stream"))
-        sent, held = 0, False
+        sent, held, start = 0, False, time.monotonic()
         while sent < len(body):
             if cut >= 0 and sent >= cut:
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -256,7 +257,8 @@ class Handler(BaseHTTPRequestHandler):
                     ABORTED[self.key] = True
                 return
             sent = end
-            if sent < len(body) and client_gone(self.connection, ms / 1000):
+            wait = start + sent / rate - time.monotonic() if rate > 0 else ms / 1000
+            if sent < len(body) and client_gone(self.connection, max(0, wait)):
                 with LOCK:
                     ABORTED[self.key] = True
                 return
