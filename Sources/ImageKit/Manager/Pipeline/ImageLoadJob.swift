@@ -410,16 +410,20 @@ final class ImageLoadJob: Sendable {
         }
     }
 
-    /// Ends a streamed decode and transforms its image on the worker threads.
+    /// Ends a streamed decode and transforms its image on the worker threads. Its events come
+    /// once the body is in: `decodeStarted`, then `decoded` with the time the decode spent on
+    /// the workers over the whole stream.
     private func processStreamed(_ streaming: StreamingDecode) async throws -> Processed {
         let r = request
         emit(.decodeStarted(url: r.url, key: r.key))
+        let start = MonotonicClock.now()
         let image: Image
         let decode: Duration
         do {
             (image, decode) = try await streaming.finish()
         } catch {
-            emit(.decodeFailed(url: r.url, key: r.key, error: error, duration: .zero))
+            // The time from the end of the body to the failure: what the load waited for it.
+            emit(.decodeFailed(url: r.url, key: r.key, error: error, duration: MonotonicClock.duration(since: start)))
             throw error
         }
         emit(.decoded(url: r.url, key: r.key, size: PixelSize(width: image.width, height: image.height),
