@@ -44,6 +44,8 @@ enum BenchInputs {
     static var jpeg24MP: Input { jpeg("jpeg-24mp-baseline", 6000, 4000, progressive: false) }
     /// The same picture as a progressive JPEG.
     static var jpeg24MPProgressive: Input { jpeg("jpeg-24mp-progressive", 6000, 4000, progressive: true) }
+    /// A progressive photo of about 2 MB: 5000×3400 progressive 4:2:0, quality 90.
+    static var jpeg17MPProgressive: Input { jpeg("jpeg-17mp-progressive", 5000, 3400, progressive: true) }
     /// 12 MP (4000×3000) baseline 4:2:0 JPEG, quality 90.
     static var jpeg12MP: Input { jpeg("jpeg-12mp-baseline", 4000, 3000, progressive: false) }
     /// 12 MP progressive JPEG.

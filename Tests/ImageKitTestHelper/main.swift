@@ -13,6 +13,14 @@
 //                      N thumbnail loads of URL?load=0 … URL?load=N-1 (N cache keys)
 //                      through one manager (one decode thread, W loads in flight,
 //                      nothing stored), prints "warm-hwm <KiB> end-hwm <KiB> peak-bodies <n>"
+//   stream-load URL STREAMS DIR
+//                      one cold 256 px thumbnail load of URL (no originals) with
+//                      streamsDecoding STREAMS (0 or 1), after a warm-up (the URL streamed
+//                      through the downloader, a small decode). Run it with
+//                      GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072 so every large
+//                      buffer is mapped fresh (not hidden in pages an earlier free left
+//                      resident). Prints "load-hwm-kib <growth of VmHWM over the RSS before
+//                      the load>"
 import CAllocCounter
 import CImageCore
 import Foundation
@@ -160,6 +168,39 @@ func coldLoads(base: String, count: Int, window: Int, directory: String) async t
     print("warm-hwm \(warmHWM) end-hwm \(peakResidentKiB()) peak-bodies \(peakBodies)")
 }
 
+/// The process's resident set now (VmRSS), in KiB.
+func residentKiB() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+}
+
+/// One cold thumbnail load, streamed or not, and how far the peak RSS rose during it.
+func streamLoad(url: URL, streams: Bool, directory: String) async throws {
+    var configuration = ImageManagerConfiguration()
+    configuration.streamsDecoding = streams
+    configuration.bufferPool = nil
+    var loopbackDownloads = DownloaderConfiguration()
+    loopbackDownloads.destinationPolicy = DestinationPolicy(allowsLoopback: true)  // the server is on 127.0.0.1
+    let downloader = try Downloader(configuration: loopbackDownloads)
+    let manager = ImageManager(
+        cache: try ImageCache(namespace: "stream-load", directory: URL(fileURLWithPath: directory)),
+        downloader: downloader, configuration: configuration)
+    // Warm-up: the connection and libcurl (the body streamed and dropped), and the JPEG codec.
+    _ = try await downloader.download(DownloadRequest(url: url), keepingBody: false) { _ in }
+    let gray = try Image(width: 64, height: 64, premultipliedRGBA: [UInt8](repeating: 128, count: 64 * 64 * 4))
+    let small = try ImageEncoder.encode(gray, as: .jpeg(quality: 80))
+    _ = try ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 16))).decode(small)
+    let context = ImageContext(thumbnailPixelSize: PixelSize(square: 256), storeCacheType: [],
+                               originalStoreCacheType: [])
+    let before = residentKiB()
+    try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    _ = try await manager.image(for: url, options: .fromLoaderOnly, context: context)
+    let peak = peakResidentKiB()
+    await manager.shutdown()
+    print("load-hwm-kib \(peak - before)")
+}
+
 let arguments = CommandLine.arguments
 switch arguments.count > 1 ? arguments[1] : "" {
 case "alloc-probe":
@@ -171,7 +212,9 @@ case "verify" where arguments.count == 3:
 case "cold-loads" where arguments.count == 6:
     try await coldLoads(base: arguments[2], count: Int(arguments[3]) ?? 0, window: Int(arguments[4]) ?? 1,
                         directory: arguments[5])
+case "stream-load" where arguments.count == 5:
+    try await streamLoad(url: URL(string: arguments[2])!, streams: arguments[3] == "1", directory: arguments[4])
 default:
-    FileHandle.standardError.write(Data("usage: ImageKitTestHelper alloc-probe | write-loop DIR SEED | verify DIR | cold-loads URL N W DIR\n".utf8))
+    FileHandle.standardError.write(Data("usage: ImageKitTestHelper alloc-probe | write-loop DIR SEED | verify DIR | cold-loads URL N W DIR | stream-load URL STREAMS DIR\n".utf8))
     exit(2)
 }

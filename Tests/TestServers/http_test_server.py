@@ -9,7 +9,8 @@
       Content-Length, hand-made chunking, redirects to file://, ftp:// and any
       URL (/redirect?to=URL),
       gated or held responses whose request counts and client aborts the tests
-      read back from /stats, and small PNG images behind a gate or a cookie.
+      read back from /stats, small PNG images behind a gate or a cookie, and a
+      file served slowly in pieces (/trickle?path=FILE, held or cut mid-body).
 
   http_test_server.py supervise -- COMMAND...
       Runs COMMAND (nginx) and stops it when stdin closes, so a crashed test run
@@ -222,6 +223,45 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(line.encode("latin-1") + b"\r\nContent-Length: 1\r\n\r\nx")
         self.wfile.flush()
         self.close_connection = True
+
+    def route_trickle(self):
+        # The file at `path`, `piece` bytes every `ms` ms (a body arriving slowly), or with `rate`
+        # (bytes per second) paced to that rate from the first byte. With `hold`,
+        # the body stops after that many bytes until /open?of=KEY; with `cut`, the connection
+        # is reset after that many. A client that goes away is recorded in /stats.
+        with open(self.q["path"], "rb") as f:
+            body = f.read()
+        piece, ms = max(1, self.num("piece", 4096)), self.num("ms", 5)
+        hold, cut, rate = self.num("hold", -1), self.num("cut", -1), self.num("rate", 0)
+        self.head(200, len(body), self.q.get("type", "application/octet-stream"))
+        sent, held, start = 0, False, time.monotonic()
+        while sent < len(body):
+            if cut >= 0 and sent >= cut:
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+                self.connection.close()
+                return
+            if hold >= 0 and sent >= hold and not held:
+                held = True
+                gate(self.key).wait(30)
+            end = min(len(body), sent + piece)
+            if cut >= 0:
+                end = min(end, max(cut, sent + 1))
+            if hold >= 0 and not held:
+                end = min(end, max(hold, sent + 1))
+            try:
+                self.wfile.write(body[sent:end])
+                self.wfile.flush()
+            except OSError:
+                with LOCK:
+                    ABORTED[self.key] = True
+                return
+            sent = end
+            wait = start + sent / rate - time.monotonic() if rate > 0 else ms / 1000
+            if sent < len(body) and client_gone(self.connection, max(0, wait)):
+                with LOCK:
+                    ABORTED[self.key] = True
+                return
 
     # ---- Gated and held answers, for coalescing and cancellation ----
 

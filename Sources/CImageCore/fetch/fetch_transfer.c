@@ -122,6 +122,7 @@ ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *
     x->cookies = req->cookies != 0;
     x->pool = pool;
     x->max_body = req->max_body_bytes ? req->max_body_bytes : IC_FETCH_DEFAULT_MAX_BODY;
+    x->buffers_body = !req->callbacks.on_body || req->keep_body;
     x->status_min = req->status_min;
     x->status_end = req->status_end;
     x->progress_interval_ms = progress_interval_ms;
@@ -331,7 +332,7 @@ static bool deliver_head(ic_xfer *x) {
         x->aborted = true;
         return false;
     }
-    if (!x->reject_status && !x->cb.on_body && x->expected > 0 && (uint64_t)x->expected <= x->max_body &&
+    if (!x->reject_status && x->buffers_body && x->expected > 0 && (uint64_t)x->expected <= x->max_body &&
         !reserve_body(x, (size_t)x->expected, true)) {
         x->out_of_memory = true;
         return false;
@@ -357,12 +358,11 @@ static size_t on_curl_write(char *buf, size_t size, size_t count, void *userdata
     }
     x->received += len;
     if (x->reject_status) return len; /* read on so the connection can be reused */
-    if (x->cb.on_body) {
-        if (x->cb.on_body(x->ctx, (const uint8_t *)buf, len) != 0) {
-            x->aborted = true;
-            return 0;
-        }
-    } else {
+    if (x->cb.on_body && x->cb.on_body(x->ctx, (const uint8_t *)buf, len) != 0) {
+        x->aborted = true;
+        return 0;
+    }
+    if (x->buffers_body) {
         if (!reserve_body(x, x->body_len + len, false)) {
             x->out_of_memory = true;
             return 0;
@@ -494,7 +494,7 @@ void ic_xfer_complete(ic_xfer *x, CURLcode code, bool cancelled) {
     }
     out.message = out.result == IC_FETCH_OK ? "" : x->message;
     out.head = x->head_ready && !x->bad_status ? &x->head : NULL;
-    if (out.result == IC_FETCH_OK && !x->cb.on_body) {
+    if (out.result == IC_FETCH_OK && x->buffers_body) {
         if (x->body_cap > x->body_len + x->body_len / 4 && x->body_len > 0) {
             uint8_t *fit = ic_body_resize(x->body, x->body_len);
             if (fit) x->body = fit;

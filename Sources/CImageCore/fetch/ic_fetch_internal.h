@@ -74,6 +74,8 @@ struct ic_xfer {
     bool cookies;
     ic_body_pool *pool;
     uint64_t max_body;
+    /* No on_body, or on_body with keep_body: the body is gathered for on_complete. */
+    bool buffers_body;
     int status_min, status_end;
     uint32_t progress_interval_ms;
 

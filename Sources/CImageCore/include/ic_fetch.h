@@ -155,7 +155,7 @@ typedef struct ic_fetch_outcome {
     /** The final response head, or NULL when none arrived. */
     const ic_fetch_head *head;
     /**
-     * The body when the request had no on_body callback: body_len bytes. To
+     * The body when the request had no on_body callback (or set keep_body): body_len bytes. To
      * keep it, copy the pointer and set body to NULL; release it later (from
      * any thread, also after ic_fetch_destroy) with ic_fetch_body_release.
      * Otherwise the engine releases it after the callback.
@@ -174,9 +174,12 @@ typedef struct ic_fetch_callbacks {
      */
     int (*on_head)(void *ctx, const ic_fetch_head *head);
     /**
-     * Optional: the body as it arrives, in place of buffering it. Return 0 to
-     * go on, non-zero to stop with IC_FETCH_ABORTED. Not called for a status
-     * outside the acceptable range.
+     * Optional: the body as it arrives, in place of buffering it (or as well,
+     * with the request's keep_body). Return 0 to go on, non-zero to stop with
+     * IC_FETCH_ABORTED. Not called for a status outside the acceptable range.
+     * max_body_bytes holds for the running total whether or not the body is
+     * kept, and a body shorter than its Content-Length still fails with
+     * IC_FETCH_NETWORK.
      */
     int (*on_body)(void *ctx, const uint8_t *data, size_t len);
     /** Optional: body bytes so far and the expected total (-1 unknown), throttled. */
@@ -256,6 +259,12 @@ typedef struct ic_fetch_request {
     const char *const *resolve;
     size_t resolve_count;
     ic_fetch_callbacks callbacks;
+    /**
+     * With an on_body callback: non-zero also gathers the body and hands it to
+     * on_complete (outcome.body), as without on_body. 0 (the default): a
+     * request with on_body keeps nothing.
+     */
+    int keep_body;
     void *ctx;
 } ic_fetch_request;
 

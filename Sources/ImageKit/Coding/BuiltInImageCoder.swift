@@ -44,6 +44,14 @@ public final class BuiltInImageCoder: ImageCoding {
         }
     }
 
+    /// An ``IncrementalImageDecoder`` drawing large buffers from ``bufferPool``.
+    ///
+    /// - Throws: ``ImageKitError`` when the decode cannot start.
+    public func makeIncrementalDecoder(for prefix: Data, options: DecodeOptions,
+                                       cancellation: DecodeCancellation) throws -> any IncrementalImageDecoding {
+        try IncrementalImageDecoder(options: options, cancellation: cancellation, bufferPool: bufferPool)
+    }
+
     /// Whether `format` is JPEG, PNG or WebP.
     public func canEncode(_ format: ImageFormat) -> Bool {
         format == .jpeg || format == .png || format == .webp

@@ -64,6 +64,21 @@ public final class ImageCodersManager: ImageCoding {
             + " (\(ImageCodersManager.signature(data)))")
     }
 
+    /// The incremental decoder of the coder ``decode(_:options:cancellation:)`` would choose for
+    /// bytes starting with `prefix`.
+    ///
+    /// - Throws: that coder's error, or ``ImageKitError/unknownFormat(_:)`` when no coder claims
+    ///   the bytes and the list holds no built-in coder.
+    public func makeIncrementalDecoder(for prefix: Data, options: DecodeOptions,
+                                       cancellation: DecodeCancellation) throws -> any IncrementalImageDecoding {
+        let coders = self.coders
+        if let coder = coders.first(where: { $0.canDecode(prefix) })
+            ?? coders.first(where: { $0 is BuiltInImageCoder || $0 is ImageCodersManager }) {
+            return try coder.makeIncrementalDecoder(for: prefix, options: options, cancellation: cancellation)
+        }
+        throw ImageKitError.unknownFormat("no coder decodes bytes \(ImageCodersManager.signature(prefix))")
+    }
+
     /// Whether any coder encodes `format`.
     public func canEncode(_ format: ImageFormat) -> Bool {
         coders.contains { $0.canEncode(format) }

@@ -41,6 +41,20 @@ public protocol ImageCoding: AnyObject, Sendable {
     ///   ``ImageKitError/cancelled``, …) or an error of the coder's own.
     func decode(_ data: Data, options: DecodeOptions, cancellation: DecodeCancellation) throws -> Image
 
+    /// A decoder that takes the bytes piece by piece as a download streams them, for bytes
+    /// starting with `prefix` (which this coder said it decodes, or no coder claimed). The
+    /// default gathers the pieces and calls ``decode(_:options:cancellation:)`` at the end
+    /// (``GatheringImageDecoder``); a coder that can decode as the bytes arrive returns its
+    /// own.
+    ///
+    /// - Parameters:
+    ///   - prefix: The first bytes of the body (the decoder is fed them first).
+    ///   - options: What the load asks for.
+    ///   - cancellation: Set when nobody waits for the result any more.
+    /// - Throws: ``ImageKitError`` when the decoder cannot start.
+    func makeIncrementalDecoder(for prefix: Data, options: DecodeOptions, cancellation: DecodeCancellation) throws
+        -> any IncrementalImageDecoding
+
     /// Whether this coder encodes images in `format`.
     func canEncode(_ format: ImageFormat) -> Bool
 
@@ -53,6 +67,12 @@ public protocol ImageCoding: AnyObject, Sendable {
 }
 
 extension ImageCoding {
+    /// A ``GatheringImageDecoder``: the pieces are gathered and decoded whole at the end.
+    public func makeIncrementalDecoder(for prefix: Data, options: DecodeOptions,
+                                       cancellation: DecodeCancellation) throws -> any IncrementalImageDecoding {
+        GatheringImageDecoder(coder: self, options: options, cancellation: cancellation)
+    }
+
     /// Decodes `data` with `options`, with no way to cancel the decode.
     ///
     /// - Throws: as ``decode(_:options:cancellation:)``.

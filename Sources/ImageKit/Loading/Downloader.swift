@@ -57,6 +57,52 @@ public final class Downloader: Sendable {
         return try result.get()
     }
 
+    /// Downloads `request`, handing its body to `chunks` piece by piece as it arrives, so the
+    /// caller can work on it before the end (a decode that keeps pace with the network). An
+    /// identical download joins a transfer in flight only before its body starts (and, when
+    /// it keeps the body, one that keeps it too); the body limit and the Content-Length check
+    /// hold as for ``download(_:priority:progress:)``.
+    ///
+    /// - Parameters:
+    ///   - request: What to download: the URL, method, headers and per-request settings.
+    ///   - priority: Where the download goes in the queue when the limit is reached.
+    ///   - progress: Called on the configuration's callback queue as the body arrives.
+    ///   - keepingBody: Whether the result holds the whole body as well; false keeps no byte
+    ///     of it past `chunks` (the result's ``DownloadResult/data`` is empty).
+    ///   - chunks: Called with each piece, in order, on the network thread: copy what you need
+    ///     and return at once (every transfer of the downloader waits while it runs). Not called
+    ///     for a response whose status fails the download.
+    /// - Returns: The response head and metrics (and the body with `keepingBody`).
+    /// - Throws: ``ImageKitError`` as ``download(_:priority:progress:)`` does; with a response
+    ///   modifier or a decryptor configured (they need the whole body),
+    ///   ``ImageKitError/invalidArgument(_:)``.
+    public func download(_ request: DownloadRequest, priority: ImagePriority = .normal,
+                         progress: (@Sendable (DownloadProgress) -> Void)? = nil, keepingBody: Bool,
+                         chunks: @escaping @Sendable (UnsafeRawBufferPointer) -> Void) async throws(ImageKitError)
+        -> DownloadResult {
+        guard core.streamsBodies else {
+            throw .invalidArgument("download: a streamed body cannot pass through the response modifier or decryptor")
+        }
+        let token = DownloadToken(request: request, id: core.makeWaiter(), core: core)
+        let progress = onCallbackQueue(progress)
+        let stream = DownloaderCore.Stream(chunks: chunks, keepsBody: keepingBody)
+        typealias Outcome = Result<DownloadResult, ImageKitError>
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                core.submit(token.id, request, priority: priority, progress: progress, stream: stream) { result in
+                    continuation.resume(returning: result)
+                }
+            }
+        } onCancel: {
+            token.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Whether ``download(_:priority:progress:keepingBody:chunks:)`` can stream: not with a
+    /// response modifier or a decryptor configured.
+    public var streamsBodies: Bool { core.streamsBodies }
+
     /// Downloads `request` and calls `completion` once, on the configuration's
     /// callback queue, with the result or the error.
     ///

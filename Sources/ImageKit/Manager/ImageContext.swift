@@ -17,6 +17,8 @@ public struct ImageContext: Sendable {
     /// Chooses the bytes kept in the original-data store: given the decoded image, the bytes
     /// as downloaded and the URL, returns what to store, or nil to store nothing.
     public typealias CacheSerializer = @Sendable (Image, Data, URL) -> Data?
+    /// Receives the image decoded so far during a ``ImageOptions/progressiveLoad`` load.
+    public typealias PartialImageHandler = @Sendable (Image) -> Void
 
     /// Shrink on load to this box (a side of 0 is unconstrained). Part of the cache key.
     public var thumbnailPixelSize: PixelSize?
@@ -84,6 +86,14 @@ public struct ImageContext: Sendable {
     public var deadline: ContinuousClock.Instant?
     /// The queue completion and progress handlers run on (by default the manager's callback queue).
     public var callbackQueue: DispatchQueue?
+    /// With ``ImageOptions/progressiveLoad``: called on the callback queue with each partial
+    /// image (the image as far as the streamed bytes decode, at the load's output size), never
+    /// after the load ended. Partial images come only from formats and decoders that give
+    /// them; a load joining another in flight gets those made after it joined.
+    public var partialImageHandler: PartialImageHandler?
+    /// With ``ImageOptions/progressiveLoad``: the shortest time between two partial images
+    /// (default 100 ms). Each partial image is a copy of the bitmap so far.
+    public var progressiveInterval: Duration = .milliseconds(100)
 
     /// A context with the given fields, each defaulting as its documentation says.
     public init(thumbnailPixelSize: PixelSize? = nil, thumbnailMode: ImageResizer.Mode = .fit,

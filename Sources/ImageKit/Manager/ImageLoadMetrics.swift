@@ -18,6 +18,10 @@ public struct ImageLoadMetrics: Sendable, Hashable {
     public var store: Duration?
     /// How many loads shared this download and decode (1 when none was coalesced).
     public var sharedBy: Int
+    /// For a download decoded as it streamed in (``ImageManagerConfiguration/streamsDecoding``):
+    /// the most body bytes that waited at once for the decode to take them (0 when it kept
+    /// pace). Nil when the body was decoded whole.
+    public var streamQueuePeakBytes: Int?
 
     /// Metrics with every figure given (all stages absent by default).
     public init(total: Duration = .zero, diskQuery: Duration? = nil, download: DownloadMetrics? = nil,

@@ -192,6 +192,7 @@ public final class ImageManager: Sendable {
             let queue = prelude.callbackQueue ?? context?.callbackQueue ?? configuration.callbackQueue
             let task = ImageTask(id: observed.id ?? makeID(), url: url, options: prelude.options, started: started,
                                  manager: self, sink: adapter.receive, progress: Self.progressSink(progress, on: queue),
+                                 partial: Self.partialSink(prelude, on: queue),
                                  observers: observed.observers)
             let outcome = await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
@@ -244,27 +245,97 @@ public final class ImageManager: Sendable {
                                          _ extract: @escaping ImageTaskContinuation<Output>.Extract,
                                          _ completed: @escaping @Sendable (Result<Output, ImageKitError>) -> Void)
         -> ImageTask {
+        startTask(url, output, options, context, progress) { delivery in
+            switch delivery {
+            case .image(let result, _): completed(extract(result))
+            case .failure(let error): completed(.failure(error))
+            case .notModified, .cancelled: break
+            }
+        }
+    }
+
+    /// Starts a load whose deliveries go to `deliver` on the callback queue (the context's, else
+    /// the configuration's), each once the caller may have it: images and failures, and the end
+    /// of a refreshed load whose cached image is current (``ImageTask/Delivery/notModified``).
+    private func startTask(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions, _ context: ImageContext?,
+                           _ progress: (@Sendable (DownloadProgress) -> Void)?,
+                           _ deliver: @escaping @Sendable (ImageTask.Delivery) -> Void) -> ImageTask {
         let started = MonotonicClock.now()
         let observed = observeLoad(url)
         let prelude = prepare(url, output, options, context, observed.observers)
         let queue = prelude.callbackQueue ?? context?.callbackQueue ?? configuration.callbackQueue
         let sink: ImageTask.Sink = { task, delivery in
             switch delivery {
-            case .image(let result, _):
-                queue.async { if task.claim(delivery) { completed(extract(result)) } }
-            case .failure(let error):
-                queue.async { if task.claim(delivery) { completed(.failure(error)) } }
+            case .image, .failure:
+                queue.async { if task.claim(delivery) { deliver(delivery) } }
             case .notModified:
-                _ = task.claim(delivery)
+                if task.claim(delivery) { queue.async { deliver(delivery) } }
             case .cancelled:
                 break
             }
         }
         let task = ImageTask(id: observed.id ?? makeID(), url: url, options: prelude.options, started: started,
                              manager: self, sink: sink, progress: Self.progressSink(progress, on: queue),
-                             observers: observed.observers)
+                             partial: Self.partialSink(prelude, on: queue), observers: observed.observers)
         launch(task, prelude)
         return task
+    }
+
+    /// Loads the image at `url` as a sequence of events, for `async` callers that want to see
+    /// a load progress (SDWebImage's progressive load): ``ImageLoadEvent/progress(_:)`` as the
+    /// download's body arrives, ``ImageLoadEvent/partial(_:)`` with the image decoded so far
+    /// (with ``ImageOptions/progressiveLoad``, every ``ImageContext/progressiveInterval`` at
+    /// most, from decoders that give partial images), then ``ImageLoadEvent/final(_:)``, after
+    /// which the sequence ends. A ``ImageOptions/refreshCached`` load first yields its cached
+    /// image as ``ImageLoadEvent/cached(_:)`` and ends there when the server says it is current.
+    /// A failure ends the sequence with the ``ImageKitError``; ending the iteration (or
+    /// cancelling its task) cancels the load.
+    ///
+    /// - Parameters:
+    ///   - url: The image's URL; `nil` or an unusable URL fails with ``ImageKitError/invalidURL(_:)``.
+    ///   - options: Flags of this load.
+    ///   - context: Values of this load that are not flags, or nil for the defaults (its
+    ///     ``ImageContext/partialImageHandler``, when set, is called as well).
+    /// - Returns: The events, in order.
+    public func images(for url: URL?, options: ImageOptions = [], context: ImageContext? = nil)
+        -> AsyncThrowingStream<ImageLoadEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            var context = context ?? ImageContext()
+            let handler = context.partialImageHandler
+            context.partialImageHandler = { image in
+                handler?(image)
+                continuation.yield(.partial(image))
+            }
+            let task = startTask(url, nil, options, context, { continuation.yield(.progress($0)) }) { delivery in
+                switch delivery {
+                case .image(let result, let isFinal):
+                    switch ImageResult.from(result) {
+                    case .success(let image):
+                        continuation.yield(isFinal ? .final(image) : .cached(image))
+                        if isFinal { continuation.finish() }
+                    case .failure(let error):
+                        continuation.finish(throwing: error)
+                    }
+                case .failure(let error):
+                    continuation.finish(throwing: error)
+                case .notModified, .cancelled:
+                    continuation.finish()
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The context's partial-image handler run on `queue` while its load runs, for a
+    /// ``ImageOptions/progressiveLoad`` load that reaches a pipeline (both call styles).
+    private static func partialSink(_ prelude: Prelude, on queue: DispatchQueue) -> ImageTask.PartialSink? {
+        let r: ImageLoadRequest
+        switch prelude {
+        case .load(let request), .memoryHit(let request, _): r = request
+        case .failed, .hit: return nil
+        }
+        guard r.options.contains(.progressiveLoad), let handler = r.context.partialImageHandler else { return nil }
+        return { task, image in queue.async { if task.isRunning { handler(image) } } }
     }
 
     /// `progress` run on `queue` while its load runs (both call styles).

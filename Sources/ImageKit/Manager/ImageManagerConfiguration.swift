@@ -62,6 +62,12 @@ public struct ImageManagerConfiguration: Sendable {
     /// Where decodes take large pixel buffers from, or nil for fresh memory every time: the
     /// pool of the built-in coder the manager makes when it is given no coders.
     public var bufferPool: BufferPool?
+    /// Decode a download while its bytes arrive (default `true`), when the loader streams
+    /// (``ImageStreamingLoading``) and nothing needs the whole body first (a revalidation): a
+    /// cold load then takes about the longer of the download and the decode, and keeps the
+    /// body only to store it (``ImageContext/originalStoreCacheType``). `false`: download the
+    /// whole body, then decode it.
+    public var streamsDecoding: Bool = true
 
     /// The defaults described on each property.
     public init() {

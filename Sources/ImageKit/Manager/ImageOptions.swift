@@ -45,4 +45,10 @@ public struct ImageOptions: OptionSet, Sendable, Hashable {
     public static let transformAnimatedImage = ImageOptions(rawValue: 1 << 13)
     /// On a memory hit, also read the original bytes from the disk tier into ``ImageResult/originalData``.
     public static let queryMemoryData = ImageOptions(rawValue: 1 << 14)
+    /// Hand the image decoded so far to the context's ``ImageContext/partialImageHandler`` (and
+    /// as ``ImageLoadEvent/partial(_:)`` to ``ImageManager/images(for:options:context:)``) while
+    /// the download streams, at most every ``ImageContext/progressiveInterval`` (SDWebImage's
+    /// `progressiveLoad`). Partial images never enter a cache; the final image does, as usual.
+    /// Without it a streamed download is still decoded as it arrives, silently.
+    public static let progressiveLoad = ImageOptions(rawValue: 1 << 15)
 }

@@ -27,6 +27,8 @@ public final class ImageTask: Sendable, Hashable {
     typealias Sink = @Sendable (ImageTask, Delivery) -> Void
     /// Receives download progress.
     typealias ProgressSink = @Sendable (ImageTask, DownloadProgress) -> Void
+    /// Receives partial images (``ImageOptions/progressiveLoad``).
+    typealias PartialSink = @Sendable (ImageTask, Image) -> Void
 
     private enum Phase: Sendable {
         case running
@@ -62,13 +64,14 @@ public final class ImageTask: Sendable, Hashable {
     private let manager: ImageManager
     private let sink: Sink
     private let progressSink: ProgressSink?
+    private let partialSink: PartialSink?
     /// The load's own observers (from the manager's load observer factories), told of its events
     /// and of the pipeline's while it waits on one.
     let loadObservers: [any ImageLoadObserver]
     private let state = Locked(State())
 
     init(id: UInt64, url: URL?, options: ImageOptions, started: UInt64, manager: ImageManager, sink: @escaping Sink,
-         progress: ProgressSink?, observers: [any ImageLoadObserver]) {
+         progress: ProgressSink?, partial: PartialSink? = nil, observers: [any ImageLoadObserver]) {
         self.id = id
         self.url = url
         self.options = options
@@ -76,6 +79,7 @@ public final class ImageTask: Sendable, Hashable {
         self.manager = manager
         self.sink = sink
         progressSink = progress
+        partialSink = partial
         loadObservers = observers
     }
 
@@ -186,6 +190,15 @@ public final class ImageTask: Sendable, Hashable {
     func progress(_ progress: DownloadProgress) {
         guard let progressSink, isRunning else { return }
         progressSink(self, progress)
+    }
+
+    /// Whether the load wants partial images (``ImageOptions/progressiveLoad`` with a handler).
+    var wantsPartialImages: Bool { partialSink != nil }
+
+    /// Passes a partial image on while the load runs.
+    func partial(_ image: Image) {
+        guard let partialSink, isRunning else { return }
+        partialSink(self, image)
     }
 
     /// Called by the call style's adapter right before it hands `delivery` to the caller

@@ -42,19 +42,21 @@ final class DownloaderStateMachineTests: XCTestCase {
             ids[name] = machine.makeWaiter()
         }
 
-        /// Caller `name` submits (no request modifier); returns the machine's answer.
+        /// Caller `name` submits (no request modifier), streaming to `stream` if given; returns
+        /// the machine's answer.
         mutating func submit(_ name: String, priority: ImagePriority = .normal,
-                             progress: Machine.Progress? = nil) -> Machine.SubmitAction {
+                             progress: Machine.Progress? = nil, stream: Machine.Stream? = nil) -> Machine.SubmitAction {
             if ids[name] == nil { makeWaiter(name) }
-            return machine.submit(id(name), priority: priority, progress: progress, completion: completion(name),
-                                  hasModifier: false)
+            return machine.submit(id(name), priority: priority, progress: progress, stream: stream,
+                                  completion: completion(name), hasModifier: false)
         }
 
         /// Caller `name` submits and attaches a GET of `url`; returns the attach action.
         @discardableResult
         mutating func add(_ name: String, _ url: String, priority: ImagePriority = .normal,
-                          headers: HTTPHeaders = [:], progress: Machine.Progress? = nil) throws -> Machine.AttachAction {
-            guard case .attach = submit(name, priority: priority, progress: progress) else {
+                          headers: HTTPHeaders = [:], progress: Machine.Progress? = nil,
+                          stream: Machine.Stream? = nil) throws -> Machine.AttachAction {
+            guard case .attach = submit(name, priority: priority, progress: progress, stream: stream) else {
                 XCTFail("\(name) was not accepted")
                 return .none
             }
@@ -137,6 +139,26 @@ final class DownloaderStateMachineTests: XCTestCase {
     }
 
     // MARK: - Coalescing
+
+    func testStreamingWaitersJoinOnlyBeforeTheBodyStartsAndWhereTheBodyIsKept() throws {
+        var h = try Harness()
+        let dropping = Machine.Stream(chunks: { _ in }, keepsBody: false)
+        let keeping = Machine.Stream(chunks: { _ in }, keepsBody: true)
+        try h.add("a", "http://h.test/x", stream: dropping)
+        try h.add("b", "http://h.test/x", stream: dropping)
+        try h.add("c", "http://h.test/x")
+        try h.add("d", "http://h.test/x", stream: keeping)
+        let launched = h.launches()
+        XCTAssertEqual(launched.count, 3, "b joined a; c wants the body a does not keep; d streams, c does not")
+        XCTAssertEqual(h.machine.bodyPiece(of: launched[0].id).count, 2, "a and b get every piece")
+        XCTAssertEqual(h.machine.bodyPiece(of: launched[1].id).count, 0, "c's transfer has no streaming waiter")
+        try h.add("e", "http://h.test/x", stream: keeping)
+        XCTAssertEqual(h.launches().count, 0, "e joined d's transfer: its body has not started")
+        XCTAssertEqual(h.machine.bodyPiece(of: launched[2].id).count, 2, "d and e get every piece")
+        try h.add("f", "http://h.test/x", stream: keeping)
+        try h.add("g", "http://h.test/x")
+        XCTAssertEqual(h.launches().count, 1, "f missed d's first piece: a transfer of its own, which g joins")
+    }
 
     func testEqualRequestsShareOneTransfer() throws {
         var h = try Harness()

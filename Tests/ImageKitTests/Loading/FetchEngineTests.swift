@@ -35,12 +35,15 @@ final class FetchEngineTests: LoopbackTestCase {
         }
     }
 
-    /// Starts `url` on `engine`; `stream` delivers the body through on_body.
+    /// Starts `url` on `engine`; `stream` delivers the body through on_body, and `keep` (with
+    /// `stream`) gathers it as well; `maxBody` (non-zero) caps the body.
     @discardableResult
     private func start(_ engine: OpaquePointer, _ url: URL, _ probe: Probe, stream: Bool = false,
-                       caFile: String? = nil) throws -> UInt64 {
+                       keep: Bool = false, maxBody: UInt64 = 0, caFile: String? = nil) throws -> UInt64 {
         var req = ic_fetch_request()
         ic_fetch_request_init(&req)
+        req.keep_body = keep ? 1 : 0
+        if maxBody > 0 { req.max_body_bytes = maxBody }
         req.callbacks.on_head = { ctx, _ in
             let p = Unmanaged<Probe>.fromOpaque(ctx!).takeUnretainedValue()
             p.heads += 1
@@ -192,6 +195,31 @@ final class FetchEngineTests: LoopbackTestCase {
         XCTAssertEqual(reports[1]?.result, IC_FETCH_ABORTED)
         XCTAssertEqual(String(cString: ic_fetch_result_name(IC_FETCH_ABORTED)), "aborted")
         XCTAssertEqual(rejected.heads, 1)
+    }
+
+    func testAStreamedBodyIsAlsoKeptWhenAsked() async throws {
+        let f = try fixture
+        let engine = try makeEngine("ic-keep-test")
+        defer { ic_fetch_destroy(engine) }
+        let log = Collector<(Int, Report)>()
+        let both = Probe(log, index: 0)
+        try start(engine, f.nginx.url("/medium.bin"), both, stream: true, keep: true)
+        await DownloadTesting.waitUntil("complete") { log.all.count == 1 }
+        XCTAssertEqual(log.all.first?.1.result, IC_FETCH_OK)
+        XCTAssertEqual(log.all.first?.1.bodyLength, 300_000, "keep_body hands the whole body to on_complete")
+        XCTAssertEqual(both.streamed, 300_000, "and every byte went through on_body as well")
+    }
+
+    func testAStreamedBodyStillObeysTheBodyLimit() async throws {
+        let f = try fixture
+        let engine = try makeEngine("ic-limit-test")
+        defer { ic_fetch_destroy(engine) }
+        let log = Collector<(Int, Report)>()
+        let probe = Probe(log, index: 0)
+        try start(engine, f.nginx.url("/medium.bin"), probe, stream: true, maxBody: 100_000)
+        await DownloadTesting.waitUntil("complete") { log.all.count == 1 }
+        XCTAssertEqual(log.all.first?.1.result, IC_FETCH_TOO_LARGE)
+        XCTAssertLessThanOrEqual(probe.streamed, 100_000, "no byte past the limit reaches on_body")
     }
 
     func testAKeptBodyOutlivesTheEngine() async throws {

@@ -25,6 +25,7 @@ import Foundation
 final class DownloaderCore: Sendable {
     typealias Completion = DownloaderStateMachine.Completion
     typealias Progress = DownloaderStateMachine.Progress
+    typealias Stream = DownloaderStateMachine.Stream
     private typealias Start = DownloaderStateMachine.Start
 
     let configuration: DownloaderConfiguration
@@ -65,12 +66,14 @@ final class DownloaderCore: Sendable {
     }
 
     /// Sends waiter `id`'s request: through the request modifier if there is one,
-    /// then into a transfer (a new one or an identical one in flight).
+    /// then into a transfer (a new one or an identical one in flight; with `stream`, one whose
+    /// body goes to the stream as it arrives, joined only before its body starts).
     func submit(_ id: UInt64, _ request: DownloadRequest, priority: ImagePriority, progress: Progress?,
-                completion: @escaping Completion) {
+                stream: Stream? = nil, completion: @escaping Completion) {
         let modifier = configuration.requestModifier
         let action = state.withLock {
-            $0.submit(id, priority: priority, progress: progress, completion: completion, hasModifier: modifier != nil)
+            $0.submit(id, priority: priority, progress: progress, stream: stream, completion: completion,
+                      hasModifier: modifier != nil)
         }
         switch action {
         case .complete(let completion, let error):
@@ -131,6 +134,12 @@ final class DownloaderCore: Sendable {
         let action = state.withLock { $0.finishShutdown() }
         for task in action.modifierTasks { task.cancel() }
         for completion in action.completions { completion(.failure(.cancelled)) }
+    }
+
+    /// Whether a download's body can stream to its caller: not when a response modifier or a
+    /// decryptor must see the whole body first.
+    var streamsBodies: Bool {
+        configuration.responseModifier == nil && configuration.decryptor == nil
     }
 
     /// Counters for tests and metrics.
@@ -195,10 +204,12 @@ final class DownloaderCore: Sendable {
     /// Hands one started transfer to the engine.
     private func launch(_ start: Start) {
         notify(.started(start.target.request))
+        let target = start.target
         let ctx = Unmanaged.passRetained(TransferContext(id: start.transfer, core: self)).toOpaque()
-        let callbacks = TransferContext.callbacks(wantsHead: wantsHead)
-        let result = start.target.resolved.withCRequest { req in
+        let callbacks = TransferContext.callbacks(wantsHead: wantsHead, streams: target.streams)
+        let result = target.resolved.withCRequest { req in
             req.callbacks = callbacks
+            req.keep_body = target.streams && target.keepsBody ? 1 : 0
             req.ctx = ctx
             return engine.start(&req)
         }
@@ -232,6 +243,11 @@ final class DownloaderCore: Sendable {
               let rejection = validate(response) else { return true }
         state.withLock { $0.headRejected(id, rejection) }
         return false
+    }
+
+    /// Hands a piece of a streamed body to every waiter of the transfer that streams.
+    func transferDidReceiveBody(_ id: UInt64, _ piece: UnsafeRawBufferPointer) {
+        for chunks in state.withLock({ $0.bodyPiece(of: id) }) { chunks(piece) }
     }
 
     /// Passes progress to every waiter of the transfer.

@@ -16,6 +16,16 @@
 struct DownloaderStateMachine: Sendable {
     typealias Completion = @Sendable (Result<DownloadResult, ImageKitError>) -> Void
     typealias Progress = @Sendable (DownloadProgress) -> Void
+    /// Receives a streamed body's bytes as they arrive, on the engine thread: it must copy
+    /// them and return at once.
+    typealias Chunks = @Sendable (UnsafeRawBufferPointer) -> Void
+
+    /// How a caller that streams wants its body: each piece to `chunks`, and the whole body in
+    /// the result as well when `keepsBody`.
+    struct Stream: Sendable {
+        let chunks: Chunks
+        let keepsBody: Bool
+    }
 
     /// What a transfer asks for: fixed for its life and shared by reference, so the copies
     /// of transfers and starts the bookkeeping makes stay cheap.
@@ -24,10 +34,16 @@ struct DownloaderStateMachine: Sendable {
         let request: DownloadRequest
         /// What goes on the wire; equal values share a transfer.
         let resolved: ResolvedRequest
+        /// Whether the body streams to the waiters' chunk handlers as it arrives.
+        let streams: Bool
+        /// Whether the body is gathered for the completion (always, when it does not stream).
+        let keepsBody: Bool
 
-        init(request: DownloadRequest, resolved: ResolvedRequest) {
+        init(request: DownloadRequest, resolved: ResolvedRequest, stream: Stream?) {
             self.request = request
             self.resolved = resolved
+            streams = stream != nil
+            keepsBody = stream?.keepsBody ?? true
         }
     }
 
@@ -143,6 +159,7 @@ struct DownloaderStateMachine: Sendable {
     private struct Caller: Sendable {
         var priority: ImagePriority
         var progress: Progress?
+        var stream: Stream?
         var completion: Completion
     }
 
@@ -182,6 +199,17 @@ struct DownloaderStateMachine: Sendable {
         var phase: Phase
         /// Why the head was rejected (content type, validator), if it was.
         var rejection: ImageKitError?
+        /// The first piece of a streamed body went to the waiters: a streaming waiter joining
+        /// now would miss it.
+        var bodyStarted = false
+
+        /// Whether `caller` gets everything it asks for by joining: a streaming caller only
+        /// before the body starts and when the body is kept if it wants it; any other only
+        /// when the body is kept.
+        func accepts(_ caller: Caller) -> Bool {
+            guard let stream = caller.stream else { return target.keepsBody }
+            return target.streams && !bodyStarted && (target.keepsBody || !stream.keepsBody)
+        }
     }
 
     let limits: Limits
@@ -230,13 +258,13 @@ struct DownloaderStateMachine: Sendable {
     }
 
     /// Waiter `id` submits its request.
-    mutating func submit(_ id: UInt64, priority: ImagePriority, progress: Progress?, completion: @escaping Completion,
-                         hasModifier: Bool) -> SubmitAction {
+    mutating func submit(_ id: UInt64, priority: ImagePriority, progress: Progress?, stream: Stream? = nil,
+                         completion: @escaping Completion, hasModifier: Bool) -> SubmitAction {
         guard case .created? = waiters[id], !isShutDown, !refusesNew else {
             waiters[id] = nil
             return .complete(completion, .cancelled)
         }
-        let caller = Caller(priority: priority, progress: progress, completion: completion)
+        let caller = Caller(priority: priority, progress: progress, stream: stream, completion: completion)
         if hasModifier {
             waiters[id] = .preparing(caller, nil)
             modifierTasks += 1
@@ -270,7 +298,10 @@ struct DownloaderStateMachine: Sendable {
     }
 
     /// Puts waiter `id` on a transfer for `request` (as `resolved`), joining one in flight
-    /// with an equal resolved request, and starts what the limits allow.
+    /// with an equal resolved request when it gets all it asks for from it (see
+    /// `Transfer.accepts`: a streaming waiter cannot join once the body has started, nor a
+    /// waiter wanting the body a transfer that keeps none), and starts what the limits allow.
+    /// A transfer started beside one it could not join takes its place for later joiners.
     mutating func attach(_ id: UInt64, request: DownloadRequest, resolved: ResolvedRequest) -> AttachAction {
         let caller: Caller
         switch waiters[id] {
@@ -278,13 +309,13 @@ struct DownloaderStateMachine: Sendable {
         case .created?, .cancelledEarly?, .attached?, nil: return .none
         }
         let transfer: UInt64
-        if let existing = byKey[resolved] {
+        if let existing = byKey[resolved], transfers[existing]!.accepts(caller) {
             transfer = existing
             transfers[transfer]!.waiters.append(id)
         } else {
             transfer = makeID()
-            transfers[transfer] = Transfer(target: Target(request: request, resolved: resolved), waiters: [id],
-                                           priority: caller.priority, phase: .queued(seq: 0))
+            transfers[transfer] = Transfer(target: Target(request: request, resolved: resolved, stream: caller.stream),
+                                           waiters: [id], priority: caller.priority, phase: .queued(seq: 0))
             byKey[resolved] = transfer
             enqueue(transfer)
             queuedTransfers += 1
@@ -396,6 +427,14 @@ struct DownloaderStateMachine: Sendable {
     /// The head of transfer `id` was rejected for `reason` (the engine then aborts it).
     mutating func headRejected(_ id: UInt64, _ reason: ImageKitError) {
         transfers[id]?.rejection = reason
+    }
+
+    /// Transfer `id` received a piece of its streamed body: the chunk handlers of its waiters
+    /// (from now on no streaming waiter joins it).
+    mutating func bodyPiece(of id: UInt64) -> [Chunks] {
+        guard transfers[id] != nil else { return [] }
+        transfers[id]!.bodyStarted = true
+        return transfers[id]!.waiters.compactMap { waiters[$0]?.caller?.stream?.chunks }
     }
 
     /// Transfer `id` received more of its body.

@@ -18,13 +18,21 @@ final class TransferContext: Sendable {
         core.contextReleased()
     }
 
-    /// The callback table; the head callback only when the core looks at heads.
-    static func callbacks(wantsHead: Bool) -> ic_fetch_callbacks {
+    /// The callback table; the head callback only when the core looks at heads, the body
+    /// callback only for a streamed body.
+    static func callbacks(wantsHead: Bool, streams: Bool) -> ic_fetch_callbacks {
         var cb = ic_fetch_callbacks()
         if wantsHead {
             cb.on_head = { ctx, head in
                 let context = Unmanaged<TransferContext>.fromOpaque(ctx!).takeUnretainedValue()
                 return context.core.transferDidReceiveHead(context.id, head!.pointee) ? 0 : 1
+            }
+        }
+        if streams {
+            cb.on_body = { ctx, data, len in
+                let context = Unmanaged<TransferContext>.fromOpaque(ctx!).takeUnretainedValue()
+                context.core.transferDidReceiveBody(context.id, UnsafeRawBufferPointer(start: data, count: len))
+                return 0
             }
         }
         cb.on_progress = { ctx, received, expected in

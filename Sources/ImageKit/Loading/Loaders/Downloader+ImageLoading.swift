@@ -22,6 +22,12 @@ extension Downloader: ImageLoading {
     /// - Throws: ``ImageKitError`` as ``download(_:priority:progress:)`` does.
     public func load(_ request: ImageLoaderRequest, progress: (@Sendable (DownloadProgress) -> Void)?) async throws
         -> ImageLoaderResult {
+        ImageLoaderResult(try await self.download(downloadRequest(for: request), priority: request.context.priority,
+                                                  progress: progress))
+    }
+
+    /// The download `request` asks for (see ``load(_:progress:)``).
+    func downloadRequest(for request: ImageLoaderRequest) async throws -> DownloadRequest {
         var download = DownloadRequest(url: request.url, validators: request.validators)
         let options = request.options
         if options.contains(.allowInvalidSSLCertificates) {
@@ -34,7 +40,28 @@ extension Downloader: ImageLoading {
             }
             download = modified
         }
+        return download
+    }
+}
+
+/// The downloader streams bodies unless a response modifier or a decryptor needs them whole.
+extension Downloader: ImageStreamingLoading {
+    /// True for http and https URLs while the downloader has no response modifier or decryptor.
+    public func streamsBody(of url: URL) -> Bool {
+        streamsBodies && canLoad(url)
+    }
+
+    /// Downloads `request`'s URL as ``load(_:progress:)`` does, handing the body to `chunks` as
+    /// it arrives (one copy per piece, made on the network thread).
+    ///
+    /// - Throws: ``ImageKitError`` as ``download(_:priority:progress:keepingBody:chunks:)`` does.
+    public func load(_ request: ImageLoaderRequest, keepingData: Bool,
+                     progress: (@Sendable (DownloadProgress) -> Void)?,
+                     chunks: @escaping @Sendable (Data) -> Void) async throws -> ImageLoaderResult {
+        let download = try await downloadRequest(for: request)
         return ImageLoaderResult(try await self.download(download, priority: request.context.priority,
-                                                         progress: progress))
+                                                         progress: progress, keepingBody: keepingData) { piece in
+            chunks(Data(piece))
+        })
     }
 }

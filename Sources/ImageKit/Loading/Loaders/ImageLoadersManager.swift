@@ -18,7 +18,7 @@ import Foundation
 /// loaders.addLoader(BucketLoader())   // asked first from now on
 /// let manager = ImageManager(cache: try ImageCache(), loader: loaders)
 /// ```
-public final class ImageLoadersManager: ImageLoading {
+public final class ImageLoadersManager: ImageStreamingLoading {
     private let list: Locked<[any ImageLoading]>
 
     /// A manager of `loaders`, the last one asked first.
@@ -62,6 +62,29 @@ public final class ImageLoadersManager: ImageLoading {
             throw ImageKitError.invalidURL("no image loader loads \(scheme) (\(request.url.absoluteString))")
         }
         return try await loader.load(request, progress: progress)
+    }
+
+    /// Whether the loader that loads `url` streams its body (an ``ImageStreamingLoading``
+    /// loader that says so).
+    public func streamsBody(of url: URL) -> Bool {
+        (loader(for: url) as? any ImageStreamingLoading)?.streamsBody(of: url) ?? false
+    }
+
+    /// Loads `request` with ``loader(for:)``, streaming when it does; a loader that does not
+    /// (the list changed since ``streamsBody(of:)``) hands its whole body to `chunks` as one piece.
+    ///
+    /// - Throws: as ``load(_:progress:)``.
+    public func load(_ request: ImageLoaderRequest, keepingData: Bool,
+                     progress: (@Sendable (DownloadProgress) -> Void)?,
+                     chunks: @escaping @Sendable (Data) -> Void) async throws -> ImageLoaderResult {
+        if let streaming = loader(for: request.url) as? any ImageStreamingLoading,
+           streaming.streamsBody(of: request.url) {
+            return try await streaming.load(request, keepingData: keepingData, progress: progress, chunks: chunks)
+        }
+        var result = try await load(request, progress: progress)
+        if !result.data.isEmpty { chunks(result.data) }
+        if !keepingData { result.data = Data() }
+        return result
     }
 
     /// The answer of the loader that loads `url`; when none does,

@@ -17,6 +17,11 @@ import Foundation
 /// worker threads. When the last load waiting on it is cancelled (before the result exists),
 /// the task is cancelled — which aborts the download — and the decode's ``DecodeCancellation``
 /// is cancelled. Decoding and encoding go through the load's ``ImageCoding`` coder only.
+///
+/// When the loader streams (``ImageStreamingLoading``) and nothing needs the whole body first,
+/// the body is decoded as it arrives (``StreamingDecode``), and kept only when the original
+/// bytes are stored: the download and the decode overlap, and a thumbnail load does not hold
+/// the body.
 final class ImageLoadJob: Sendable {
     /// What coalesces: loads with equal keys share a pipeline.
     struct Key: Hashable, Sendable {
@@ -176,9 +181,10 @@ final class ImageLoadJob: Sendable {
         }
         defer { manager.limiter.release() }
         metrics.queueWait = MonotonicClock.duration(since: waitStart)
+        let streaming = streamingDecode(validators: validators)
         let fetched: Fetched
         do {
-            fetched = try await fetch(validators: validators)
+            fetched = try await fetch(validators: validators, streaming: streaming)
             if let validator = r.context.responseValidator, let response = fetched.response {
                 do {
                     try validator(response)
@@ -190,11 +196,16 @@ final class ImageLoadJob: Sendable {
                 }
             }
         } catch {
+            streaming?.abandon()
             return fail(ImageKitError(wrapping: error))
         }
-        guard !Task.isCancelled else { return }
+        guard !Task.isCancelled else {
+            streaming?.abandon()
+            return
+        }
         metrics.download = fetched.metrics
         if fetched.status == .notModified, let cached, let found {
+            streaming?.abandon()
             // Current: keep the bitmap decoded from the original bytes, as a plain disk hit would.
             if found.originalData != nil, let image = found.image, r.store.includesDisk {
                 await store(bitmap: image, encoded: nil, original: nil, metadata: found.metadata ?? DiskCacheMetadata())
@@ -202,14 +213,22 @@ final class ImageLoadJob: Sendable {
             return finishAll(.notModified(cached))
         }
         do {
-            let processed = try await process(fetched.data)
+            let processed: Processed
+            if let streaming {
+                processed = try await processStreamed(streaming)
+                metrics.streamQueuePeakBytes = streaming.peakQueuedBytes
+            } else {
+                processed = try await process(fetched.data)
+            }
             guard !Task.isCancelled else { return }
             metrics.decode = processed.decode
             metrics.transform = processed.transform
             var metadata = DiskCacheMetadata()
             metadata.etag = fetched.response?.entityTag
             metadata.lastModified = fetched.response?.lastModified
-            let made = Found(image: processed.image, metadata: metadata, originalData: fetched.data, downloaded: true)
+            // A streamed body that was not kept is nowhere: the result carries no original bytes.
+            let original = streaming.map { $0.keepsBody } ?? true ? fetched.data : nil
+            let made = Found(image: processed.image, metadata: metadata, originalData: original, downloaded: true)
             let done = try await encoded(made, &metrics)
             guard !Task.isCancelled else { return }
             await complete(done, metrics: metrics)
@@ -325,8 +344,31 @@ final class ImageLoadJob: Sendable {
         return DownloadRequest.Validators(entityTag: metadata.etag, lastModified: metadata.lastModified)
     }
 
-    /// Loads the URL's bytes (conditionally with `validators`) through the request's loader.
-    private func fetch(validators: DownloadRequest.Validators?) async throws -> Fetched {
+    /// The decode that takes the body as it streams in, or nil when the body is decoded whole:
+    /// streaming is off, the loader does not stream this URL, or the load revalidates a cached
+    /// copy (a 304 has no body to decode, and today's path keeps what it found).
+    private func streamingDecode(validators: DownloadRequest.Validators?) -> StreamingDecode? {
+        let r = request
+        guard manager.configuration.streamsDecoding, validators == nil,
+              let loader = r.loader as? any ImageStreamingLoading, loader.streamsBody(of: r.url) else { return nil }
+        return StreamingDecode(coder: r.coder, options: r.decodeOptions, cancellation: cancellation,
+                               workers: manager.workers, priority: r.priority, keepsBody: r.storesOriginalData,
+                               interval: r.context.progressiveInterval) { [weak self] in self?.partialSink() }
+    }
+
+    /// Where partial images go while some load waiting on the pipeline wants them, else nil.
+    private func partialSink() -> StreamingDecode.PartialSink? {
+        let waiters = state.withLock { $0.waiters }
+        guard waiters.contains(where: \.wantsPartialImages) else { return nil }
+        return { [weak self] image in
+            guard let self else { return }
+            for task in self.state.withLock({ $0.waiters }) { task.partial(image) }
+        }
+    }
+
+    /// Loads the URL's bytes (conditionally with `validators`) through the request's loader;
+    /// with `streaming`, hands them to it as they arrive.
+    private func fetch(validators: DownloadRequest.Validators?, streaming: StreamingDecode?) async throws -> Fetched {
         let r = request
         guard r.loader.canLoad(r.url) else {
             throw ImageKitError.invalidURL("the image loader does not load \(r.url.absoluteString)")
@@ -335,8 +377,14 @@ final class ImageLoadJob: Sendable {
         let start = MonotonicClock.now()
         do {
             let request = ImageLoaderRequest(url: r.url, validators: validators, options: r.options, context: r.context)
-            let result = try await r.loader.load(request) { [weak self] p in
-                self?.progress(p)
+            let progress: @Sendable (DownloadProgress) -> Void = { [weak self] p in self?.progress(p) }
+            let result: ImageLoaderResult
+            if let streaming, let loader = r.loader as? any ImageStreamingLoading {
+                result = try await loader.load(request, keepingData: streaming.keepsBody, progress: progress) { piece in
+                    streaming.receive(piece)
+                }
+            } else {
+                result = try await r.loader.load(request, progress: progress)
             }
             if let response = result.response, let metrics = result.metrics {
                 emit(.downloadFinished(url: r.url, response: response, metrics: metrics))
@@ -356,6 +404,33 @@ final class ImageLoadJob: Sendable {
         do {
             return try await manager.workers.run(priority: r.priority) { [self] in
                 try Self.decodeAndTransform(data, r, self, cancellation)
+            }
+        } catch {
+            throw ImageKitError(wrapping: error)
+        }
+    }
+
+    /// Ends a streamed decode and transforms its image on the worker threads. Its events come
+    /// once the body is in: `decodeStarted`, then `decoded` with the time the decode spent on
+    /// the workers over the whole stream.
+    private func processStreamed(_ streaming: StreamingDecode) async throws -> Processed {
+        let r = request
+        emit(.decodeStarted(url: r.url, key: r.key))
+        let start = MonotonicClock.now()
+        let image: Image
+        let decode: Duration
+        do {
+            (image, decode) = try await streaming.finish()
+        } catch {
+            // The time from the end of the body to the failure: what the load waited for it.
+            emit(.decodeFailed(url: r.url, key: r.key, error: error, duration: MonotonicClock.duration(since: start)))
+            throw error
+        }
+        emit(.decoded(url: r.url, key: r.key, size: PixelSize(width: image.width, height: image.height),
+                      duration: decode))
+        do {
+            return try await manager.workers.run(priority: r.priority) { [self] in
+                try Self.transform(image, decode: decode, r, self)
             }
         } catch {
             throw ImageKitError(wrapping: error)
@@ -383,6 +458,12 @@ final class ImageLoadJob: Sendable {
         let decode = MonotonicClock.duration(since: start)
         job.emit(.decoded(url: r.url, key: r.key, size: PixelSize(width: image.width, height: image.height),
                               duration: decode))
+        return try transform(image, decode: decode, r, job)
+    }
+
+    /// `image` through the load's transformer, if it has one for it; runs on a worker thread.
+    private static func transform(_ image: Image, decode: Duration, _ r: ImageLoadRequest,
+                                  _ job: ImageLoadJob) throws -> Processed {
         guard let transformer = r.transformer(for: image) else {
             return Processed(image: image, decode: decode)
         }
@@ -431,7 +512,7 @@ final class ImageLoadJob: Sendable {
                                  duration: MonotonicClock.duration(since: start), error: memoryFailure))
         }
         // Decoded here (downloaded, or from the original-data store): the bitmap is new to disk.
-        let bitmap = r.store.includesDisk && found.originalData != nil ? found.image : nil
+        let bitmap = r.store.includesDisk && (found.originalData != nil || found.downloaded) ? found.image : nil
         let encoded = r.encodedStore.includesDisk && found.encodedTier.isEmpty ? found.encoded : nil
         var original: Data?
         if found.downloaded, r.storesOriginalData, let data = found.originalData, let image = found.image {
