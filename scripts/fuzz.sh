@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 RUNS_EACH=${FUZZ_RUNS:--1}
 CORPUS=${CORPUS:-../shared/corpus}
-HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp resize store url head"}
+HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp avif resize store url head"}
 CC=${FUZZ_CC:-/opt/swift/usr/bin/clang}
 OUT=.build-fuzz
 mkdir -p "$OUT/artifacts"
@@ -23,7 +23,7 @@ CORE=$(find Sources/CImageCore -name "*.c" | sort)
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
        -fsanitize-coverage-ignorelist=Fuzz/coverage_ignore.txt \
        -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -ISources/CImageCore/include"
-LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -lz -lwebp -lwebpdemux -lwebpmux -llcms2 -llz4 -lcurl -lm -lpthread"
+LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -lz -lwebp -lwebpdemux -lwebpmux -llcms2 -lavif -llz4 -lcurl -lm -lpthread"
 
 seed_dir() { # harness -> directory of seed files
     local h=$1 dir="$OUT/seeds/$1"
