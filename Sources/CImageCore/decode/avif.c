@@ -20,9 +20,11 @@
  * libavif un-premultiplies it first.
  *
  * 10- and 12-bit sources become 8-bit in that same avifImageYUVToRGB call (rgb
- * depth 8): through libyuv's fixed-point kernels where libyuv has one (10-bit
- * 4:2:0/4:2:2/4:4:4 and 12-bit 4:2:0 with a matrix libyuv knows), else libavif's
- * float path, which rounds to nearest ((uint8_t)(0.5f + v * 255)).
+ * depth 8) through libavif's float path, which rounds to nearest
+ * ((uint8_t)(0.5f + v * 255)): libyuv is avoided for them (avoidLibYUV), whose
+ * fixed-point kernels libavif would otherwise pick for some layouts (10-bit
+ * 4:2:0/4:2:2/4:4:4 and 12-bit 4:2:0 into RGBA). 8-bit sources go through libyuv
+ * where it has a kernel, as avifdec's do.
  *
  * Transforms: libavif 0.11 reports irot/imir (transformFlags) without applying
  * them; they are mapped to the EXIF orientation they equal (rotation first, then
@@ -158,6 +160,8 @@ static ic_status convert_frame(ic_decoder *d, const avifImage *img, avifImage *v
     rgb.format = AVIF_RGB_FORMAT_RGBA;
     rgb.depth = 8;
     rgb.alphaPremultiplied = keep_premultiplied ? AVIF_TRUE : AVIF_FALSE;
+    /* 10/12-bit: libavif's float path, rounded to nearest, not libyuv's fixed point. */
+    rgb.avoidLibYUV = img->depth > 8 ? AVIF_TRUE : AVIF_FALSE;
     uint32_t w = img->width, h = img->height;
     if (ic_dec_is_direct(d)) {
         rgb.pixels = ic_dec_row(d, f, 0);
