@@ -2,7 +2,8 @@
 # Builds the libFuzzer harnesses in Fuzz/ against the C core and runs each for
 # FUZZ_SECONDS (0: no time limit) or until FUZZ_RUNS executions, whichever comes
 # first, seeded from the corpus manifest's files, Tests/Fixtures/HARNESS-seeds/, the
-# APNG test files (png and probe) and the committed regression files. Prints execs/s
+# APNG test files (png and probe), the AVIF test files (avif and probe) and the committed
+# regression files. Prints execs/s
 # and total execs per harness; exits 1 if any harness found a crash (the reproducer
 # is left in .build-fuzz/artifacts/).
 set -euo pipefail
@@ -46,6 +47,10 @@ PY
     # The APNG test files (animation chunks the corpus's PNGs do not have).
     if [ "$h" = png ] || [ "$h" = probe ]; then
         cp Tests/Fixtures/apng/*.png "$dir/"
+    fi
+    # The AVIF conformance files (the corpus has no AVIF).
+    if [ "$h" = avif ] || [ "$h" = probe ]; then
+        cp Tests/Fixtures/avif/*.avif "$dir/"
     fi
     # The decoders' regression inputs: images, which the URL and response harnesses do not read.
     if [ -d Tests/Fixtures/fuzz-regressions ] && [ "$h" != url ] && [ "$h" != head ]; then
