@@ -51,8 +51,8 @@ final class AVIFBenchmarks: XCTestCase {
         try compare(section: "decode", decoder: ImageDecoder())
     }
 
-    /// AV1 has no reduced-size decode: the thumbnail decodes the full picture, converts it in
-    /// 16-row strips and resamples them.
+    /// AV1 has no reduced-size decode: the thumbnail decodes the full picture, box-averages its
+    /// YUV planes by 4 (to no less than twice the output), converts them and resamples.
     func testThumbnail256() throws {
         try compare(section: "thumbnail 256 px", decoder: ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 256))))
     }

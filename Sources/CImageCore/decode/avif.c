@@ -12,9 +12,15 @@
  * Pixels: each frame is decoded by the AV1 decoder to YUV planes libavif owns,
  * then avifImageYUVToRGB converts them to RGBA8 (libavif's default chroma
  * upsampling, libyuv where it has a kernel) straight into the output image, or
- * 16 rows at a time into the resampler's rows for a thumbnail (AV1 has no cheap
- * reduced-size decode, so a thumbnail costs the full-size YUV decode; only the
- * RGBA8 full-size bitmap is avoided). Straight alpha is premultiplied by the sink
+ * 16 rows at a time into the resampler's rows for a thumbnail. AV1 has no
+ * reduced-size decode, so a thumbnail costs the full-size AV1 decode; but for
+ * an opaque picture shrunk 4x or more the YUV planes are box-averaged first by
+ * the largest power of two (up to 8) that keeps the planned region at least
+ * twice the output size, into a 4:4:4 picture (chroma averaged by what its subsampling
+ * leaves): YUV to RGB is affine, so this equals a box average of the RGB values
+ * (up to rounding and chroma upsampling), and conversion and resampling see 1/4
+ * to 1/64 of the pixels; the resampler then makes the last 2x or more. Pictures with alpha are converted at full size (alpha
+ * must be premultiplied before averaging). Straight alpha is premultiplied by the sink
  * with ImageKit's formula; a source whose alpha is flagged premultiplied is kept
  * premultiplied when no colour conversion runs (colour clamped to alpha), else
  * libavif un-premultiplies it first.
@@ -193,6 +199,46 @@ static ic_status convert_frame(ic_decoder *d, const avifImage *img, avifImage *v
     return IC_OK;
 }
 
+/* Box-averages `img`'s planes by `den` (2, 4 or 8; chroma by what its subsampling leaves) into
+ * `small`, 4:4:4 (4:0:0 for monochrome) at the same depth. `sums` holds a plane's width. */
+static void reduce(const avifImage *img, avifImage *small, uint32_t den, uint32_t *sums) {
+    avifPixelFormatInfo info;
+    avifGetPixelFormatInfo(img->yuvFormat, &info);
+    bool wide = img->depth > 8;
+    int planes = img->yuvFormat == AVIF_PIXEL_FORMAT_YUV400 ? 1 : 3;
+    for (int p = 0; p < planes; p++) {
+        uint32_t sx = p ? (uint32_t)info.chromaShiftX : 0, sy = p ? (uint32_t)info.chromaShiftY : 0;
+        uint32_t pw = (img->width + sx) >> sx, ph = (img->height + sy) >> sy;
+        uint32_t fx = den >> sx, fy = den >> sy;
+        const uint8_t *src = img->yuvPlanes[p];
+        size_t src_stride = img->yuvRowBytes[p];
+        for (uint32_t y = 0; y < small->height; y++) {
+            uint32_t y0 = y * fy, y1 = y0 + fy < ph ? y0 + fy : ph;
+            memset(sums, 0, sizeof *sums * pw);
+            for (uint32_t r = y0; r < y1; r++) {
+                const uint8_t *row = src + (size_t)r * src_stride;
+                if (wide) {
+                    const uint16_t *row16 = (const uint16_t *)row;
+                    for (uint32_t x = 0; x < pw; x++) sums[x] += row16[x];
+                } else {
+                    for (uint32_t x = 0; x < pw; x++) sums[x] += row[x];
+                }
+            }
+            uint8_t *out = small->yuvPlanes[p] + (size_t)y * small->yuvRowBytes[p];
+            for (uint32_t x = 0; x < small->width; x++) {
+                uint32_t x0 = x * fx, x1 = x0 + fx < pw ? x0 + fx : pw, n = (x1 - x0) * (y1 - y0), sum = 0;
+                for (uint32_t c = x0; c < x1; c++) sum += sums[c];
+                uint32_t v = (sum + n / 2) / n;
+                if (wide) {
+                    ((uint16_t *)out)[x] = (uint16_t)v;
+                } else {
+                    out[x] = (uint8_t)v;
+                }
+            }
+        }
+    }
+}
+
 /* Takes the image's profile, or one built for its CICP code points, and prepares colour. */
 static void prepare_color(ic_decoder *d, const avifImage *img) {
     const uint8_t *icc = NULL;
@@ -218,7 +264,10 @@ static void read_delays(ic_decoder *d, const avifDecoder *dec, uint32_t frames) 
     }
 }
 
-static ic_status decode_frames(ic_decoder *d, avifDecoder *dec, uint32_t frames, bool alpha) {
+/* Decodes and hands over `frames` frames; with `small` (a picture of the codec size), each
+ * frame is box-averaged into it by `den` first. */
+static ic_status decode_frames(ic_decoder *d, avifDecoder *dec, uint32_t frames, bool alpha,
+                               avifImage *small, uint32_t den, uint32_t *sums) {
     uint32_t w = d->source_width, h = d->source_height;
     avifImage *view = avifImageCreateEmpty();
     if (!view) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
@@ -245,7 +294,8 @@ static ic_status decode_frames(ic_decoder *d, avifDecoder *dec, uint32_t frames,
             st = ic_dec_fail_cancelled(d);
             break;
         }
-        st = convert_frame(d, img, view, f, alpha && img->alphaPlane != NULL);
+        if (small) reduce(img, small, den, sums);
+        st = convert_frame(d, small ? small : img, view, f, alpha && img->alphaPlane != NULL);
         if (st == IC_OK && ic_dec_cancelled(d)) st = ic_dec_fail_cancelled(d);
     }
     avifImageDestroy(view);
@@ -271,11 +321,42 @@ ic_status ic_avif_decode(ic_decoder *d) {
         avifDecoderDestroy(dec);
         return st;
     }
-    st = ic_dec_begin(d, img->width, img->height, frames);
+    /* An opaque picture shrunk 4x or more: YUV planes box-averaged to no less than twice the
+     * output (as libwebp's scaler is used), the resampler doing the rest. */
+    uint32_t den = alpha ? 1 : ic_dec_shrink_denominator(d, 8);
+    const ic_geometry *g = &d->plan;
+    while (den > 1 && (g->crop.w / den < 2.0 * g->out_w || g->crop.h / den < 2.0 * g->out_h)) den /= 2;
+    uint32_t cw = (img->width + den - 1) / den, ch = (img->height + den - 1) / den;
+    avifImage *small = NULL;
+    uint32_t *sums = NULL;
+    size_t sums_size = sizeof *sums * ((size_t)img->width + 1);
+    uint64_t small_bytes = 0;
+    if (den > 1) {
+        small_bytes = (uint64_t)cw * ch * 3 * (img->depth > 8 ? 2 : 1);
+        st = ic_dec_reserve(d, small_bytes);
+        if (st == IC_OK && !(sums = ic_dec_malloc(d, sums_size))) st = d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+        if (st == IC_OK) {
+            bool mono = img->yuvFormat == AVIF_PIXEL_FORMAT_YUV400;
+            small = avifImageCreate(cw, ch, img->depth, mono ? AVIF_PIXEL_FORMAT_YUV400 : AVIF_PIXEL_FORMAT_YUV444);
+            if (small) {
+                small->yuvRange = img->yuvRange;
+                small->colorPrimaries = img->colorPrimaries;
+                small->transferCharacteristics = img->transferCharacteristics;
+                small->matrixCoefficients = img->matrixCoefficients;
+            }
+            if (!small || avifImageAllocatePlanes(small, AVIF_PLANES_YUV) != AVIF_RESULT_OK) {
+                st = ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
+            }
+        }
+    }
+    if (st == IC_OK) st = ic_dec_begin(d, cw, ch, frames);
     if (st == IC_OK) {
         if (count > 1) read_delays(d, dec, frames);
-        st = decode_frames(d, dec, frames, alpha);
+        st = decode_frames(d, dec, frames, alpha, small, den, sums);
     }
+    if (small) avifImageDestroy(small);
+    ic_dec_free(d, sums, sums_size);
+    ic_dec_release(d, small_bytes);
     avifDecoderDestroy(dec);
     ic_dec_release(d, extra);
     return st;

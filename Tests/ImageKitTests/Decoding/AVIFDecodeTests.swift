@@ -137,7 +137,7 @@ final class AVIFDecodeTests: XCTestCase {
         XCTAssertEqual([thumbnails.frameCount, thumbnails.width, thumbnails.height], [5, 40, 40])
     }
 
-    func testThumbnailsDecodeFullSizeAndResample() throws {
+    func testThumbnailsAverageTheYUVPlanesThenResample() throws {
         let data = try fixture("kodim03_yuv420_8bpc.avif")
         var statistics = DecodeStatistics()
         let thumbnail = try data.withUnsafeBytes {
@@ -145,13 +145,22 @@ final class AVIFDecodeTests: XCTestCase {
                 .decode($0, statistics: &statistics)
         }
         XCTAssertEqual([thumbnail.width, thumbnail.height], [192, 128])
-        XCTAssertEqual(statistics.codecSize, PixelSize(width: 768, height: 512))  // AV1 has no reduced decode
-        let full = try decode(data)
+        // The AV1 decode is full size; its YUV planes are box-averaged 2x (to twice the output).
+        XCTAssertEqual(statistics.codecSize, PixelSize(width: 384, height: 256))
+        var fullStatistics = DecodeStatistics()
+        let full = try data.withUnsafeBytes { try ImageDecoder().decode($0, statistics: &fullStatistics) }
         let resized = try ImageResizer(size: PixelSize(width: 192, height: 128), mode: .stretch).resize(full)
         let psnr = Quality.psnr(thumbnail, resized)
         XCTAssertGreaterThanOrEqual(psnr, 35, "thumbnail against the resized full decode: \(psnr) dB")
-        // The full-size RGBA bitmap (1.5 MiB) is never held: only strips of it.
-        XCTAssertLessThan(statistics.peakBytes, 768 * 512 * 4)
+        // The full-size RGBA bitmap (1.5 MiB) is never held (the codec's planes count in both).
+        XCTAssertLessThan(statistics.peakBytes + 768 * 512 * 4 / 2, fullStatistics.peakBytes)
+        // With alpha, the picture is converted at full size (alpha premultiplied before averaging).
+        var alphaStatistics = DecodeStatistics()
+        let transparent = try fixture("abc_color_irot_alpha_irot.avif")
+        _ = try transparent.withUnsafeBytes {
+            try ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 64))).decode($0, statistics: &alphaStatistics)
+        }
+        XCTAssertEqual(alphaStatistics.codecSize, PixelSize(width: 512, height: 256))
     }
 
     func testCancelledDecodeStops() throws {
