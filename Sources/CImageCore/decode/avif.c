@@ -200,8 +200,17 @@ static ic_status convert_frame(ic_decoder *d, const avifImage *img, avifImage *v
 }
 
 /* Box-averages `img`'s planes by `den` (2, 4 or 8; chroma by what its subsampling leaves) into
- * `small`, 4:4:4 (4:0:0 for monochrome) at the same depth. `sums` holds a plane's width. */
-static void reduce(const avifImage *img, avifImage *small, uint32_t den, uint32_t *sums) {
+ * `small`, 4:4:4 (4:0:0 for monochrome) at the same depth. `sums` holds a plane's width: column
+ * sums of at most 8 rows of 12-bit samples fit 16 bits. Whole blocks divide by a shift. */
+/* reduce's 8-bit whole-block loop for blocks `FX` samples wide. */
+#define REDUCE_ROW(FX)                                                                   \
+    for (; x < whole; x++) {                                                             \
+        uint32_t sum = 0;                                                                \
+        for (uint32_t c = 0; c < (FX); c++) sum += sums[x * (FX) + c];                   \
+        out[x] = (uint8_t)((sum + half) >> shift);                                       \
+    }
+
+static void reduce(const avifImage *img, avifImage *small, uint32_t den, uint16_t *sums) {
     avifPixelFormatInfo info;
     avifGetPixelFormatInfo(img->yuvFormat, &info);
     bool wide = img->depth > 8;
@@ -210,6 +219,7 @@ static void reduce(const avifImage *img, avifImage *small, uint32_t den, uint32_
         uint32_t sx = p ? (uint32_t)info.chromaShiftX : 0, sy = p ? (uint32_t)info.chromaShiftY : 0;
         uint32_t pw = (img->width + sx) >> sx, ph = (img->height + sy) >> sy;
         uint32_t fx = den >> sx, fy = den >> sy;
+        uint32_t shift = (uint32_t)__builtin_ctz(fx * fy), half = (fx * fy) >> 1;
         const uint8_t *src = img->yuvPlanes[p];
         size_t src_stride = img->yuvRowBytes[p];
         for (uint32_t y = 0; y < small->height; y++) {
@@ -219,16 +229,35 @@ static void reduce(const avifImage *img, avifImage *small, uint32_t den, uint32_
                 const uint8_t *row = src + (size_t)r * src_stride;
                 if (wide) {
                     const uint16_t *row16 = (const uint16_t *)row;
-                    for (uint32_t x = 0; x < pw; x++) sums[x] += row16[x];
+                    for (uint32_t x = 0; x < pw; x++) sums[x] = (uint16_t)(sums[x] + row16[x]);
                 } else {
-                    for (uint32_t x = 0; x < pw; x++) sums[x] += row[x];
+                    for (uint32_t x = 0; x < pw; x++) sums[x] = (uint16_t)(sums[x] + row[x]);
                 }
             }
             uint8_t *out = small->yuvPlanes[p] + (size_t)y * small->yuvRowBytes[p];
-            for (uint32_t x = 0; x < small->width; x++) {
-                uint32_t x0 = x * fx, x1 = x0 + fx < pw ? x0 + fx : pw, n = (x1 - x0) * (y1 - y0), sum = 0;
+            bool full_rows = y1 - y0 == fy;
+            uint32_t x = 0;
+            if (full_rows && !wide) {
+                /* Whole blocks of 8-bit rows, the block width a constant for the compiler. */
+                uint32_t whole = pw / fx;
+                switch (fx) {
+                case 1: REDUCE_ROW(1); break;
+                case 2: REDUCE_ROW(2); break;
+                case 4: REDUCE_ROW(4); break;
+                case 8: REDUCE_ROW(8); break;
+                default: break;
+                }
+            }
+            for (; x < small->width; x++) {
+                uint32_t x0 = x * fx, x1 = x0 + fx < pw ? x0 + fx : pw, sum = 0;
                 for (uint32_t c = x0; c < x1; c++) sum += sums[c];
-                uint32_t v = (sum + n / 2) / n;
+                uint32_t v;
+                if (full_rows && x1 - x0 == fx) {
+                    v = (sum + half) >> shift;
+                } else {
+                    uint32_t n = (x1 - x0) * (y1 - y0);
+                    v = (sum + n / 2) / n;
+                }
                 if (wide) {
                     ((uint16_t *)out)[x] = (uint16_t)v;
                 } else {
@@ -267,7 +296,7 @@ static void read_delays(ic_decoder *d, const avifDecoder *dec, uint32_t frames) 
 /* Decodes and hands over `frames` frames; with `small` (a picture of the codec size), each
  * frame is box-averaged into it by `den` first. */
 static ic_status decode_frames(ic_decoder *d, avifDecoder *dec, uint32_t frames, bool alpha,
-                               avifImage *small, uint32_t den, uint32_t *sums) {
+                               avifImage *small, uint32_t den, uint16_t *sums) {
     uint32_t w = d->source_width, h = d->source_height;
     avifImage *view = avifImageCreateEmpty();
     if (!view) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
@@ -328,7 +357,7 @@ ic_status ic_avif_decode(ic_decoder *d) {
     while (den > 1 && (g->crop.w / den < 2.0 * g->out_w || g->crop.h / den < 2.0 * g->out_h)) den /= 2;
     uint32_t cw = (img->width + den - 1) / den, ch = (img->height + den - 1) / den;
     avifImage *small = NULL;
-    uint32_t *sums = NULL;
+    uint16_t *sums = NULL;
     size_t sums_size = sizeof *sums * ((size_t)img->width + 1);
     uint64_t small_bytes = 0;
     if (den > 1) {
