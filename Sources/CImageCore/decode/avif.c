@@ -323,6 +323,15 @@ static ic_status decode_frames(ic_decoder *d, avifDecoder *dec, uint32_t frames,
             st = ic_dec_fail_cancelled(d);
             break;
         }
+        /* The AV1 stream may disagree with the container the plan was made from. */
+        if (small && (img->depth != small->depth ||
+                      (img->yuvFormat == AVIF_PIXEL_FORMAT_YUV400) != (small->yuvFormat == AVIF_PIXEL_FORMAT_YUV400))) {
+            st = ic_set_error(d->err, IC_ERR_CORRUPT,
+                              "AVIF: frame %u is %u-bit %s, the container said %u-bit %s", f, img->depth,
+                              avifPixelFormatToString(img->yuvFormat), small->depth,
+                              small->yuvFormat == AVIF_PIXEL_FORMAT_YUV400 ? "YUV400" : "colour");
+            break;
+        }
         if (small) reduce(img, small, den, sums);
         st = convert_frame(d, small ? small : img, view, f, alpha && img->alphaPlane != NULL);
         if (st == IC_OK && ic_dec_cancelled(d)) st = ic_dec_fail_cancelled(d);
