@@ -46,6 +46,7 @@ let package = Package(
                 .linkedLibrary("lz4"),
                 .linkedLibrary("curl"),
                 .linkedLibrary("lcms2"),
+                .linkedLibrary("avif"),
                 .linkedLibrary("z"),
                 .linkedLibrary("m"),
                 .linkedLibrary("pthread"),
@@ -92,6 +93,7 @@ let package = Package(
                 .linkedLibrary("turbojpeg"), .linkedLibrary("jpeg"), .linkedLibrary("png16"),
                 .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"),
                 .linkedLibrary("gif"), .linkedLibrary("lcms2"),
+                .linkedLibrary("avif"),
             ]
         ),
         // Deterministic test pictures, and helpers over ImageKit's types, shared by the tests

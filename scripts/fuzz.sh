@@ -2,7 +2,8 @@
 # Builds the libFuzzer harnesses in Fuzz/ against the C core and runs each for
 # FUZZ_SECONDS (0: no time limit) or until FUZZ_RUNS executions, whichever comes
 # first, seeded from the corpus manifest's files, Tests/Fixtures/HARNESS-seeds/, the
-# APNG test files (png and probe) and the committed regression files. Prints execs/s
+# APNG test files (png and probe), the AVIF test files (avif and probe) and the committed
+# regression files. Prints execs/s
 # and total execs per harness; exits 1 if any harness found a crash (the reproducer
 # is left in .build-fuzz/artifacts/).
 set -euo pipefail
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 RUNS_EACH=${FUZZ_RUNS:--1}
 CORPUS=${CORPUS:-../shared/corpus}
-HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp resize store url head"}
+HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp avif resize store url head"}
 CC=${FUZZ_CC:-/opt/swift/usr/bin/clang}
 OUT=.build-fuzz
 mkdir -p "$OUT/artifacts"
@@ -23,7 +24,7 @@ CORE=$(find Sources/CImageCore -name "*.c" | sort)
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
        -fsanitize-coverage-ignorelist=Fuzz/coverage_ignore.txt \
        -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -ISources/CImageCore/include"
-LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -ldeflate -lz -lwebp -lwebpdemux -lwebpmux -llcms2 -llz4 -lcurl -lm -lpthread"
+LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -ldeflate -lz -lwebp -lwebpdemux -lwebpmux -llcms2 -lavif -llz4 -lcurl -lm -lpthread"
 
 seed_dir() { # harness -> directory of seed files
     local h=$1 dir="$OUT/seeds/$1"
@@ -46,6 +47,10 @@ PY
     # The APNG test files (animation chunks the corpus's PNGs do not have).
     if [ "$h" = png ] || [ "$h" = probe ]; then
         cp Tests/Fixtures/apng/*.png "$dir/"
+    fi
+    # The AVIF conformance files (the corpus has no AVIF).
+    if [ "$h" = avif ] || [ "$h" = probe ]; then
+        cp Tests/Fixtures/avif/*.avif "$dir/"
     fi
     # The decoders' regression inputs: images, which the URL and response harnesses do not read.
     if [ -d Tests/Fixtures/fuzz-regressions ] && [ "$h" != url ] && [ "$h" != head ]; then

@@ -30,10 +30,10 @@ struct ThumbnailCommand: ParsableCommand {
     @Flag(help: "Keep the source's colours instead of converting images with an ICC profile to sRGB.")
     var rawColor = false
 
-    @Option(name: .shortAndLong, help: "Write the thumbnail to OUT (.jpg, .png or .webp).")
+    @Option(name: .shortAndLong, help: "Write the thumbnail to OUT (.jpg, .png, .webp or .avif).")
     var output: String?
 
-    @Option(help: "JPEG or WebP quality (default \(ThumbnailCommand.defaultQualities)).")
+    @Option(help: "JPEG, WebP or AVIF quality (default \(ThumbnailCommand.defaultQualities)).")
     var quality: Int?
 
     @Option(help: "Largest source image in pixels (default \(DecodeLimits().maxPixels)).")
@@ -42,19 +42,20 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(help: "Thumbnail the file N times from memory and print timings and peak memory.")
     var bench: Int?
 
-    /// The encoders' default JPEG and WebP qualities, "85 / 80", for the help text.
+    /// The encoders' default JPEG, WebP and AVIF qualities, "85 / 80 / 60", for the help text.
     static var defaultQualities: String {
-        var jpeg = 0, webp = 0
+        var jpeg = 0, webp = 0, avif = 0
         if case .jpeg(let quality, _, _) = EncodeFormat.jpeg() { jpeg = quality }
         if case .webp(let quality) = EncodeFormat.webp() { webp = quality }
-        return "\(jpeg) / \(webp)"
+        if case .avif(let quality, _, _) = EncodeFormat.avif() { avif = quality }
+        return "\(jpeg) / \(webp) / \(avif)"
     }
 
     func validate() throws {
         _ = try box()
         if let bench, bench <= 0 { throw ValidationError("--bench needs a positive count") }
         if let output, EncodeFormat(pathExtension: URL(fileURLWithPath: output).pathExtension) == nil {
-            throw ValidationError("-o must end in .jpg, .jpeg, .png or .webp")
+            throw ValidationError("-o must end in .jpg, .jpeg, .png, .webp or .avif")
         }
     }
 
@@ -100,6 +101,7 @@ struct ThumbnailCommand: ParsableCommand {
                 switch format {
                 case .jpeg: format = .jpeg(quality: quality)
                 case .webp: format = .webp(quality: quality)
+                case .avif: format = .avif(quality: quality)
                 default: break
                 }
             }

@@ -107,6 +107,14 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(bench.status, 0)
         XCTAssertTrue(bench.output.contains("median") && bench.output.contains("peak RSS"), bench.output)
         XCTAssertNotEqual(try run(["thumbnail", input, "--size", "abc"]).status, 0)
+        // AVIF out (by the extension), then AVIF in: info, decode and a thumbnail of it.
+        let avif = (input as NSString).deletingLastPathComponent + "/out.avif"
+        XCTAssertEqual(try run(["thumbnail", input, "--size", "60", "--quality", "90", "-o", avif]).status, 0)
+        XCTAssertEqual(ImageFormat(detecting: try Data(contentsOf: URL(fileURLWithPath: avif))), .avif)
+        let info = try run(["info", avif])
+        XCTAssertTrue(info.output.hasPrefix("\(avif)\tAVIF\t60x40\t1\t"), info.output)
+        XCTAssertTrue(try run(["decode", avif]).output.hasPrefix("\(avif)\tAVIF\t60x40\t1"))
+        XCTAssertEqual(try run(["thumbnail", avif, "--size", "15"]).output, "\(avif)\tAVIF\t15x10\n")
     }
 
     /// The defaults the help shows are the library's, so the two cannot drift apart.
@@ -121,11 +129,12 @@ final class CommandLineTests: XCTestCase {
         let decode = try help("decode")
         XCTAssertTrue(decode.contains("Largest image in pixels (default \(limits.maxPixels))."), decode)
         XCTAssertTrue(decode.contains("in bytes (default \(limits.maxMemoryBytes))."), decode)
-        var jpeg = -1, webp = -1
+        var jpeg = -1, webp = -1, avif = -1
         if case .jpeg(let quality, _, _) = EncodeFormat.jpeg() { jpeg = quality }
         if case .webp(let quality) = EncodeFormat.webp() { webp = quality }
+        if case .avif(let quality, _, _) = EncodeFormat.avif() { avif = quality }
         let thumbnail = try help("thumbnail")
-        XCTAssertTrue(thumbnail.contains("JPEG or WebP quality (default \(jpeg) / \(webp))."), thumbnail)
+        XCTAssertTrue(thumbnail.contains("JPEG, WebP or AVIF quality (default \(jpeg) / \(webp) / \(avif))."), thumbnail)
         XCTAssertTrue(thumbnail.contains("Largest source image in pixels (default \(limits.maxPixels))."), thumbnail)
         let fetch = try help("fetch")
         XCTAssertTrue(fetch.contains("Most loads in flight at once. (default: \(DownloaderConfiguration().maxConcurrentDownloads))"), fetch)

@@ -69,6 +69,13 @@ size_t ic_icc_jpeg_total(const ic_icc_chunk *chunks, size_t n);
 /** Finds a WebP's ICCP chunk (VP8X files); false if there is none. */
 bool ic_icc_webp_find(const uint8_t *data, size_t size, const uint8_t **icc, size_t *icc_size);
 
+/**
+ * An ICC profile for colour signalled by CICP code points (H.273) rather than a profile:
+ * only Display P3 (primaries 12, transfer 13) has one, built once per process. Returns
+ * false for every other pair (sRGB/BT.709 needs nothing; the others are left untouched).
+ */
+bool ic_icc_cicp_profile(uint16_t primaries, uint16_t transfer, const uint8_t **icc, size_t *size);
+
 /** Space from a profile header's data colour space field; NONE when shorter than a header. */
 ic_color_space ic_icc_header_space(const uint8_t *icc, size_t size);
 

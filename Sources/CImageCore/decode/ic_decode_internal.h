@@ -173,11 +173,13 @@ ic_status ic_jpeg_decode(ic_decoder *d);
 ic_status ic_png_decode(ic_decoder *d);
 ic_status ic_gif_decode(ic_decoder *d);
 ic_status ic_webp_decode(ic_decoder *d);
+ic_status ic_avif_decode(ic_decoder *d);
 
 ic_status ic_jpeg_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 ic_status ic_png_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 ic_status ic_gif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 ic_status ic_webp_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic_avif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 
 /* ---- APNG (apng.c, on png.c's reader). ---- */
 

@@ -1,7 +1,8 @@
 /*
  * encode.c — JPEG (TurboJPEG), PNG (libpng) and WebP (libwebp) encoders, and
  * the ICC profile each embeds when asked (APP2 markers spliced into
- * TurboJPEG's output, libpng's iCCP, an ICCP chunk added by libwebpmux).
+ * TurboJPEG's output, libpng's iCCP, an ICCP chunk added by libwebpmux); AVIF
+ * is in avif_encode.c.
  */
 #include <setjmp.h>
 #include <stdlib.h>
@@ -15,11 +16,13 @@
 #include "../common/ic_common_internal.h"
 #include "../image/ic_image_internal.h"
 #include "ic_encode.h"
+#include "ic_encode_internal.h"
 
 void ic_encode_options_init(ic_encode_options *o, ic_format format) {
     memset(o, 0, sizeof *o);
     o->format = format;
-    o->quality = format == IC_FORMAT_WEBP ? 80 : 85;
+    o->quality = format == IC_FORMAT_WEBP ? 80 : format == IC_FORMAT_AVIF ? 60 : 85;
+    o->speed = 6;
     o->compression_level = 6;
     o->background[0] = o->background[1] = o->background[2] = 255;
 }
@@ -344,7 +347,7 @@ ic_status ic_encode(const ic_image *image, const ic_encode_options *options, uin
                             image->frame_count);
     }
     ic_format f = options->format;
-    if (f != IC_FORMAT_JPEG && f != IC_FORMAT_PNG && f != IC_FORMAT_WEBP) {
+    if (f != IC_FORMAT_JPEG && f != IC_FORMAT_PNG && f != IC_FORMAT_WEBP && f != IC_FORMAT_AVIF) {
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "encode: cannot encode %s",
                             ic_format_name(f));
     }
@@ -354,6 +357,7 @@ ic_status ic_encode(const ic_image *image, const ic_encode_options *options, uin
     switch (f) {
     case IC_FORMAT_JPEG: return encode_jpeg(image, frame, options, out, out_size, err);
     case IC_FORMAT_PNG: return encode_png(image, frame, options, out, out_size, err);
+    case IC_FORMAT_AVIF: return ic_encode_avif(image, frame, options, out, out_size, err);
     default: return encode_webp(image, frame, options, out, out_size, err);
     }
 }

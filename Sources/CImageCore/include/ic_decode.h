@@ -1,5 +1,6 @@
 /*
- * ic_decode.h — decoding JPEG, PNG (and APNG), GIF and WebP to premultiplied RGBA8.
+ * ic_decode.h — decoding JPEG, PNG (and APNG), GIF, WebP and AVIF (stills, grids and
+ * sequences; SDR only: HDR transfer functions are not tone-mapped) to premultiplied RGBA8.
  *
  * Limits are checked from the header before any pixel memory is allocated,
  * so a file that claims 100000 x 100000 pixels costs microseconds and an
@@ -53,12 +54,14 @@ typedef struct ic_decode_options {
     ic_limits limits;
     /**
      * 0 (default): frame 0 only. 1: every frame of an animation (GIF, animated WebP,
-     * APNG), composited. An APNG's frame 0 alone is its IDAT image; all its frames
+     * APNG, AVIF sequence), composited (an AVIF sequence's frames are whole pictures).
+     * An APNG's frame 0 alone is its IDAT image; all its frames
      * are the fcTL frames (an IDAT image without an fcTL is not one of them).
      */
     int all_frames;
     /**
-     * 0 (default): apply the EXIF orientation (JPEG APP1, PNG eXIf before IDAT, WebP EXIF).
+     * 0 (default): apply the EXIF orientation (JPEG APP1, PNG eXIf before IDAT, WebP EXIF,
+     * AVIF irot/imir mapped to the orientation they equal).
      * 1: return pixels as stored.
      */
     int keep_orientation;
@@ -122,15 +125,15 @@ typedef struct ic_info {
     uint32_t height;
     /** Frame count (1 for stills). */
     uint32_t frame_count;
-    /** EXIF orientation (1…8; 1 when absent). */
+    /** EXIF orientation (1…8; 1 when absent; AVIF: irot/imir as an orientation). */
     uint8_t orientation;
     /** 1 if the format declares an alpha channel or a transparent colour. */
     uint8_t has_alpha;
     /** Bits per sample as stored (8 for GIF and WebP). */
     uint8_t bit_depth;
-    /** 1 for progressive JPEG, interlaced PNG or GIF (any frame). */
+    /** 1 for progressive JPEG, interlaced PNG or GIF (any frame), layered (progressive) AVIF. */
     uint8_t is_progressive;
-    /** 1 if the file embeds an ICC profile (JPEG APP2, PNG iCCP, WebP ICCP). */
+    /** 1 if the file embeds an ICC profile (JPEG APP2, PNG iCCP, WebP ICCP, AVIF colr). */
     uint8_t has_icc_profile;
     /** The profile's colour space (an ic_color_space; IC_COLOR_SPACE_NONE without one). */
     uint8_t icc_space;

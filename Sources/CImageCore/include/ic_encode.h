@@ -1,5 +1,5 @@
 /*
- * ic_encode.h — encoding a decoded image to JPEG, PNG or WebP.
+ * ic_encode.h — encoding a decoded image to JPEG, PNG, WebP or AVIF.
  *
  * Pixels are premultiplied in an ic_image; encoders un-premultiply them
  * (pixels with alpha 0 become 0,0,0,0; nothing divides by zero). JPEG has no
@@ -26,10 +26,17 @@ extern "C" {
 
 /** Options for ic_encode. Initialise with ic_encode_options_init. */
 typedef struct ic_encode_options {
-    /** IC_FORMAT_JPEG, IC_FORMAT_PNG or IC_FORMAT_WEBP. */
+    /** IC_FORMAT_JPEG, IC_FORMAT_PNG, IC_FORMAT_WEBP or IC_FORMAT_AVIF. */
     ic_format format;
-    /** JPEG and lossy WebP quality, 1...100. Default 85 (JPEG) and 80 (WebP). */
+    /**
+     * JPEG (1...100), lossy WebP and AVIF (0...100) quality. Default 85 (JPEG), 80 (WebP)
+     * and 60 (AVIF: AV1 quantizer round((100 - quality) * 63 / 100), colour and alpha).
+     */
     int quality;
+    /** AVIF: encoder speed 0 (slowest, smallest) ... 10 (fastest). Default 6. */
+    int speed;
+    /** AVIF: 1 keeps full-resolution chroma (YUV 4:4:4). Default 0: YUV 4:2:0. */
+    int yuv444;
     /** JPEG: write a progressive file. Default 0. */
     int progressive;
     /** WebP: lossless instead of lossy. Default 0. */

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// ImageKit's own coder: JPEG, PNG, GIF and WebP decoding and JPEG, PNG and WebP encoding
+/// ImageKit's own coder: JPEG, PNG, GIF, WebP and AVIF decoding and JPEG, PNG, WebP and AVIF encoding
 /// through the C core (``ImageDecoder`` and ``ImageEncoder`` as an ``ImageCoding``).
 ///
 /// It decodes the caller's bytes in place, without copying them, into buffers drawn from its
@@ -18,7 +18,7 @@ public final class BuiltInImageCoder: ImageCoding {
         self.bufferPool = bufferPool
     }
 
-    /// Whether `data` starts with the signature of JPEG, PNG, GIF or WebP.
+    /// Whether `data` starts with the signature of JPEG, PNG, GIF, WebP or AVIF.
     public func canDecode(_ data: Data) -> Bool {
         ImageFormat(detecting: data).isDecodable
     }
@@ -52,9 +52,9 @@ public final class BuiltInImageCoder: ImageCoding {
         try IncrementalImageDecoder(options: options, cancellation: cancellation, bufferPool: bufferPool)
     }
 
-    /// Whether `format` is JPEG, PNG or WebP.
+    /// Whether `format` is JPEG, PNG, WebP or AVIF.
     public func canEncode(_ format: ImageFormat) -> Bool {
-        format == .jpeg || format == .png || format == .webp
+        format == .jpeg || format == .png || format == .webp || format == .avif
     }
 
     /// Encodes the first frame of `image` with ``ImageEncoder``.

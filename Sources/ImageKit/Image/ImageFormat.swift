@@ -8,7 +8,7 @@ import Foundation
 /// An image container format, recognised from the leading bytes of a file.
 ///
 /// ImageKit never trusts a file extension or a `Content-Type`. Only ``jpeg``,
-/// ``png``, ``gif`` and ``webp`` decode; the others are named so that errors
+/// ``png``, ``gif``, ``webp`` and ``avif`` decode; the others are named so that errors
 /// can say "unsupported format: TIFF".
 public enum ImageFormat: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// No known signature.
@@ -29,7 +29,7 @@ public enum ImageFormat: Int, Sendable, Hashable, CaseIterable, CustomStringConv
     case heic = 7
     /// HEIF with another codec (not decoded).
     case heif = 8
-    /// AVIF (not decoded).
+    /// AVIF: stills, grids and image sequences (`avis`).
     case avif = 9
     /// JPEG XL (not decoded).
     case jxl = 10

@@ -9,13 +9,18 @@ public enum EncodeFormat: Sendable, Hashable {
     case webp(quality: Int = 80)
     /// Lossless WebP; keeps alpha.
     case webpLossless
+    /// AVIF (AV1 through libavif and libaom) at `quality` 0…100, which sets the AV1 quantizer
+    /// to round((100 − quality) × 63 / 100) for colour and alpha; `speed` 0 (slowest,
+    /// smallest) … 10 (fastest); YUV 4:2:0, or 4:4:4 with `yuv444`. Keeps alpha.
+    case avif(quality: Int = 60, speed: Int = 6, yuv444: Bool = false)
 
-    /// The format a file name's extension asks for (`jpg`, `jpeg`, `png`, `webp`), with default settings.
+    /// The format a file name's extension asks for (`jpg`, `jpeg`, `png`, `webp`, `avif`), with default settings.
     public init?(pathExtension: String) {
         switch pathExtension.lowercased() {
         case "jpg", "jpeg": self = .jpeg()
         case "png": self = .png()
         case "webp": self = .webp()
+        case "avif": self = .avif()
         default: return nil
         }
     }
@@ -28,6 +33,7 @@ extension EncodeFormat {
         case .jpeg: .jpeg
         case .png: .png
         case .webp, .webpLossless: .webp
+        case .avif: .avif
         }
     }
 
@@ -40,6 +46,7 @@ extension EncodeFormat {
         case .png(let level): return "png-z\(level)"
         case .webp(let quality): return "webp-q\(quality)"
         case .webpLossless: return "webp-lossless"
+        case .avif(let quality, let speed, let yuv444): return "avif-q\(quality)-s\(speed)\(yuv444 ? "-444" : "")"
         }
     }
 }

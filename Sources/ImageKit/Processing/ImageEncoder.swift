@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Encodes decoded images to JPEG, PNG or WebP.
+/// Encodes decoded images to JPEG, PNG, WebP or AVIF.
 ///
 /// Premultiplied pixels are un-premultiplied exactly before encoding (pixels
 /// with alpha 0 become transparent black), so decoding a PNG or lossless WebP
@@ -61,7 +61,7 @@ public enum ImageEncoder {
     ///   - format: The format and its settings.
     ///   - frame: The frame to encode (the first by default).
     ///   - iccProfile: An ICC profile to embed: these bytes are written as they are
-    ///     (JPEG: APP2 `ICC_PROFILE` markers, PNG: `iCCP`, WebP: `ICCP`), the pixels are not
+    ///     (JPEG: APP2 `ICC_PROFILE` markers, PNG: `iCCP`, WebP: `ICCP`, AVIF: `colr`), the pixels are not
     ///     converted. `nil` (the default) embeds nothing, and readers take the pixels as sRGB.
     ///     A profile shorter than 132 bytes, whose header's size field is not its length, or
     ///     without the `acsp` signature is refused with ``ImageKitError/invalidArgument(_:)``, as
@@ -88,6 +88,11 @@ public enum ImageEncoder {
         case .webpLossless:
             ic_encode_options_init(&options, IC_FORMAT_WEBP)
             options.lossless = 1
+        case .avif(let quality, let speed, let yuv444):
+            ic_encode_options_init(&options, IC_FORMAT_AVIF)
+            options.quality = Int32(clamping: quality)
+            options.speed = Int32(clamping: speed)
+            options.yuv444 = yuv444 ? 1 : 0
         }
         options.frame = UInt32(frame)
         var out: UnsafeMutablePointer<UInt8>?

@@ -107,6 +107,12 @@ int anchors_webp_decode_into(const uint8_t *data, size_t size, uint8_t *dst, siz
 /** DGifSlurp; returns the number of images, or -1. No compositing. */
 int anchors_decode_gif(const uint8_t *data, size_t size);
 
+/**
+ * libavif (avif.c): avifDecoderReadMemory, then avifImageYUVToRGB to RGBA8 (libavif's
+ * defaults) into `dst`, width*4 bytes a row. One thread.
+ */
+int anchors_avif_decode_into(const uint8_t *data, size_t size, uint8_t *dst, size_t capacity);
+
 /* ---- Embedded ICC profiles, read back by each library's own reader (icc.c). ---- */
 
 /*
