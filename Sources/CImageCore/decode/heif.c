@@ -34,6 +34,8 @@
  * inside heif_decode_image: its progress callbacks (on_progress, tiles of grid
  * images only) return nothing.
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,7 +48,16 @@
 
 static const char *name(const ic_decoder *d) { return ic_format_name(d->format); }
 
+/* libheif's message without its trailing newline, in `buf`. */
+static const char *message(struct heif_error e, char buf[256]) {
+    snprintf(buf, 256, "%s", e.message ? e.message : "error");
+    size_t n = strlen(buf);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) buf[--n] = '\0';
+    return buf;
+}
+
 static ic_status heif_failure(ic_decoder *d, struct heif_error e, const char *what) {
+    char text[256];
     ic_status st;
     switch (e.code) {
     case heif_error_Memory_allocation_error: st = IC_ERR_OUT_OF_MEMORY; break;
@@ -56,7 +67,7 @@ static ic_status heif_failure(ic_decoder *d, struct heif_error e, const char *wh
     }
     if (e.subcode == heif_suberror_End_of_data) st = IC_ERR_TRUNCATED;
     if (e.subcode == heif_suberror_Security_limit_exceeded) st = IC_ERR_LIMIT_EXCEEDED;
-    return ic_set_error(d->err, st, "%s: %s: %s", name(d), what, e.message ? e.message : "error");
+    return ic_set_error(d->err, st, "%s: %s: %s", name(d), what, message(e, text));
 }
 
 /* Reads the container into a context limited by `max_pixels`; NULL with an error set. */
@@ -77,7 +88,8 @@ static struct heif_context *open_context(const uint8_t *data, size_t size, uint6
         ic_status s = e.subcode == heif_suberror_End_of_data ? IC_ERR_TRUNCATED : IC_ERR_CORRUPT;
         if (e.code == heif_error_Memory_allocation_error) s = IC_ERR_OUT_OF_MEMORY;
         if (e.subcode == heif_suberror_Security_limit_exceeded) s = IC_ERR_LIMIT_EXCEEDED;
-        *st = ic_set_error(err, s, "%s: cannot read the container: %s", fmt, e.message);
+        char text[256];
+        *st = ic_set_error(err, s, "%s: cannot read the container: %s", fmt, message(e, text));
         heif_context_free(ctx);
         return NULL;
     }
@@ -109,9 +121,9 @@ static struct heif_image_handle *pick_thumbnail(ic_decoder *d, struct heif_image
         if (heif_image_handle_get_thumbnail(primary, ids[i], &t).code != heif_error_Ok) continue;
         double tw = heif_image_handle_get_width(t), th = heif_image_handle_get_height(t);
         double sx = tw / d->source_width, sy = th / d->source_height;
-        /* The same picture (aspect within a pixel) and enough pixels for the output. */
-        bool same = sx > 0 && sy > 0 && (tw - 1) / d->source_width <= sy &&
-                    (tw + 1) / d->source_width >= sy;
+        /* The same picture (its aspect, to two pixels of the thumbnail's height) with enough
+         * pixels for the output. */
+        bool same = tw > 0 && th > 0 && fabs(th - tw * d->source_height / d->source_width) <= 2;
         bool enough = g->crop.w * sx >= g->out_w && g->crop.h * sy >= g->out_h;
         uint64_t px = (uint64_t)tw * (uint64_t)th;
         if (same && enough && (!best || px < best_px)) {
@@ -244,7 +256,8 @@ ic_status ic_heif_probe(const uint8_t *data, size_t size, ic_info *info, ic_erro
     struct heif_error e = heif_context_get_primary_image_handle(ctx, &h);
     if (e.code != heif_error_Ok) {
         heif_context_free(ctx);
-        return ic_set_error(err, IC_ERR_CORRUPT, "%s: no primary image: %s", fmt, e.message);
+        char text[256];
+        return ic_set_error(err, IC_ERR_CORRUPT, "%s: no primary image: %s", fmt, message(e, text));
     }
     info->orientation = ic_heif_orientation(data, size);
     uint32_t w = (uint32_t)heif_image_handle_get_width(h);

@@ -65,17 +65,17 @@ static void feed_start(JxlDecoder *dec, feeder *f, const uint8_t *data, size_t s
     f->step = size / JXL_STEPS > JXL_MIN_STEP ? size / JXL_STEPS : JXL_MIN_STEP;
     f->end = size < f->step ? size : f->step;
     JxlDecoderSetInput(dec, data, f->end);
-    if (f->end == size) JxlDecoderCloseInput(dec);
 }
 
-/* After JXL_DEC_NEED_MORE_INPUT: hands over the next step; false at the end of the input. */
+/* After JXL_DEC_NEED_MORE_INPUT: hands over the next step; false at the end of the input.
+ * The input is never closed (JxlDecoderCloseInput), so a file that ends early is reported
+ * as needing more input — truncated — rather than as an invalid codestream. */
 static bool feed_more(JxlDecoder *dec, feeder *f) {
     size_t unread = JxlDecoderReleaseInput(dec);
     if (f->end == f->size) return false;
     size_t from = f->end - unread;
     f->end = f->size - f->end > f->step ? f->end + f->step : f->size;
     JxlDecoderSetInput(dec, f->data + from, f->end - from);
-    if (f->end == f->size) JxlDecoderCloseInput(dec);
     return true;
 }
 
