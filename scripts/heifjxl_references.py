@@ -15,7 +15,7 @@ A PNG that djxl tags with a non-sRGB ICC profile is converted to sRGB with Pillo
 (Little CMS, perceptual intent with black-point compensation, as ImageKit does), and that file
 is compared by PSNR against the stored converted reference (two colour pipelines). An image
 whose alpha is associated comes from libjxl, and from djxl, with premultiplied colour: it is
-hashed as it is. djxl 0.7 refuses 8-bit output when alpha's depth differs from colour's; those
+hashed as it is, its colour clamped to its alpha as ImageKit does. djxl 0.7 refuses 8-bit output when alpha's depth differs from colour's; those
 files are read from a PAM of more bits and rounded here (djxl 0.7 writes such a PAM with
 samples scaled to 16 bits under the file's MAXVAL).
 
@@ -244,6 +244,9 @@ def jxl_references():
             converted = [to_srgb(f, icc) for f in frames]
             why = "djxl's PNG carries a non-sRGB ICC profile: converted here with Pillow's ImageCms"
         # Associated alpha: libjxl returns premultiplied colour, and djxl writes it as it is.
+        # ImageKit clamps such colour to its alpha (lossy colour can exceed it); so does this.
+        if name in JXL_ASSOCIATED_ALPHA:
+            converted = [np.dstack([np.minimum(f[..., :3], f[..., 3:4]), f[..., 3]]) for f in converted]
         entry["sha256"] = sha(converted, already_premultiplied=name in JXL_ASSOCIATED_ALPHA)
         if note:
             entry["note"] = note

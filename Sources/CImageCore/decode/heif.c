@@ -19,8 +19,8 @@
  * JPEG's and PNG's. An nclx colr box is used by libheif for the YCbCr to RGB
  * matrix; its primaries and transfer are taken as sRGB (not converted).
  *
- * Limits: the handle's size is checked (ic_dec_check_size) before libheif
- * decodes, with an estimate of libheif's working memory: the decoded YCbCr 4:2:0
+ * Limits: the coded size (ispe: libheif decodes all of it before cropping) and
+ * the output size are checked (ic_dec_check_size) before libheif decodes, with an estimate of libheif's working memory: the decoded YCbCr 4:2:0
  * planes twice (libde265's picture and libheif's copy, two bytes a sample above
  * 8 bits), the alpha plane likewise, and libheif's RGBA output. libheif's own
  * size limit (heif_context_set_maximum_image_size_limit, the only security
@@ -142,8 +142,9 @@ static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle) 
     bool alpha = heif_image_handle_has_alpha_channel(handle) != 0;
     bool premultiplied = alpha && heif_image_handle_is_premultiplied_alpha(handle) != 0;
     int bits = heif_image_handle_get_luma_bits_per_pixel(handle);
-    uint32_t w = (uint32_t)heif_image_handle_get_width(handle);
-    uint32_t h = (uint32_t)heif_image_handle_get_height(handle);
+    int cw = heif_image_handle_get_ispe_width(handle), ch = heif_image_handle_get_ispe_height(handle);
+    uint32_t w = cw > 0 ? (uint32_t)cw : (uint32_t)heif_image_handle_get_width(handle);
+    uint32_t h = ch > 0 ? (uint32_t)ch : (uint32_t)heif_image_handle_get_height(handle);
     uint64_t work = working_bytes(w, h, bits, alpha);
     ic_status st = ic_dec_reserve(d, work);
     if (st != IC_OK) return st;
@@ -231,8 +232,14 @@ ic_status ic_heif_decode(ic_decoder *d) {
             h = (uint32_t)ih;
         }
     }
-    /* Planned in the orientation libheif delivers (it orients, not decode.c). */
-    st = ic_dec_check_size(d, w, h, 1, working_bytes(w, h, bits, alpha));
+    /* libheif decodes the whole coded image (ispe) before it crops to the clean aperture:
+     * the limits apply to that size first, then the output is planned in the orientation
+     * libheif delivers (it orients, not decode.c). */
+    int cw = heif_image_handle_get_ispe_width(primary), ch = heif_image_handle_get_ispe_height(primary);
+    uint32_t coded_w = cw > 0 ? (uint32_t)cw : w, coded_h = ch > 0 ? (uint32_t)ch : h;
+    uint64_t work = working_bytes(coded_w, coded_h, bits, alpha);
+    st = ic_dec_check_size(d, coded_w, coded_h, 1, work);
+    if (st == IC_OK) st = ic_dec_check_size(d, w, h, 1, work);
     d->orientation = orientation;
     d->codec_oriented = true;
     if (st == IC_OK && ic_dec_cancelled(d)) st = ic_dec_fail_cancelled(d);

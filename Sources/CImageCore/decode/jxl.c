@@ -6,7 +6,8 @@
  * from 16-bit or float sources) by clamping to [0, 1] and rounding v * 255 to
  * the nearest integer. Grey images come as R = G = B. Straight alpha is
  * premultiplied by the sink; an image whose alpha is associated
- * (alpha_premultiplied) comes premultiplied from libjxl and is passed through.
+ * (alpha_premultiplied) comes premultiplied from libjxl and is passed through, its colour
+ * clamped to its alpha.
  *
  * Orientation: libjxl applies it (and reports the oriented size); with
  * keep_orientation=1 it is told to keep the stored orientation
@@ -288,13 +289,33 @@ static ic_status set_out_buffer(jxl_job *j, uint32_t frame) {
     return IC_OK;
 }
 
+/* Associated alpha comes premultiplied, but a lossy colour may exceed its alpha by a level or
+ * more: colour is clamped to alpha, which premultiplied output never exceeds. */
+static void clamp_to_alpha(jxl_job *j, uint32_t frame) {
+    ic_decoder *d = j->d;
+    bool direct = ic_dec_is_direct(d);
+    uint8_t *base = direct ? ic_image_frame(d->image, frame) : j->staging.p;
+    size_t stride = direct ? d->image->stride : j->staging_stride;
+    for (uint32_t y = 0; y < j->info.ysize; y++) {
+        uint8_t *p = base + (size_t)y * stride;
+        for (uint32_t x = 0; x < j->info.xsize; x++, p += 4) {
+            if (p[0] > p[3]) p[0] = p[3];
+            if (p[1] > p[3]) p[1] = p[3];
+            if (p[2] > p[3]) p[2] = p[3];
+        }
+    }
+}
+
 /* A frame is complete in its buffer: premultiply, convert, hand to the resampler. */
 static void frame_done(jxl_job *j, uint32_t frame) {
     ic_decoder *d = j->d;
     uint32_t h = j->info.ysize;
     bool alpha = j->info.alpha_bits > 0;
     bool straight = alpha && !j->info.alpha_premultiplied;
-    if (alpha && !straight) ic_dec_note_transparency(d);
+    if (alpha && !straight) {
+        ic_dec_note_transparency(d);
+        clamp_to_alpha(j, frame);
+    }
     if (!ic_dec_is_direct(d)) {
         ic_dec_put_rows(d, frame, 0, h, j->staging.p, j->staging_stride, straight);
     } else if (straight || ic_color_sink_converts(&d->color)) {
@@ -386,6 +407,7 @@ ic_status ic_jxl_probe(const uint8_t *data, size_t size, ic_info *info, ic_error
     bool have_info = false;
     for (;;) {
         JxlDecoderStatus s = next_event(NULL, dec, &f, &st);
+        if (s == JXL_DEC_NEED_MORE_INPUT && have_info) break; /* the colour is not in the input */
         if (s == JXL_DEC_BASIC_INFO) {
             JxlDecoderGetBasicInfo(dec, &bi);
             have_info = true;
