@@ -1,5 +1,6 @@
 /*
- * ic_decode.h — decoding JPEG, PNG (and APNG), GIF and WebP to premultiplied RGBA8.
+ * ic_decode.h — decoding JPEG, PNG (and APNG), GIF, WebP, HEIF/HEIC (libheif, primary image)
+ * and JPEG XL (libjxl) to premultiplied RGBA8.
  *
  * Limits are checked from the header before any pixel memory is allocated,
  * so a file that claims 100000 x 100000 pixels costs microseconds and an
@@ -53,13 +54,15 @@ typedef struct ic_decode_options {
     ic_limits limits;
     /**
      * 0 (default): frame 0 only. 1: every frame of an animation (GIF, animated WebP,
-     * APNG), composited. An APNG's frame 0 alone is its IDAT image; all its frames
+     * APNG, JPEG XL), composited. An APNG's frame 0 alone is its IDAT image; all its frames
      * are the fcTL frames (an IDAT image without an fcTL is not one of them).
      */
     int all_frames;
     /**
-     * 0 (default): apply the EXIF orientation (JPEG APP1, PNG eXIf before IDAT, WebP EXIF).
-     * 1: return pixels as stored.
+     * 0 (default): apply the EXIF orientation (JPEG APP1, PNG eXIf before IDAT, WebP EXIF), a
+     * HEIF's irot/imir (applied by libheif; EXIF in a HEIF is not applied on top) or a JPEG XL's
+     * orientation (applied by libjxl). 1: return pixels as stored (HEIF: libheif's
+     * ignore_transformations, which leaves out the clap crop too).
      */
     int keep_orientation;
     /**

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// ImageKit's own coder: JPEG, PNG, GIF and WebP decoding and JPEG, PNG and WebP encoding
+/// ImageKit's own coder: JPEG, PNG, GIF, WebP, HEIC/HEIF and JPEG XL decoding and JPEG, PNG and WebP encoding
 /// through the C core (``ImageDecoder`` and ``ImageEncoder`` as an ``ImageCoding``).
 ///
 /// It decodes the caller's bytes in place, without copying them, into buffers drawn from its
@@ -18,7 +18,7 @@ public final class BuiltInImageCoder: ImageCoding {
         self.bufferPool = bufferPool
     }
 
-    /// Whether `data` starts with the signature of JPEG, PNG, GIF or WebP.
+    /// Whether `data` starts with the signature of JPEG, PNG, GIF, WebP, HEIC/HEIF or JPEG XL.
     public func canDecode(_ data: Data) -> Bool {
         ImageFormat(detecting: data).isDecodable
     }

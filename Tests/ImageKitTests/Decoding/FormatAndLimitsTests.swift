@@ -25,8 +25,8 @@ final class FormatAndLimitsTests: XCTestCase {
         }
     }
 
-    func testOnlyTheFourDecodedFormatsAreDecodable() {
-        XCTAssertEqual(ImageFormat.allCases.filter(\.isDecodable), [.jpeg, .png, .gif, .webp])
+    func testOnlyTheDecodedFormatsAreDecodable() {
+        XCTAssertEqual(ImageFormat.allCases.filter(\.isDecodable), [.jpeg, .png, .gif, .webp, .heic, .heif, .jxl])
     }
 
     func testUnsupportedFormatsSaySo() {
