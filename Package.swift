@@ -4,7 +4,7 @@ import PackageDescription
 /// ImageKit: image loading for server-side Swift on Linux.
 ///
 /// Linux only (Debian 12 tested): the Swift code imports Glibc, and the C core links
-/// Debian's codec libraries (libjpeg-turbo, libpng, libwebp), Little CMS 2, zlib, LZ4 and libcurl, so no
+/// Debian's codec libraries (libjpeg-turbo, libpng, libwebp, libheif, libjxl), Little CMS 2, zlib, LZ4 and libcurl, so no
 /// Apple platform is declared.
 ///
 /// `ImageKit` is the only product a service needs; it has no Swift package
@@ -47,6 +47,8 @@ let package = Package(
                 .linkedLibrary("curl"),
                 .linkedLibrary("lcms2"),
                 .linkedLibrary("avif"),
+                .linkedLibrary("heif"),
+                .linkedLibrary("jxl"),
                 .linkedLibrary("z"),
                 .linkedLibrary("m"),
                 .linkedLibrary("pthread"),
@@ -92,7 +94,7 @@ let package = Package(
             linkerSettings: [
                 .linkedLibrary("turbojpeg"), .linkedLibrary("jpeg"), .linkedLibrary("png16"),
                 .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"),
-                .linkedLibrary("gif"), .linkedLibrary("lcms2"),
+                .linkedLibrary("gif"), .linkedLibrary("lcms2"), .linkedLibrary("heif"), .linkedLibrary("jxl"),
                 .linkedLibrary("avif"),
             ]
         ),

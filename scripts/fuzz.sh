@@ -2,8 +2,8 @@
 # Builds the libFuzzer harnesses in Fuzz/ against the C core and runs each for
 # FUZZ_SECONDS (0: no time limit) or until FUZZ_RUNS executions, whichever comes
 # first, seeded from the corpus manifest's files, Tests/Fixtures/HARNESS-seeds/, the
-# APNG test files (png and probe), the AVIF test files (avif and probe) and the committed
-# regression files. Prints execs/s
+# APNG test files (png and probe), the AVIF test files (avif and probe), the HEIC and JPEG XL
+# fixtures (heif, jxl and probe) and the committed regression files. Prints execs/s
 # and total execs per harness; exits 1 if any harness found a crash (the reproducer
 # is left in .build-fuzz/artifacts/).
 set -euo pipefail
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 RUNS_EACH=${FUZZ_RUNS:--1}
 CORPUS=${CORPUS:-../shared/corpus}
-HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp avif resize store url head"}
+HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp avif heif jxl resize store url head"}
 CC=${FUZZ_CC:-/opt/swift/usr/bin/clang}
 OUT=.build-fuzz
 mkdir -p "$OUT/artifacts"
@@ -24,7 +24,7 @@ CORE=$(find Sources/CImageCore -name "*.c" | sort)
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
        -fsanitize-coverage-ignorelist=Fuzz/coverage_ignore.txt \
        -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -ISources/CImageCore/include"
-LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -ldeflate -lz -lwebp -lwebpdemux -lwebpmux -llcms2 -lavif -llz4 -lcurl -lm -lpthread"
+LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -ldeflate -lz -lwebp -lwebpdemux -lwebpmux -llcms2 -lavif -lheif -ljxl -llz4 -lcurl -lm -lpthread"
 
 seed_dir() { # harness -> directory of seed files
     local h=$1 dir="$OUT/seeds/$1"
@@ -43,6 +43,13 @@ PY
     fi
     if [ -d "Tests/Fixtures/$h-seeds" ]; then
         cp "Tests/Fixtures/$h-seeds"/* "$dir/"
+    fi
+    # The HEIC and JPEG XL fixtures (the corpus has none).
+    if [ "$h" = heif ] || [ "$h" = probe ]; then
+        cp Tests/Fixtures/heic/*.hei[cf] "$dir/"
+    fi
+    if [ "$h" = jxl ] || [ "$h" = probe ]; then
+        cp Tests/Fixtures/jxl/*.jxl "$dir/"
     fi
     # The APNG test files (animation chunks the corpus's PNGs do not have).
     if [ "$h" = png ] || [ "$h" = probe ]; then

@@ -58,6 +58,20 @@ enum BenchInputs {
     static var webpLossy: Input { webp("webp-12mp-lossy", 4000, 3000, quality: 80) }
     /// 2 MP lossless WebP with alpha.
     static var webpLossless: Input { webp("webp-2mp-lossless", 1600, 1250, quality: -1, alpha: true) }
+    /// 12 MP HEIC (libheif's x265 encoder, built into Debian's libheif, quality 80).
+    static var heic12MP: Input {
+        cached("heic-12mp", 4000, 3000, ext: "heic") {
+            let px = SyntheticPhoto.rgba(width: 4000, height: 3000, seed: 4)
+            return encoded { anchors_encode_heic(px, 4000, 3000, 80, $0, $1) }
+        }
+    }
+    /// 12 MP lossy JPEG XL (libjxl's JxlEncoder, distance 1, effort 3).
+    static var jxl12MP: Input {
+        cached("jxl-12mp-lossy", 4000, 3000, ext: "jxl") {
+            let px = SyntheticPhoto.rgba(width: 4000, height: 3000, seed: 5)
+            return encoded { anchors_encode_jxl(px, 4000, 3000, 1.0, 3, $0, $1) }
+        }
+    }
     /// 2 MP (1600×1250) animated GIF, 8 frames.
     static var gifAnimated: Input {
         cached("gif-2mp-8frames", 1600, 1250, ext: "gif") {

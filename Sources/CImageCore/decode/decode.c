@@ -98,7 +98,7 @@ static ic_status apply_orientation(ic_decoder *d, uint8_t orientation) {
 static ic_status unsupported(ic_error *err, ic_format f) {
     if (f == IC_FORMAT_UNKNOWN) {
         return ic_set_error(err, IC_ERR_UNKNOWN_FORMAT,
-                            "unknown format: the data is not JPEG, PNG, GIF, WebP or AVIF");
+                            "unknown format: the data is not JPEG, PNG, GIF, WebP, AVIF, HEIF/HEIC or JPEG XL");
     }
     return ic_set_error(err, IC_ERR_UNSUPPORTED_FORMAT, "unsupported format: %s",
                         ic_format_name(f));
@@ -141,6 +141,9 @@ static ic_status decode_with(const uint8_t *data, size_t size, const ic_decode_o
     case IC_FORMAT_GIF: st = ic_gif_decode(&d); break;
     case IC_FORMAT_WEBP: st = ic_webp_decode(&d); break;
     case IC_FORMAT_AVIF: st = ic_avif_decode(&d); break;
+    case IC_FORMAT_HEIC:
+    case IC_FORMAT_HEIF: st = ic_heif_decode(&d); break;
+    case IC_FORMAT_JXL: st = ic_jxl_decode(&d); break;
     default: return unsupported(err, d.format);
     }
     if (st == IC_OK && !d.image) {
@@ -148,7 +151,7 @@ static ic_status decode_with(const uint8_t *data, size_t size, const ic_decode_o
                           ic_format_name(d.format));
     }
     if (st == IC_OK) st = ic_dec_finish(&d);
-    if (st == IC_OK && d.orientation > 1 && !d.opts.keep_orientation) {
+    if (st == IC_OK && d.orientation > 1 && !d.opts.keep_orientation && !d.codec_oriented) {
         st = apply_orientation(&d, d.orientation);
     }
     if (st != IC_OK) {
@@ -204,6 +207,9 @@ ic_status ic_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *er
     case IC_FORMAT_GIF: return ic_gif_probe(data, size, info, err);
     case IC_FORMAT_WEBP: return ic_webp_probe(data, size, info, err);
     case IC_FORMAT_AVIF: return ic_avif_probe(data, size, info, err);
+    case IC_FORMAT_HEIC:
+    case IC_FORMAT_HEIF: return ic_heif_probe(data, size, info, err);
+    case IC_FORMAT_JXL: return ic_jxl_probe(data, size, info, err);
     default: return unsupported(err, f);
     }
 }

@@ -63,6 +63,8 @@ typedef struct ic_decoder {
 
     /* Facts the format decoder found. */
     uint8_t orientation;
+    /* The codec applied the orientation itself (libheif, libjxl): decode.c does not. */
+    bool codec_oriented;
     uint32_t loop_count;
 
     /* The plan: output size and the source region it shows (stored orientation). */
@@ -174,12 +176,16 @@ ic_status ic_png_decode(ic_decoder *d);
 ic_status ic_gif_decode(ic_decoder *d);
 ic_status ic_webp_decode(ic_decoder *d);
 ic_status ic_avif_decode(ic_decoder *d);
+ic_status ic_heif_decode(ic_decoder *d);
+ic_status ic_jxl_decode(ic_decoder *d);
 
 ic_status ic_jpeg_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 ic_status ic_png_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 ic_status ic_gif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 ic_status ic_webp_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 ic_status ic_avif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic_heif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic_jxl_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 
 /* ---- APNG (apng.c, on png.c's reader). ---- */
 
@@ -216,6 +222,12 @@ uint8_t ic_exif_orientation(const uint8_t *tiff, size_t size);
  * IDAT (it must be known before the pixels, to plan a thumbnail); 1 otherwise.
  */
 uint8_t ic_png_exif_orientation(const uint8_t *png, size_t size);
+
+/**
+ * Orientation (1…8) of a HEIF file's primary item from its irot and imir properties
+ * (heif_boxes.c); 1 when it has none or the boxes cannot be read.
+ */
+uint8_t ic_heif_orientation(const uint8_t *data, size_t size);
 
 /** Orientation (1…8) from a WebP's EXIF chunk, if its VP8X header announces one; 1 otherwise. */
 uint8_t ic_webp_exif_orientation(const uint8_t *webp, size_t size);

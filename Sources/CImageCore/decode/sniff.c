@@ -129,5 +129,6 @@ const char *ic_format_name(ic_format format) {
 
 int ic_format_is_decodable(ic_format format) {
     return format == IC_FORMAT_JPEG || format == IC_FORMAT_PNG || format == IC_FORMAT_GIF ||
-           format == IC_FORMAT_WEBP || format == IC_FORMAT_AVIF;
+           format == IC_FORMAT_WEBP || format == IC_FORMAT_AVIF || format == IC_FORMAT_HEIC ||
+           format == IC_FORMAT_HEIF || format == IC_FORMAT_JXL;
 }

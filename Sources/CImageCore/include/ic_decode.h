@@ -1,6 +1,7 @@
 /*
- * ic_decode.h — decoding JPEG, PNG (and APNG), GIF, WebP and AVIF (stills, grids and
- * sequences; SDR only: HDR transfer functions are not tone-mapped) to premultiplied RGBA8.
+ * ic_decode.h — decoding JPEG, PNG (and APNG), GIF, WebP, AVIF (libavif: stills, grids and
+ * sequences), HEIF/HEIC (libheif, primary image) and JPEG XL (libjxl) to premultiplied RGBA8.
+ * SDR only: HDR transfer functions are not tone-mapped.
  *
  * Limits are checked from the header before any pixel memory is allocated,
  * so a file that claims 100000 x 100000 pixels costs microseconds and an
@@ -54,15 +55,17 @@ typedef struct ic_decode_options {
     ic_limits limits;
     /**
      * 0 (default): frame 0 only. 1: every frame of an animation (GIF, animated WebP,
-     * APNG, AVIF sequence), composited (an AVIF sequence's frames are whole pictures).
+     * APNG, AVIF sequence, JPEG XL), composited (an AVIF sequence's frames are whole pictures).
      * An APNG's frame 0 alone is its IDAT image; all its frames
      * are the fcTL frames (an IDAT image without an fcTL is not one of them).
      */
     int all_frames;
     /**
-     * 0 (default): apply the EXIF orientation (JPEG APP1, PNG eXIf before IDAT, WebP EXIF,
-     * AVIF irot/imir mapped to the orientation they equal).
-     * 1: return pixels as stored.
+     * 0 (default): apply the EXIF orientation (JPEG APP1, PNG eXIf before IDAT, WebP EXIF),
+     * AVIF irot/imir (mapped to the orientation they equal), a HEIF's irot/imir (applied by
+     * libheif; EXIF in a HEIF is not applied on top) or a JPEG XL's orientation (applied by
+     * libjxl). 1: return pixels as stored (HEIF: libheif's ignore_transformations, which leaves
+     * out the clap crop too).
      */
     int keep_orientation;
     /**

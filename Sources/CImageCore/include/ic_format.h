@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-/** Image formats ImageKit can name. Only JPEG, PNG, GIF, WebP and AVIF decode. */
+/** Image formats ImageKit can name. JPEG, PNG, GIF, WebP, AVIF, HEIC/HEIF and JPEG XL decode. */
 typedef enum ic_format {
     IC_FORMAT_UNKNOWN = 0,
     IC_FORMAT_JPEG = 1,
@@ -41,7 +41,7 @@ ic_format ic_sniff(const uint8_t *data, size_t size);
 /** Upper-case name of a format ("JPEG", "TIFF", …); "unknown" for IC_FORMAT_UNKNOWN. */
 const char *ic_format_name(ic_format format);
 
-/** True for the formats ImageKit decodes: JPEG, PNG, GIF, WebP and AVIF (stills and sequences). */
+/** True for the formats ImageKit decodes: JPEG, PNG, GIF, WebP, AVIF, HEIC/HEIF and JPEG XL. */
 int ic_format_is_decodable(ic_format format);
 
 #ifdef __cplusplus

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// ImageKit's own coder: JPEG, PNG, GIF, WebP and AVIF decoding and JPEG, PNG, WebP and AVIF encoding
+/// ImageKit's own coder: JPEG, PNG, GIF, WebP, AVIF, HEIC/HEIF and JPEG XL decoding and JPEG, PNG, WebP and AVIF encoding
 /// through the C core (``ImageDecoder`` and ``ImageEncoder`` as an ``ImageCoding``).
 ///
 /// It decodes the caller's bytes in place, without copying them, into buffers drawn from its
@@ -18,7 +18,7 @@ public final class BuiltInImageCoder: ImageCoding {
         self.bufferPool = bufferPool
     }
 
-    /// Whether `data` starts with the signature of JPEG, PNG, GIF, WebP or AVIF.
+    /// Whether `data` starts with the signature of JPEG, PNG, GIF, WebP, AVIF, HEIC/HEIF or JPEG XL.
     public func canDecode(_ data: Data) -> Bool {
         ImageFormat(detecting: data).isDecodable
     }

@@ -7,7 +7,7 @@ import Foundation
 /// A decoder and encoder the ``ImageManager`` turns bytes into images and images into bytes
 /// through (SDWebImage's `SDImageCoder`).
 ///
-/// ``BuiltInImageCoder`` (JPEG, PNG, GIF, WebP and AVIF through the C core) is the built-in one;
+/// ``BuiltInImageCoder`` (JPEG, PNG, GIF, WebP, AVIF, HEIC/HEIF and JPEG XL through the C core) is the built-in one;
 /// ``ImageCodersManager`` asks several coders in turn, and is what a manager holds by default.
 /// A coder of your own decodes a format ImageKit does not know, or encodes a format its own
 /// way: build the ``Image`` with ``Image/init(width:height:frames:delaysMilliseconds:loopCount:premultiplied:sourceFormat:limits:)``,

@@ -5,11 +5,14 @@ public struct DecodeOptions: Sendable, Hashable {
     /// Resource limits.
     public var limits: DecodeLimits
     /// Decode only the first frame of an animation (the default). When false,
-    /// every frame is decoded as a fully composited canvas (GIF, animated WebP and
-    /// APNG; an APNG's IDAT image outside its animation is not one of them).
+    /// every frame is decoded as a fully composited canvas (GIF, animated WebP, APNG and
+    /// JPEG XL; an APNG's IDAT image outside its animation is not one of them). HEIF decodes
+    /// its primary image only.
     public var firstFrameOnly: Bool
     /// Apply the EXIF orientation of a JPEG (APP1), PNG (an eXIf chunk before the image data) or
-    /// WebP (EXIF chunk) — the default. When false, pixels are returned as stored.
+    /// WebP (EXIF chunk), a HEIF's `irot`/`imir` (libheif applies them; an EXIF block in a HEIF is
+    /// not applied on top) or a JPEG XL's orientation (libjxl applies it) — the default. When
+    /// false, pixels are returned as stored (for HEIF, libheif then leaves out the `clap` crop too).
     public var applyOrientation: Bool
     /// Shrink on load to this box (pixels of the upright picture; a side of 0 is
     /// unconstrained). `nil` (the default) decodes at full size.

@@ -5,7 +5,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Decodes JPEG, PNG, GIF, WebP and AVIF bytes into premultiplied RGBA8 ``Image``s.
+/// Decodes JPEG, PNG, GIF, WebP, AVIF (libavif), HEIC/HEIF (libheif) and JPEG XL (libjxl)
+/// bytes into premultiplied RGBA8 ``Image``s.
 ///
 /// Decoding reads the caller's bytes in place (no copy of the input) and runs
 /// on the calling thread; a decode is CPU-bound, so call it from your own

@@ -145,4 +145,20 @@ void anchors_lcms_apply(void *transform, uint8_t *rgba, size_t pixels);
 /** Deletes a transform from anchors_lcms_rgba_to_srgb. */
 void anchors_lcms_free(void *transform);
 
+/* ---- HEIC and JPEG XL (heifjxl.c) ---- */
+
+/** HEIC (libheif's x265 encoder, lossy `quality` 0-100) of opaque RGBA; -1 without an HEVC encoder. */
+int anchors_encode_heic(const uint8_t *rgba, int width, int height, int quality, uint8_t **out,
+                        size_t *out_size);
+
+/** The bare libheif decode: primary image to interleaved RGBA8 (transformations applied). */
+int anchors_decode_heic(const uint8_t *data, size_t size);
+
+/** JPEG XL (libjxl's JxlEncoder, XYB at `distance`, `effort` 1-9) of RGBA's colour, sRGB. */
+int anchors_encode_jxl(const uint8_t *rgba, int width, int height, float distance, int effort,
+                       uint8_t **out, size_t *out_size);
+
+/** The bare libjxl decode: the whole input at once, RGBA8 into `dst`, on the calling thread. */
+int anchors_decode_jxl_into(const uint8_t *data, size_t size, uint8_t *dst, size_t capacity);
+
 #endif /* CANCHORS_H */

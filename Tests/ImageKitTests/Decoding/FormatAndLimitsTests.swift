@@ -26,7 +26,7 @@ final class FormatAndLimitsTests: XCTestCase {
     }
 
     func testOnlyTheDecodedFormatsAreDecodable() {
-        XCTAssertEqual(ImageFormat.allCases.filter(\.isDecodable), [.jpeg, .png, .gif, .webp, .avif])
+        XCTAssertEqual(ImageFormat.allCases.filter(\.isDecodable), [.jpeg, .png, .gif, .webp, .heic, .heif, .avif, .jxl])
     }
 
     func testUnsupportedFormatsSaySo() {

@@ -1,0 +1,50 @@
+import CAnchors
+import ImageKit
+import XCTest
+
+/// 12 MP HEIC and JPEG XL: ImageKit's full decode and 256 px thumbnail against the bare library
+/// decode of the same bytes in the same process (libheif's heif_decode_image to interleaved
+/// RGBA; libjxl's JxlDecoder with the whole input, RGBA8 into a buffer allocated and touched
+/// once, no parallel runner). Neither library can shrink on load, so the thumbnail is the full
+/// decode plus ImageKit's resampling, and its ratio shows what that costs.
+final class HEIFJXLBenchmarks: XCTestCase {
+    override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
+
+    private let thumbnail = DecodeOptions(thumbnailPixelSize: PixelSize(width: 256, height: 256))
+
+    private func compare(_ input: BenchInputs.Input, name: String, options: DecodeOptions, anchorName: String,
+                         anchor: @escaping (UnsafeRawBufferPointer) -> Void) throws {
+        let decoder = ImageDecoder(options: options)
+        try input.bytes.withUnsafeBytes { bytes in
+            try BenchRecorder.compare(self, section: options.thumbnailPixelSize == nil ? "decode" : "thumbnail",
+                                      name: name, megapixels: input.megapixels, anchorName: anchorName,
+                                      target: 1.05, ours: { _ = try decoder.decode(bytes) }, anchor: { anchor(bytes) })
+        }
+    }
+
+    private func heic(_ options: DecodeOptions, name: String) throws {
+        let input = BenchInputs.heic12MP
+        try compare(input, name: name, options: options, anchorName: "libheif heif_decode_image RGBA") { bytes in
+            _ = anchors_decode_heic(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count)
+        }
+    }
+
+    private func jxl(_ options: DecodeOptions, name: String) throws {
+        let input = BenchInputs.jxl12MP
+        let dst = UnsafeMutableRawBufferPointer.allocate(byteCount: input.width * input.height * 4, alignment: 64)
+        dst.initializeMemory(as: UInt8.self, repeating: 0x55)
+        addTeardownBlock { dst.deallocate() }
+        try compare(input, name: name, options: options, anchorName: "libjxl JxlDecoder RGBA8") { bytes in
+            _ = anchors_decode_jxl_into(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count,
+                                        dst.baseAddress!.assumingMemoryBound(to: UInt8.self), dst.count)
+        }
+    }
+
+    func testHEIC12MPDecode() throws { try heic(DecodeOptions(), name: "heic-12mp") }
+
+    func testHEIC12MPThumbnail256() throws { try heic(thumbnail, name: "heic-12mp-256") }
+
+    func testJXL12MPDecode() throws { try jxl(DecodeOptions(), name: "jxl-12mp-lossy") }
+
+    func testJXL12MPThumbnail256() throws { try jxl(thumbnail, name: "jxl-12mp-lossy-256") }
+}

@@ -1,0 +1,295 @@
+/*
+ * heif.c — HEIF and HEIC decoding with libheif (1.15: HEVC through libde265).
+ *
+ * The primary image only (frame_count 1; image sequences and other items are
+ * not read). libheif applies the item's transformative properties (clap crop,
+ * irot, imir) itself; keep_orientation=1 sets its ignore_transformations, so
+ * the pixels come as coded — the clean-aperture crop is then not applied either
+ * (libheif 1.15 has one switch for all three). The orientation reported is the
+ * primary item's irot/imir as an EXIF value (heif_boxes.c); an EXIF block in the
+ * file is not applied on top (HEIF: irot/imir are authoritative).
+ *
+ * Pixels: heif_chroma_interleaved_RGBA, 8 bits. Sources of 10 or 12 bits
+ * (HDR HEIC from phones) are reduced to 8 bits by libheif's own conversion,
+ * which drops the low bits (a shift, no rounding) before or after its YCbCr to
+ * RGB step. Straight alpha is premultiplied by the sink; a handle that says its
+ * colour is premultiplied already is passed through as final.
+ *
+ * Colour: an ICC profile ('prof'/'rICC' colr box) goes to the colour code like
+ * JPEG's and PNG's. An nclx colr box is used by libheif for the YCbCr to RGB
+ * matrix; its primaries and transfer are taken as sRGB (not converted).
+ *
+ * Limits: the coded size (ispe: libheif decodes all of it before cropping) and
+ * the output size are checked (ic_dec_check_size) before libheif decodes, with an estimate of libheif's working memory: the decoded YCbCr 4:2:0
+ * planes twice (libde265's picture and libheif's copy, two bytes a sample above
+ * 8 bits), the alpha plane likewise, and libheif's RGBA output. libheif's own
+ * size limit (heif_context_set_maximum_image_size_limit, the only security
+ * limit 1.15 exposes) is lowered to max_pixels when that is smaller.
+ *
+ * Thumbnails: an embedded thumbnail item at least as large as the planned output
+ * is decoded instead of the primary image; otherwise the primary image is
+ * decoded and shrunk through the sink.
+ *
+ * Cancellation: looked at before and after the decode. libheif 1.15 cannot stop
+ * inside heif_decode_image: its progress callbacks (on_progress, tiles of grid
+ * images only) return nothing.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libheif/heif.h>
+
+#include "ic_decode_internal.h"
+
+/* libheif's own default size limit (MAX_IMAGE_WIDTH/HEIGHT in 1.15). */
+#define HEIF_LIBRARY_MAX_SIDE 32768u
+
+static const char *name(const ic_decoder *d) { return ic_format_name(d->format); }
+
+/* libheif's message without its trailing newline, in `buf`. */
+static const char *message(struct heif_error e, char buf[256]) {
+    snprintf(buf, 256, "%s", e.message ? e.message : "error");
+    size_t n = strlen(buf);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) buf[--n] = '\0';
+    return buf;
+}
+
+static ic_status heif_failure(ic_decoder *d, struct heif_error e, const char *what) {
+    char text[256];
+    ic_status st;
+    switch (e.code) {
+    case heif_error_Memory_allocation_error: st = IC_ERR_OUT_OF_MEMORY; break;
+    case heif_error_Unsupported_feature:
+    case heif_error_Unsupported_filetype: st = IC_ERR_UNSUPPORTED_FEATURE; break;
+    default: st = IC_ERR_CORRUPT; break;
+    }
+    if (e.subcode == heif_suberror_End_of_data) st = IC_ERR_TRUNCATED;
+    if (e.subcode == heif_suberror_Security_limit_exceeded) st = IC_ERR_LIMIT_EXCEEDED;
+    return ic_set_error(d->err, st, "%s: %s: %s", name(d), what, message(e, text));
+}
+
+/* Reads the container into a context limited by `max_pixels`; NULL with an error set. */
+static struct heif_context *open_context(const uint8_t *data, size_t size, uint64_t max_pixels,
+                                         const char *fmt, ic_error *err, ic_status *st) {
+    struct heif_context *ctx = heif_context_alloc();
+    if (!ctx) {
+        *st = ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "%s: cannot create a libheif context", fmt);
+        return NULL;
+    }
+    /* libheif refuses a side >= the limit; a side over max_pixels can never pass ours. */
+    if (max_pixels && max_pixels < HEIF_LIBRARY_MAX_SIDE) {
+        heif_context_set_maximum_image_size_limit(ctx, (int)max_pixels + 1);
+    }
+    heif_context_set_max_decoding_threads(ctx, 0);
+    struct heif_error e = heif_context_read_from_memory_without_copy(ctx, data, size, NULL);
+    if (e.code != heif_error_Ok) {
+        ic_status s = e.subcode == heif_suberror_End_of_data ? IC_ERR_TRUNCATED : IC_ERR_CORRUPT;
+        if (e.code == heif_error_Memory_allocation_error) s = IC_ERR_OUT_OF_MEMORY;
+        if (e.subcode == heif_suberror_Security_limit_exceeded) s = IC_ERR_LIMIT_EXCEEDED;
+        char text[256];
+        *st = ic_set_error(err, s, "%s: cannot read the container: %s", fmt, message(e, text));
+        heif_context_free(ctx);
+        return NULL;
+    }
+    *st = IC_OK;
+    return ctx;
+}
+
+/* libheif's working memory for decoding a w x h item (see the top of the file). */
+static uint64_t working_bytes(uint32_t w, uint32_t h, int bits, bool alpha) {
+    uint64_t px = (uint64_t)w * h;
+    uint64_t sample = bits > 8 ? 2 : 1;
+    uint64_t planes = px * 3 / 2 * sample + (alpha ? px * sample : 0);
+    return 2 * planes + px * 4;
+}
+
+/* The thumbnail item to decode instead of the primary image, or NULL. */
+static struct heif_image_handle *pick_thumbnail(ic_decoder *d, struct heif_image_handle *primary) {
+    if (!ic_dec_plans_resize(d)) return NULL;
+    int n = heif_image_handle_get_number_of_thumbnails(primary);
+    if (n <= 0) return NULL;
+    heif_item_id ids[8];
+    if (n > 8) n = 8;
+    n = heif_image_handle_get_list_of_thumbnail_IDs(primary, ids, n);
+    const ic_geometry *g = &d->plan;
+    struct heif_image_handle *best = NULL;
+    uint64_t best_px = 0;
+    for (int i = 0; i < n; i++) {
+        struct heif_image_handle *t = NULL;
+        if (heif_image_handle_get_thumbnail(primary, ids[i], &t).code != heif_error_Ok) continue;
+        double tw = heif_image_handle_get_width(t), th = heif_image_handle_get_height(t);
+        double sx = tw / d->source_width, sy = th / d->source_height;
+        /* The same picture (its aspect, to two pixels of the thumbnail's height) with enough
+         * pixels for the output. */
+        bool same = tw > 0 && th > 0 && fabs(th - tw * d->source_height / d->source_width) <= 2;
+        bool enough = g->crop.w * sx >= g->out_w && g->crop.h * sy >= g->out_h;
+        uint64_t px = (uint64_t)tw * (uint64_t)th;
+        if (same && enough && (!best || px < best_px)) {
+            if (best) heif_image_handle_release(best);
+            best = t;
+            best_px = px;
+        } else {
+            heif_image_handle_release(t);
+        }
+    }
+    return best;
+}
+
+/* Decodes `handle` and hands its rows to the sink. */
+static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle) {
+    bool alpha = heif_image_handle_has_alpha_channel(handle) != 0;
+    bool premultiplied = alpha && heif_image_handle_is_premultiplied_alpha(handle) != 0;
+    int bits = heif_image_handle_get_luma_bits_per_pixel(handle);
+    int cw = heif_image_handle_get_ispe_width(handle), ch = heif_image_handle_get_ispe_height(handle);
+    uint32_t w = cw > 0 ? (uint32_t)cw : (uint32_t)heif_image_handle_get_width(handle);
+    uint32_t h = ch > 0 ? (uint32_t)ch : (uint32_t)heif_image_handle_get_height(handle);
+    uint64_t work = working_bytes(w, h, bits, alpha);
+    ic_status st = ic_dec_reserve(d, work);
+    if (st != IC_OK) return st;
+    struct heif_decoding_options *o = heif_decoding_options_alloc();
+    if (!o) {
+        ic_dec_release(d, work);
+        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: cannot allocate options", name(d));
+    }
+    o->ignore_transformations = d->opts.keep_orientation != 0;
+    o->convert_hdr_to_8bit = 1;
+    struct heif_image *img = NULL;
+    struct heif_error e = heif_decode_image(handle, &img, heif_colorspace_RGB,
+                                            heif_chroma_interleaved_RGBA, o);
+    heif_decoding_options_free(o);
+    if (e.code != heif_error_Ok) {
+        ic_dec_release(d, work);
+        return heif_failure(d, e, "cannot decode the image");
+    }
+    if (ic_dec_cancelled(d)) {
+        heif_image_release(img);
+        ic_dec_release(d, work);
+        return ic_dec_fail_cancelled(d);
+    }
+    int stride = 0;
+    const uint8_t *px = heif_image_get_plane_readonly(img, heif_channel_interleaved, &stride);
+    int iw = heif_image_get_width(img, heif_channel_interleaved);
+    int ih = heif_image_get_height(img, heif_channel_interleaved);
+    if (!px || iw <= 0 || ih <= 0 || stride < iw * 4) {
+        heif_image_release(img);
+        ic_dec_release(d, work);
+        return ic_set_error(d->err, IC_ERR_CORRUPT, "%s: libheif returned no RGBA pixels", name(d));
+    }
+    st = ic_dec_begin(d, (uint32_t)iw, (uint32_t)ih, 1);
+    if (st == IC_OK) {
+        ic_dec_put_rows(d, 0, 0, (uint32_t)ih, px, (size_t)stride, alpha && !premultiplied);
+        if (premultiplied) ic_dec_note_transparency(d);
+    }
+    heif_image_release(img);
+    ic_dec_release(d, work);
+    return st;
+}
+
+/* The ICC profile of `handle`, if it has one, to the colour code. */
+static void take_profile(ic_decoder *d, struct heif_image_handle *handle) {
+    enum heif_color_profile_type type = heif_image_handle_get_color_profile_type(handle);
+    if (type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC) {
+        size_t size = heif_image_handle_get_raw_color_profile_size(handle);
+        if (size > 0 && size <= IC_ICC_MAX_BYTES) {
+            uint8_t *icc = ic_dec_malloc(d, size);
+            if (icc && heif_image_handle_get_raw_color_profile(handle, icc).code == heif_error_Ok) {
+                ic_color_take_profile(d, icc, size);
+            }
+            ic_dec_free(d, icc, size);
+        }
+    }
+    ic_color_prepare(d, IC_COLOR_INPUT_RGBA);
+}
+
+ic_status ic_heif_decode(ic_decoder *d) {
+    if (!heif_have_decoder_for_format(heif_compression_HEVC)) {
+        return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
+                            "%s: this libheif has no HEVC decoder", name(d));
+    }
+    ic_status st;
+    struct heif_context *ctx =
+        open_context(d->data, d->size, d->opts.limits.max_pixels, name(d), d->err, &st);
+    if (!ctx) return st;
+    struct heif_image_handle *primary = NULL;
+    struct heif_error e = heif_context_get_primary_image_handle(ctx, &primary);
+    if (e.code != heif_error_Ok) {
+        heif_context_free(ctx);
+        return heif_failure(d, e, "no primary image");
+    }
+    uint8_t orientation = ic_heif_orientation(d->data, d->size);
+    uint32_t w = (uint32_t)heif_image_handle_get_width(primary);
+    uint32_t h = (uint32_t)heif_image_handle_get_height(primary);
+    bool alpha = heif_image_handle_has_alpha_channel(primary) != 0;
+    int bits = heif_image_handle_get_luma_bits_per_pixel(primary);
+    if (d->opts.keep_orientation) {
+        /* The coded size: before clap, irot and imir. */
+        int iw = heif_image_handle_get_ispe_width(primary);
+        int ih = heif_image_handle_get_ispe_height(primary);
+        if (iw > 0 && ih > 0) {
+            w = (uint32_t)iw;
+            h = (uint32_t)ih;
+        }
+    }
+    /* libheif decodes the whole coded image (ispe) before it crops to the clean aperture:
+     * the limits apply to that size first, then the output is planned in the orientation
+     * libheif delivers (it orients, not decode.c). */
+    int cw = heif_image_handle_get_ispe_width(primary), ch = heif_image_handle_get_ispe_height(primary);
+    uint32_t coded_w = cw > 0 ? (uint32_t)cw : w, coded_h = ch > 0 ? (uint32_t)ch : h;
+    uint64_t work = working_bytes(coded_w, coded_h, bits, alpha);
+    st = ic_dec_check_size(d, coded_w, coded_h, 1, work);
+    if (st == IC_OK) st = ic_dec_check_size(d, w, h, 1, work);
+    d->orientation = orientation;
+    d->codec_oriented = true;
+    if (st == IC_OK && ic_dec_cancelled(d)) st = ic_dec_fail_cancelled(d);
+    if (st == IC_OK) {
+        take_profile(d, primary);
+        struct heif_image_handle *thumb = d->opts.keep_orientation ? NULL : pick_thumbnail(d, primary);
+        st = decode_handle(d, thumb ? thumb : primary);
+        if (thumb) heif_image_handle_release(thumb);
+    }
+    heif_image_handle_release(primary);
+    heif_context_free(ctx);
+    return st;
+}
+
+ic_status ic_heif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err) {
+    const char *fmt = ic_format_name(info->format);
+    ic_status st;
+    struct heif_context *ctx = open_context(data, size, 0, fmt, err, &st);
+    if (!ctx) return st;
+    struct heif_image_handle *h = NULL;
+    struct heif_error e = heif_context_get_primary_image_handle(ctx, &h);
+    if (e.code != heif_error_Ok) {
+        heif_context_free(ctx);
+        char text[256];
+        return ic_set_error(err, IC_ERR_CORRUPT, "%s: no primary image: %s", fmt, message(e, text));
+    }
+    info->orientation = ic_heif_orientation(data, size);
+    uint32_t w = (uint32_t)heif_image_handle_get_width(h);
+    uint32_t hh = (uint32_t)heif_image_handle_get_height(h);
+    /* As stored: the displayed size turned back by the orientation. */
+    info->width = info->orientation >= 5 ? hh : w;
+    info->height = info->orientation >= 5 ? w : hh;
+    info->has_alpha = heif_image_handle_has_alpha_channel(h) != 0;
+    int bits = heif_image_handle_get_luma_bits_per_pixel(h);
+    info->bit_depth = bits > 0 ? (uint8_t)bits : 8;
+    info->frame_count = 1;
+    enum heif_color_profile_type type = heif_image_handle_get_color_profile_type(h);
+    if (type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC) {
+        size_t icc_size = heif_image_handle_get_raw_color_profile_size(h);
+        uint8_t head[20];
+        if (icc_size >= sizeof head && icc_size <= IC_ICC_MAX_BYTES) {
+            uint8_t *icc = malloc(icc_size);
+            if (icc && heif_image_handle_get_raw_color_profile(h, icc).code == heif_error_Ok) {
+                memcpy(head, icc, sizeof head);
+                ic_icc_note_probe(info, head, sizeof head, icc_size);
+            }
+            free(icc);
+        }
+    }
+    heif_image_handle_release(h);
+    heif_context_free(ctx);
+    return IC_OK;
+}
