@@ -45,6 +45,7 @@ let package = Package(
                 .linkedLibrary("lz4"),
                 .linkedLibrary("curl"),
                 .linkedLibrary("lcms2"),
+                .linkedLibrary("imagequant"),
                 .linkedLibrary("z"),
                 .linkedLibrary("m"),
                 .linkedLibrary("pthread"),
