@@ -1,4 +1,12 @@
 /// A file format and its settings for ``ImageEncoder``.
+///
+/// GIF and WebP keep animations: ``ImageEncoder`` writes every frame of a multi-frame image
+/// with its delays and loop count; JPEG and PNG write one frame.
+///
+/// No format here embeds a thumbnail. SDWebImage's `embedThumbnail` encode option exists for
+/// ImageIO, which can put a small preview into a JPEG's EXIF block (and HEIF's thumbnail item);
+/// ImageKit writes no EXIF at all (see ``ImageEncoder``), and a service sends the size a client
+/// asked for instead of a preview inside a larger file, so there is no such option.
 public enum EncodeFormat: Sendable, Hashable {
     /// JPEG at `quality` (1…100), optionally progressive; transparent pixels are
     /// composited over `background`.
@@ -9,13 +17,26 @@ public enum EncodeFormat: Sendable, Hashable {
     case webp(quality: Int = 80)
     /// Lossless WebP; keeps alpha.
     case webpLossless
+    /// GIF89a, every frame with its own palette of at most 256 colours.
+    ///
+    /// A frame of at most 256 colours (transparency counting as one) keeps its exact colours;
+    /// others are quantised by libimagequant aiming at `quality` (0…100, its highest palette
+    /// quality) at `speed` (1, slowest and best, … 10, fastest) and mapped with `dithering`.
+    /// GIF has no partial transparency: pixels with alpha below 128 are written transparent,
+    /// the others opaque. Frame delays are written in centiseconds, rounded to the nearest
+    /// (half up, at most 655.35 s); delays under 20 ms are written as they are, although
+    /// browsers show frames of 0 or 10 ms for 100 ms. Animations of opaque frames store only
+    /// the rectangle that changed since the previous frame. No ICC profile is embedded.
+    case gif(quality: Int = 100, speed: Int = 4, dithering: GIFDithering = .floydSteinberg)
 
-    /// The format a file name's extension asks for (`jpg`, `jpeg`, `png`, `webp`), with default settings.
+    /// The format a file name's extension asks for (`jpg`, `jpeg`, `png`, `webp`, `gif`), with
+    /// default settings.
     public init?(pathExtension: String) {
         switch pathExtension.lowercased() {
         case "jpg", "jpeg": self = .jpeg()
         case "png": self = .png()
         case "webp": self = .webp()
+        case "gif": self = .gif()
         default: return nil
         }
     }
@@ -28,6 +49,34 @@ extension EncodeFormat {
         case .jpeg: .jpeg
         case .png: .png
         case .webp, .webpLossless: .webp
+        case .gif: .gif
+        }
+    }
+
+    /// Whether the format writes every frame of an animation (GIF and WebP).
+    public var keepsAnimation: Bool {
+        switch self {
+        case .gif, .webp, .webpLossless: true
+        case .jpeg, .png: false
+        }
+    }
+
+    /// The quality this lossy format is set to and the lowest it accepts, for the file-size
+    /// search; `nil` for the lossless formats (PNG, lossless WebP, GIF).
+    var qualityRange: ClosedRange<Int>? {
+        switch self {
+        case .jpeg(let quality, _, _): 1...max(1, quality)
+        case .webp(let quality): 0...max(0, quality)
+        case .png, .webpLossless, .gif: nil
+        }
+    }
+
+    /// The same format and settings at `quality` (lossy formats; the others are returned as they are).
+    func atQuality(_ quality: Int) -> EncodeFormat {
+        switch self {
+        case .jpeg(_, let progressive, let background): .jpeg(quality: quality, progressive: progressive, background: background)
+        case .webp: .webp(quality: quality)
+        case .png, .webpLossless, .gif: self
         }
     }
 
@@ -40,6 +89,8 @@ extension EncodeFormat {
         case .png(let level): return "png-z\(level)"
         case .webp(let quality): return "webp-q\(quality)"
         case .webpLossless: return "webp-lossless"
+        case .gif(let quality, let speed, let dithering):
+            return "gif-q\(quality)-s\(speed)\(dithering == .none ? "-nodither" : "")"
         }
     }
 }
