@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 RUNS_EACH=${FUZZ_RUNS:--1}
 CORPUS=${CORPUS:-../shared/corpus}
-HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp resize store url head"}
+HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp resize store url head encode"}
 CC=${FUZZ_CC:-/opt/swift/usr/bin/clang}
 OUT=.build-fuzz
 mkdir -p "$OUT/artifacts"
@@ -34,7 +34,7 @@ import json, os, shutil, sys
 corpus, harness, dest = sys.argv[1:]
 m = json.load(open(os.path.join(corpus, "manifest.json")))
 for i, e in enumerate(m["entries"]):
-    if harness in ("probe", "resize") or e["format"] == harness:
+    if harness in ("probe", "resize", "encode") or e["format"] == harness:
         src = os.path.join(corpus, e["path"])
         if os.path.getsize(src) <= 65536:
             shutil.copy(src, os.path.join(dest, "%04d%s" % (i, os.path.splitext(src)[1])))
@@ -44,7 +44,7 @@ PY
         cp "Tests/Fixtures/$h-seeds"/* "$dir/"
     fi
     # The APNG test files (animation chunks the corpus's PNGs do not have).
-    if [ "$h" = png ] || [ "$h" = probe ]; then
+    if [ "$h" = png ] || [ "$h" = probe ] || [ "$h" = encode ]; then
         cp Tests/Fixtures/apng/*.png "$dir/"
     fi
     # The decoders' regression inputs: images, which the URL and response harnesses do not read.

@@ -16,7 +16,9 @@ import Foundation
 ///
 /// Animations: GIF and WebP write every frame of a multi-frame image, with its frame delays
 /// and loop count, unless one `frame` is asked for; JPEG and PNG write the first frame (or
-/// `frame`). A still image gives a still GIF or WebP.
+/// `frame`). A still image gives a still GIF or WebP. libwebp merges a WebP frame equal to the
+/// one before it into that frame (their delays add up), so an animation of equal frames becomes a
+/// still WebP; GIF keeps every frame.
 ///
 /// Nothing but the pixels is written by default: no colour profile (readers take the pixels
 /// as sRGB), no EXIF, no text. Pass `iccProfile` to embed a profile (for instance the one the
