@@ -91,7 +91,7 @@ let package = Package(
             linkerSettings: [
                 .linkedLibrary("turbojpeg"), .linkedLibrary("jpeg"), .linkedLibrary("png16"),
                 .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"),
-                .linkedLibrary("gif"), .linkedLibrary("lcms2"),
+                .linkedLibrary("gif"), .linkedLibrary("lcms2"), .linkedLibrary("imagequant"),
             ]
         ),
         // Deterministic test pictures, and helpers over ImageKit's types, shared by the tests
