@@ -36,7 +36,8 @@ import Foundation
 /// close it comes: on the built-in 960×720 photo, with budgets from 10 % to 90 % of the q85 file
 /// (`AnimatedEncodeBenchmarks.testMaxFileSizeSearch`), the files filled 95 % of the budget on
 /// average for JPEG and WebP, 85 % at worst (file size grows in steps of one quality point);
-/// the search there cost 7 encodes, 5.8 times one encode.
+/// the search at half the q85 size ran 7 encodes, 6 to 13 times one encode's time (three runs on
+/// a shared 2-core VM).
 public enum ImageEncoder {
     /// The threads ``encodedImage(_:as:frame:iccProfile:maxPixelSize:maxFileSize:)`` encodes on (one
     /// per online CPU, started on first use), so an `async` caller never encodes on the Swift
