@@ -49,6 +49,7 @@ let package = Package(
                 .linkedLibrary("avif"),
                 .linkedLibrary("heif"),
                 .linkedLibrary("jxl"),
+                .linkedLibrary("imagequant"),
                 .linkedLibrary("z"),
                 .linkedLibrary("m"),
                 .linkedLibrary("pthread"),
@@ -95,7 +96,7 @@ let package = Package(
                 .linkedLibrary("turbojpeg"), .linkedLibrary("jpeg"), .linkedLibrary("png16"),
                 .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"),
                 .linkedLibrary("gif"), .linkedLibrary("lcms2"), .linkedLibrary("heif"), .linkedLibrary("jxl"),
-                .linkedLibrary("avif"),
+                .linkedLibrary("avif"), .linkedLibrary("imagequant"),
             ]
         ),
         // Deterministic test pictures, and helpers over ImageKit's types, shared by the tests

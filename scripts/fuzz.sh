@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 RUNS_EACH=${FUZZ_RUNS:--1}
 CORPUS=${CORPUS:-../shared/corpus}
-HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp avif heif jxl resize store url head"}
+HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp avif heif jxl resize store url head encode"}
 CC=${FUZZ_CC:-/opt/swift/usr/bin/clang}
 OUT=.build-fuzz
 mkdir -p "$OUT/artifacts"
@@ -24,7 +24,7 @@ CORE=$(find Sources/CImageCore -name "*.c" | sort)
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
        -fsanitize-coverage-ignorelist=Fuzz/coverage_ignore.txt \
        -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -ISources/CImageCore/include"
-LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -ldeflate -lz -lwebp -lwebpdemux -lwebpmux -llcms2 -lavif -lheif -ljxl -llz4 -lcurl -lm -lpthread"
+LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -ldeflate -lz -lwebp -lwebpdemux -lwebpmux -llcms2 -lavif -limagequant -lheif -ljxl -llz4 -lcurl -lm -lpthread"
 
 seed_dir() { # harness -> directory of seed files
     local h=$1 dir="$OUT/seeds/$1"
@@ -35,7 +35,7 @@ import json, os, shutil, sys
 corpus, harness, dest = sys.argv[1:]
 m = json.load(open(os.path.join(corpus, "manifest.json")))
 for i, e in enumerate(m["entries"]):
-    if harness in ("probe", "resize") or e["format"] == harness:
+    if harness in ("probe", "resize", "encode") or e["format"] == harness:
         src = os.path.join(corpus, e["path"])
         if os.path.getsize(src) <= 65536:
             shutil.copy(src, os.path.join(dest, "%04d%s" % (i, os.path.splitext(src)[1])))
@@ -52,7 +52,7 @@ PY
         cp Tests/Fixtures/jxl/*.jxl "$dir/"
     fi
     # The APNG test files (animation chunks the corpus's PNGs do not have).
-    if [ "$h" = png ] || [ "$h" = probe ]; then
+    if [ "$h" = png ] || [ "$h" = probe ] || [ "$h" = encode ]; then
         cp Tests/Fixtures/apng/*.png "$dir/"
     fi
     # The AVIF conformance files (the corpus has no AVIF).

@@ -30,11 +30,17 @@ struct ThumbnailCommand: ParsableCommand {
     @Flag(help: "Keep the source's colours instead of converting images with an ICC profile to sRGB.")
     var rawColor = false
 
-    @Option(name: .shortAndLong, help: "Write the thumbnail to OUT (.jpg, .png, .webp or .avif).")
+    @Option(name: .shortAndLong, help: "Write the thumbnail to OUT (.jpg, .png, .webp, .avif or .gif).")
     var output: String?
 
-    @Option(help: "JPEG, WebP or AVIF quality (default \(ThumbnailCommand.defaultQualities)).")
+    @Option(help: "JPEG, WebP or AVIF quality (default \(ThumbnailCommand.defaultQualities)). GIF: palette quality (default 100).")
     var quality: Int?
+
+    @Flag(help: "Decode every frame of an animation; a .gif or .webp output is then animated.")
+    var allFrames = false
+
+    @Option(help: "Largest output file in bytes (lower quality, then smaller dimensions).")
+    var maxFileSize: Int?
 
     @Option(help: "Largest source image in pixels (default \(DecodeLimits().maxPixels)).")
     var maxPixels: Int?
@@ -55,8 +61,9 @@ struct ThumbnailCommand: ParsableCommand {
         _ = try box()
         if let bench, bench <= 0 { throw ValidationError("--bench needs a positive count") }
         if let output, EncodeFormat(pathExtension: URL(fileURLWithPath: output).pathExtension) == nil {
-            throw ValidationError("-o must end in .jpg, .jpeg, .png, .webp or .avif")
+            throw ValidationError("-o must end in .jpg, .jpeg, .png, .webp, .avif or .gif")
         }
+        if let maxFileSize, maxFileSize <= 0 { throw ValidationError("--max-file-size needs a positive byte count") }
     }
 
     /// Peak resident memory of this process image in KB: VmHWM, which (unlike
@@ -83,8 +90,8 @@ struct ThumbnailCommand: ParsableCommand {
     }
 
     func run() throws {
-        var options = DecodeOptions(thumbnailPixelSize: try box(), thumbnailMode: fill ? .fill : .fit,
-                                    colorMode: rawColor ? .raw : .sRGB)
+        var options = DecodeOptions(firstFrameOnly: !allFrames, thumbnailPixelSize: try box(),
+                                    thumbnailMode: fill ? .fill : .fit, colorMode: rawColor ? .raw : .sRGB)
         if let maxPixels { options.limits.maxPixels = maxPixels }
         let decoder = ImageDecoder(options: options)
         let data = try readFile(input)
@@ -102,11 +109,17 @@ struct ThumbnailCommand: ParsableCommand {
                 case .jpeg: format = .jpeg(quality: quality)
                 case .webp: format = .webp(quality: quality)
                 case .avif: format = .avif(quality: quality)
+                case .gif: format = .gif(quality: quality)
                 default: break
                 }
             }
-            try ImageEncoder.encode(image, as: format).write(to: URL(fileURLWithPath: output))
+            let encoded = try EncodedImage(data: ImageEncoder.encode(image, as: format, maxFileSize: maxFileSize))
+            try encoded.data.write(to: URL(fileURLWithPath: output))
+            let frames = image.frameCount > 1 ? "\t\(image.frameCount) frames" : ""
+            print("\(input)\t\(image.sourceFormat)\t\(encoded.pixelSize.width)x\(encoded.pixelSize.height)\t\(output)"
+                  + frames)
+            return
         }
-        print("\(input)\t\(image.sourceFormat)\t\(image.width)x\(image.height)" + (output.map { "\t\($0)" } ?? ""))
+        print("\(input)\t\(image.sourceFormat)\t\(image.width)x\(image.height)")
     }
 }

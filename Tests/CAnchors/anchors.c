@@ -9,6 +9,7 @@
 #include <gif_lib.h>
 #include <jpeglib.h>
 #include <lcms2.h>
+#include <libimagequant.h>
 #include <png.h>
 #include <turbojpeg.h>
 #include <webp/decode.h>
@@ -275,6 +276,66 @@ int anchors_encode_gif(const uint8_t *const *frames_rgba, int frames, int width,
     }
     free(line);
     GifFreeMapObject(map);
+    if (EGifCloseFile(gif, &err) != GIF_OK) ok = 0;
+    if (!ok) {
+        free(sink.data);
+        return -1;
+    }
+    *out = sink.data;
+    *out_size = sink.size;
+    return 0;
+}
+
+int anchors_encode_gif_quantized(const uint8_t *const *frames_rgba, int frames, int width, int height,
+                                 int delay_cs, int quality, int speed, float dither, uint8_t **out,
+                                 size_t *out_size) {
+    int err = 0;
+    mem_sink sink = {0};
+    GifFileType *gif = EGifOpen(&sink, write_mem, &err);
+    if (!gif) return -1;
+    EGifSetGifVersion(gif, true);
+    int ok = EGifPutScreenDesc(gif, width, height, 8, 0, NULL) == GIF_OK;
+    unsigned char loop[3] = {1, 0, 0};
+    ok = ok && EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_OK &&
+         EGifPutExtensionBlock(gif, 11, "NETSCAPE2.0") == GIF_OK &&
+         EGifPutExtensionBlock(gif, 3, loop) == GIF_OK && EGifPutExtensionTrailer(gif) == GIF_OK;
+    liq_attr *attr = liq_attr_create();
+    uint8_t *indices = malloc((size_t)width * height);
+    ok = ok && attr && indices && liq_set_quality(attr, 0, quality) == LIQ_OK &&
+         liq_set_speed(attr, speed) == LIQ_OK;
+    for (int f = 0; ok && f < frames; f++) {
+        liq_image *image = liq_image_create_rgba(attr, frames_rgba[f], width, height, 0);
+        liq_result *result = NULL;
+        ok = image && liq_image_quantize(image, attr, &result) == LIQ_OK &&
+             liq_set_dithering_level(result, dither) == LIQ_OK &&
+             liq_write_remapped_image(result, image, indices, (size_t)width * height) == LIQ_OK;
+        ColorMapObject *map = NULL;
+        if (ok) {
+            const liq_palette *pal = liq_get_palette(result);
+            GifColorType colors[256];
+            memset(colors, 0, sizeof colors);
+            for (unsigned i = 0; i < pal->count; i++) {
+                colors[i].Red = pal->entries[i].r;
+                colors[i].Green = pal->entries[i].g;
+                colors[i].Blue = pal->entries[i].b;
+            }
+            int size = 2;
+            while (size < (int)pal->count) size *= 2;
+            map = GifMakeMapObject(size, colors);
+            ok = map != NULL;
+        }
+        GraphicsControlBlock gcb = {DISPOSE_DO_NOT, false, delay_cs, NO_TRANSPARENT_COLOR};
+        GifByteType ext[4];
+        EGifGCBToExtension(&gcb, ext);
+        ok = ok && EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, 4, ext) == GIF_OK &&
+             EGifPutImageDesc(gif, 0, 0, width, height, false, map) == GIF_OK &&
+             EGifPutLine(gif, indices, width * height) == GIF_OK;
+        GifFreeMapObject(map);
+        if (result) liq_result_destroy(result);
+        if (image) liq_image_destroy(image);
+    }
+    free(indices);
+    if (attr) liq_attr_destroy(attr);
     if (EGifCloseFile(gif, &err) != GIF_OK) ok = 0;
     if (!ok) {
         free(sink.data);

@@ -117,6 +117,31 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try run(["thumbnail", avif, "--size", "15"]).output, "\(avif)\tAVIF\t15x10\n")
     }
 
+    func testThumbnailWritesAnimationsWithAllFrames() throws {
+        let frames = (0..<4).map { Pixels.pattern(width: 60, height: 40, seed: $0 * 30) }
+        let animation = try Image(width: 60, height: 40, frames: frames, delaysMilliseconds: [50, 60, 70, 80],
+                                  loopCount: 2, premultiplied: false)
+        let input = try temporaryFile("in.gif", [UInt8](try ImageEncoder.encode(animation, as: .gif())))
+        let dir = (input as NSString).deletingLastPathComponent
+        for name in ["out.gif", "out.webp"] {
+            let output = dir + "/" + name
+            let made = try run(["thumbnail", input, "--size", "30", "--all-frames", "-o", output])
+            XCTAssertEqual(made.output, "\(input)\tGIF\t30x20\t\(output)\t4 frames\n", name)
+            let data = try Data(contentsOf: URL(fileURLWithPath: output))
+            let written = try ImageDecoder(options: DecodeOptions(firstFrameOnly: false)).decode(data)
+            XCTAssertEqual([written.width, written.height, written.frameCount, written.loopCount], [30, 20, 4, 2], name)
+            XCTAssertEqual(written.frameDelays, [50, 60, 70, 80], name)
+        }
+        // Without --all-frames, the first frame alone; --max-file-size keeps the file in its budget.
+        let still = dir + "/still.webp"
+        let made = try run(["thumbnail", input, "--size", "30", "-o", still, "--max-file-size", "400"])
+        XCTAssertEqual(made.output, "\(input)\tGIF\t30x20\t\(still)\n")
+        let data = try Data(contentsOf: URL(fileURLWithPath: still))
+        XCTAssertLessThanOrEqual(data.count, 400)
+        XCTAssertEqual(try ImageDecoder(options: DecodeOptions(firstFrameOnly: false)).decode(data).frameCount, 1)
+        XCTAssertNotEqual(try run(["thumbnail", input, "--size", "30", "-o", still, "--max-file-size", "0"]).status, 0)
+    }
+
     /// The defaults the help shows are the library's, so the two cannot drift apart.
     func testHelpShowsTheLibrarysDefaults() throws {
         // Help text wraps at the terminal width: compare with runs of white space made one space.

@@ -1,8 +1,9 @@
 /*
  * encode.c — JPEG (TurboJPEG), PNG (libpng) and WebP (libwebp) encoders, and
  * the ICC profile each embeds when asked (APP2 markers spliced into
- * TurboJPEG's output, libpng's iCCP, an ICCP chunk added by libwebpmux); AVIF
- * is in avif_encode.c.
+ * TurboJPEG's output, libpng's iCCP, an ICCP chunk added by libwebpmux);
+ * AVIF (avif_encode.c), GIF (gif_encode.c) and animated WebP (webp_anim.c) are
+ * dispatched from here.
  */
 #include <setjmp.h>
 #include <stdlib.h>
@@ -15,15 +16,16 @@
 
 #include "../common/ic_common_internal.h"
 #include "../image/ic_image_internal.h"
-#include "ic_encode.h"
 #include "ic_encode_internal.h"
 
 void ic_encode_options_init(ic_encode_options *o, ic_format format) {
     memset(o, 0, sizeof *o);
     o->format = format;
-    o->quality = format == IC_FORMAT_WEBP ? 80 : format == IC_FORMAT_AVIF ? 60 : 85;
-    o->speed = 6;
+    o->quality = format == IC_FORMAT_WEBP ? 80 : format == IC_FORMAT_AVIF ? 60 : format == IC_FORMAT_GIF ? 100 : 85;
     o->compression_level = 6;
+    o->speed = format == IC_FORMAT_GIF ? 4 : 6;
+    o->dither_level = 1.0f;
+    o->frame_differencing = 1;
     o->background[0] = o->background[1] = o->background[2] = 255;
 }
 
@@ -264,9 +266,8 @@ static ic_status encode_png(const ic_image *img, const uint8_t *frame, const ic_
 
 /* ---- WebP ---- */
 
-/* A malloc'd copy of the WebP file `webp` with the profile in an ICCP chunk (libwebpmux makes
- * the file extended, VP8X announcing the profile). */
-static ic_status add_iccp(const uint8_t *webp, size_t size, const ic_encode_options *o,
+/* libwebpmux makes the file extended, VP8X announcing the profile. */
+ic_status ic_webp_add_iccp(const uint8_t *webp, size_t size, const ic_encode_options *o,
                           uint8_t **out, size_t *out_size, ic_error *err) {
     WebPData image = {webp, size};
     WebPData icc = {o->icc_profile, o->icc_profile_size};
@@ -319,7 +320,7 @@ static ic_status encode_webp(const ic_image *img, const uint8_t *frame, const ic
     free(straight);
     if (size == 0) return ic_set_error(err, IC_ERR_ENCODE, "WebP: the encoder failed");
     if (o->icc_profile) {
-        ic_status st = add_iccp(buf, size, o, out, out_size, err);
+        ic_status st = ic_webp_add_iccp(buf, size, o, out, out_size, err);
         WebPFree(buf);
         return st;
     }
@@ -347,12 +348,30 @@ ic_status ic_encode(const ic_image *image, const ic_encode_options *options, uin
                             image->frame_count);
     }
     ic_format f = options->format;
-    if (f != IC_FORMAT_JPEG && f != IC_FORMAT_PNG && f != IC_FORMAT_WEBP && f != IC_FORMAT_AVIF) {
+    if (f != IC_FORMAT_JPEG && f != IC_FORMAT_PNG && f != IC_FORMAT_WEBP && f != IC_FORMAT_AVIF &&
+        f != IC_FORMAT_GIF) {
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "encode: cannot encode %s",
                             ic_format_name(f));
     }
     ic_status st = check_icc(options, err);
     if (st != IC_OK) return st;
+    if (f == IC_FORMAT_GIF) {
+        if (options->icc_profile) {
+            return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "GIF: ImageKit embeds no ICC profile in GIF");
+        }
+        return ic_encode_gif(image, options, out, out_size, err);
+    }
+    if (f == IC_FORMAT_WEBP && options->all_frames && image->frame_count > 1) {
+        if (image->width > WEBP_MAX_DIMENSION || image->height > WEBP_MAX_DIMENSION) {
+            return ic_set_error(err, IC_ERR_ENCODE, "WebP: %ux%u is larger than WebP's %dx%d",
+                                image->width, image->height, WEBP_MAX_DIMENSION, WEBP_MAX_DIMENSION);
+        }
+        if (!options->lossless && (options->quality < 0 || options->quality > 100)) {
+            return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "WebP: quality %d is not 0...100",
+                                options->quality);
+        }
+        return ic_encode_webp_animation(image, options, out, out_size, err);
+    }
     const uint8_t *frame = ic_image_frame(image, options->frame);
     switch (f) {
     case IC_FORMAT_JPEG: return encode_jpeg(image, frame, options, out, out_size, err);

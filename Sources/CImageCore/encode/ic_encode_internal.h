@@ -1,6 +1,5 @@
 /*
- * ic_encode_internal.h — encoders that live in files of their own beside encode.c.
- * Not installed.
+ * ic_encode_internal.h — what the encoders in encode/ share. Not installed.
  */
 #ifndef IC_ENCODE_INTERNAL_H
 #define IC_ENCODE_INTERNAL_H
@@ -16,5 +15,23 @@
  */
 ic_status ic_encode_avif(const ic_image *image, const uint8_t *frame, const ic_encode_options *options,
                          uint8_t **out, size_t *out_size, ic_error *err);
+
+/**
+ * GIF89a (gif_encode.c): every frame when options->all_frames is set and the image has
+ * more than one, else frame options->frame as a still GIF.
+ */
+ic_status ic_encode_gif(const ic_image *image, const ic_encode_options *options, uint8_t **out,
+                        size_t *out_size, ic_error *err);
+
+/** An animated WebP of every frame (webp_anim.c), through libwebpmux's WebPAnimEncoder. */
+ic_status ic_encode_webp_animation(const ic_image *image, const ic_encode_options *options,
+                                   uint8_t **out, size_t *out_size, ic_error *err);
+
+/**
+ * A malloc'd copy of the WebP file `webp` (still or animated) with options' ICC profile in
+ * an ICCP chunk (encode.c).
+ */
+ic_status ic_webp_add_iccp(const uint8_t *webp, size_t size, const ic_encode_options *options,
+                           uint8_t **out, size_t *out_size, ic_error *err);
 
 #endif /* IC_ENCODE_INTERNAL_H */

@@ -1,5 +1,5 @@
 /*
- * ic_encode.h — encoding a decoded image to JPEG, PNG, WebP or AVIF.
+ * ic_encode.h — encoding a decoded image to JPEG, PNG, WebP, AVIF or GIF.
  *
  * Pixels are premultiplied in an ic_image; encoders un-premultiply them
  * (pixels with alpha 0 become 0,0,0,0; nothing divides by zero). JPEG has no
@@ -26,14 +26,20 @@ extern "C" {
 
 /** Options for ic_encode. Initialise with ic_encode_options_init. */
 typedef struct ic_encode_options {
-    /** IC_FORMAT_JPEG, IC_FORMAT_PNG, IC_FORMAT_WEBP or IC_FORMAT_AVIF. */
+    /** IC_FORMAT_JPEG, IC_FORMAT_PNG, IC_FORMAT_WEBP, IC_FORMAT_AVIF or IC_FORMAT_GIF. */
     ic_format format;
     /**
      * JPEG (1...100), lossy WebP and AVIF (0...100) quality. Default 85 (JPEG), 80 (WebP)
      * and 60 (AVIF: AV1 quantizer round((100 - quality) * 63 / 100), colour and alpha).
+     * GIF: the highest palette quality libimagequant aims for, 0...100
+     * (liq_set_quality(0, quality)), default 100; an image of at most 256 colours (255 with
+     * transparency) always gets its exact palette.
      */
     int quality;
-    /** AVIF: encoder speed 0 (slowest, smallest) ... 10 (fastest). Default 6. */
+    /**
+     * AVIF: encoder speed 0 (slowest, smallest) ... 10 (fastest), default 6. GIF:
+     * libimagequant speed 1 (slowest, best palette) ... 10 (fastest), default 4.
+     */
     int speed;
     /** AVIF: 1 keeps full-resolution chroma (YUV 4:4:4). Default 0: YUV 4:2:0. */
     int yuv444;
@@ -45,8 +51,22 @@ typedef struct ic_encode_options {
     int compression_level;
     /** JPEG: the colour transparent pixels are composited over (RGB). Default white. */
     uint8_t background[3];
-    /** Which frame of an animation to encode. Default 0. */
+    /** Which frame of an animation to encode (unless all_frames applies). Default 0. */
     uint32_t frame;
+    /**
+     * GIF and WebP: encode every frame of a multi-frame image as an animation, with its
+     * frame delays and loop count (GIF: NETSCAPE2.0 extension; WebP: WebPAnimEncoder). A
+     * still image, and JPEG and PNG always, encode `frame` alone. Default 0.
+     */
+    int all_frames;
+    /** GIF: dithering 0.0 (none) ... 1.0 (full Floyd–Steinberg). Default 1.0. */
+    float dither_level;
+    /**
+     * GIF animations: write only the rectangle that changed since the previous frame
+     * (disposal "do not dispose") when every frame is opaque; images with transparency
+     * write whole frames with disposal "restore to background". Default 1.
+     */
+    int frame_differencing;
     /**
      * An ICC profile to embed, icc_profile_size bytes (JPEG: APP2 ICC_PROFILE markers,
      * PNG: iCCP, WebP: ICCP). NULL/0 (default): embed nothing, which readers take as
@@ -64,7 +84,8 @@ typedef struct ic_encode_options {
 void ic_encode_options_init(ic_encode_options *options, ic_format format);
 
 /**
- * Encodes one frame of `image`. On success *out is a malloc'd buffer of
+ * Encodes one frame of `image` (every frame for an animated GIF or WebP, see
+ * ic_encode_options.all_frames). On success *out is a malloc'd buffer of
  * *out_size bytes; free it with ic_encode_free.
  */
 ic_status ic_encode(const ic_image *image, const ic_encode_options *options, uint8_t **out,

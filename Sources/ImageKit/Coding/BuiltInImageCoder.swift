@@ -52,14 +52,15 @@ public final class BuiltInImageCoder: ImageCoding {
         try IncrementalImageDecoder(options: options, cancellation: cancellation, bufferPool: bufferPool)
     }
 
-    /// Whether `format` is JPEG, PNG, WebP or AVIF.
+    /// Whether `format` is JPEG, PNG, WebP, AVIF or GIF.
     public func canEncode(_ format: ImageFormat) -> Bool {
-        format == .jpeg || format == .png || format == .webp || format == .avif
+        format == .jpeg || format == .png || format == .webp || format == .avif || format == .gif
     }
 
-    /// Encodes the first frame of `image` with ``ImageEncoder``.
+    /// Encodes `image` with ``ImageEncoder``: every frame of an animation for GIF and WebP,
+    /// the first for JPEG and PNG.
     ///
-    /// - Throws: ``ImageKitError``, as ``ImageEncoder/encode(_:as:frame:iccProfile:)`` does.
+    /// - Throws: ``ImageKitError``, as ``ImageEncoder/encode(_:as:frame:iccProfile:maxPixelSize:maxFileSize:)`` does.
     public func encode(_ image: Image, as format: EncodeFormat) throws -> EncodedImage {
         try ImageEncoder.encodedImageNow(image, as: format)
     }

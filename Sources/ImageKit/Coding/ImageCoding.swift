@@ -58,8 +58,9 @@ public protocol ImageCoding: AnyObject, Sendable {
     /// Whether this coder encodes images in `format`.
     func canEncode(_ format: ImageFormat) -> Bool
 
-    /// Encodes the first frame of `image` in `format` (whose ``EncodeFormat/imageFormat`` this
-    /// coder said it encodes), described as an ``EncodedImage``.
+    /// Encodes `image` in `format` (whose ``EncodeFormat/imageFormat`` this coder said it
+    /// encodes), described as an ``EncodedImage``: ImageKit's own coder writes every frame of an
+    /// animation for GIF and WebP, the first frame for JPEG and PNG.
     ///
     /// - Throws: ``ImageKitError`` (``ImageKitError/encodeFailed(_:)``, …) or an error of the
     ///   coder's own.

@@ -12,7 +12,7 @@ import Foundation
 public struct EncodedImage: Sendable, Hashable {
     /// The file's bytes.
     public let data: Data
-    /// The container format (`.jpeg`, `.png` or `.webp` for ImageKit's encoders).
+    /// The container format (`.jpeg`, `.png`, `.webp` or `.gif` for ImageKit's encoders).
     public let format: ImageFormat
     /// The image's size in pixels.
     public let pixelSize: PixelSize

@@ -37,6 +37,15 @@ int anchors_encode_webp(const uint8_t *rgba, int width, int height, float qualit
 int anchors_encode_gif(const uint8_t *const *frames_rgba, int frames, int width, int height,
                        int delay_cs, uint8_t **out, size_t *out_size);
 
+/**
+ * Animated GIF through giflib with a palette per frame from libimagequant (quality 0...`quality`,
+ * `speed`, dithering level `dither`), the frames written whole (straight, opaque RGBA in);
+ * `delay_cs` per frame, looping forever.
+ */
+int anchors_encode_gif_quantized(const uint8_t *const *frames_rgba, int frames, int width, int height,
+                                 int delay_cs, int quality, int speed, float dither, uint8_t **out,
+                                 size_t *out_size);
+
 /** Settings for anchors_encode_jpeg_libjpeg. */
 typedef struct anchors_jpeg_settings {
     int components;      /* 1 (grey), 3 (RGB input) or 4 (CMYK input) */

@@ -127,6 +127,7 @@ final class ResizeAndEncodeTests: XCTestCase {
             guard (error as? ImageKitError)?.code == .invalidArgument else { return XCTFail("\(error)") }
         }
         XCTAssertEqual(EncodeFormat(pathExtension: "JPG"), .jpeg())
-        XCTAssertNil(EncodeFormat(pathExtension: "gif"))
+        XCTAssertEqual(EncodeFormat(pathExtension: "gif"), .gif())
+        XCTAssertNil(EncodeFormat(pathExtension: "tiff"))
     }
 }
