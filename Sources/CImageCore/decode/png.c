@@ -144,6 +144,30 @@ static int set_rgba_transforms(png_ctx *c, png_structp png, png_infop info, bool
     return passes;
 }
 
+/* Once libpng has read the chunks before the pixels: checks the limits, takes the
+ * iCCP profile, sets the transforms and starts the sink. Returns the number of
+ * interlace passes; *has_alpha tells whether rows may be transparent. */
+static int start_pixels(png_ctx *c, png_structp png, png_infop info, bool *has_alpha) {
+    ic_decoder *d = c->d;
+    png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
+    int color_type = png_get_color_type(png, info);
+    c->status = ic_dec_check_size(d, width, height, 1, 0);
+    if (c->status != IC_OK) png_error(png, "limit");
+    png_charp icc_name;
+    int icc_compression;
+    png_bytep icc;
+    png_uint_32 icc_size;
+    if (png_get_iCCP(png, info, &icc_name, &icc_compression, &icc, &icc_size) == PNG_INFO_iCCP) {
+        ic_color_take_profile(d, icc, icc_size);
+    }
+    ic_color_prepare(d, (color_type & PNG_COLOR_MASK_COLOR) ? IC_COLOR_INPUT_RGBA
+                                                             : IC_COLOR_INPUT_GRAY);
+    int passes = set_rgba_transforms(c, png, info, has_alpha);
+    c->status = ic_dec_begin(d, width, height, 1);
+    if (c->status != IC_OK) png_error(png, "allocation");
+    return passes;
+}
+
 ic_status ic_png_decode(ic_decoder *d) {
     /* eXIf is read from the bytes (exif.c); libpng skips it. */
     d->orientation = ic_png_exif_orientation(d->data, d->size);
@@ -170,24 +194,8 @@ ic_status ic_png_decode(ic_decoder *d) {
 
     png_read_info(png, info);
     png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
-    int color_type = png_get_color_type(png, info);
-    c.status = ic_dec_check_size(d, width, height, 1, 0);
-    if (c.status != IC_OK) png_error(png, "limit");
-    png_charp icc_name;
-    int icc_compression;
-    png_bytep icc;
-    png_uint_32 icc_size;
-    if (png_get_iCCP(png, info, &icc_name, &icc_compression, &icc, &icc_size) == PNG_INFO_iCCP) {
-        ic_color_take_profile(d, icc, icc_size);
-    }
-    ic_color_prepare(d, (color_type & PNG_COLOR_MASK_COLOR) ? IC_COLOR_INPUT_RGBA
-                                                             : IC_COLOR_INPUT_GRAY);
-
     bool has_alpha;
-    int passes = set_rgba_transforms(&c, png, info, &has_alpha);
-
-    c.status = ic_dec_begin(d, width, height, 1);
-    if (c.status != IC_OK) png_error(png, "allocation");
+    int passes = start_pixels(&c, png, info, &has_alpha);
 
     if (passes == 1) {
         for (uint32_t y = 0; y < height; y++) {
@@ -235,6 +243,137 @@ ic_status ic_png_decode(ic_decoder *d) {
     ic_dec_buffer_free(d, &staging);
     png_destroy_read_struct(&png, &info, NULL);
     return IC_OK;
+}
+
+/* ---- The incremental engine: libpng's progressive reader. ---- */
+
+typedef struct png_inc {
+    png_ctx c;
+    png_structp png;
+    png_infop info;
+    bool has_alpha;
+    int passes;
+    uint32_t rows;         /* rows delivered to the sink */
+    bool complete;         /* the last row of the last pass is in */
+    ic_dec_buffer staging; /* Adam7 with resampling: the full-size frame the passes build */
+    size_t stride;
+} png_inc;
+
+static void on_info(png_structp png, png_infop info) {
+    png_inc *s = png_get_progressive_ptr(png);
+    s->passes = start_pixels(&s->c, png, info, &s->has_alpha);
+    if (s->passes > 1 && !ic_dec_is_direct(s->c.d)) {
+        s->stride = ic_stride_for_width(png_get_image_width(png, info));
+        s->c.status = ic_dec_buffer_alloc(s->c.d, s->stride * png_get_image_height(png, info),
+                                          &s->staging);
+        if (s->c.status != IC_OK) png_error(png, "allocation");
+    }
+}
+
+/* Rows come one at a time; with interlace handling libpng calls this for every
+ * row of every pass (new_row NULL where the pass has no pixels), and
+ * png_progressive_combine_row merges a pass's pixels into the row, so the
+ * finished frame is what the sequential reader's png_read_rows builds. */
+static void on_row(png_structp png, png_bytep new_row, png_uint_32 y, int pass) {
+    png_inc *s = png_get_progressive_ptr(png);
+    ic_decoder *d = s->c.d;
+    uint32_t height = d->codec_height;
+    if (y >= height) return;
+    if ((y & 63) == 0 && ic_dec_cancelled(d)) {
+        s->c.status = ic_dec_fail_cancelled(d);
+        png_error(png, "cancelled");
+    }
+    if (s->passes == 1) {
+        if (!new_row) return;
+        memcpy(ic_dec_row(d, 0, y), new_row, (size_t)d->codec_width * 4);
+        ic_dec_rows_done(d, 0, y, 1, s->has_alpha);
+        s->rows = y + 1;
+        s->complete = y + 1 == height;
+        return;
+    }
+    uint8_t *row = s->staging.p ? s->staging.p + (size_t)y * s->stride : ic_dec_row(d, 0, y);
+    png_progressive_combine_row(png, row, new_row);
+    if (pass != 6 || y + 1 != height) return;
+    if (s->staging.p) {
+        ic_dec_put_rows(d, 0, 0, height, s->staging.p, s->stride, s->has_alpha);
+        ic_dec_buffer_free(d, &s->staging);
+    } else {
+        ic_dec_rows_done(d, 0, 0, height, s->has_alpha);
+    }
+    s->rows = height;
+    s->complete = true;
+}
+
+/* Runs libpng over `size` bytes; its errors longjmp back here. */
+static ic_status process(png_inc *s, png_bytep data, size_t size) {
+    if (setjmp(png_jmpbuf(s->png))) {
+        return png_failure(&s->c);
+    }
+    png_process_data(s->png, s->info, data, size);
+    return IC_OK;
+}
+
+static ic_status png_inc_feed(void *state, const uint8_t *data, size_t size) {
+    png_inc *s = state;
+    if (ic_dec_cancelled(s->c.d)) return ic_dec_fail_cancelled(s->c.d);
+    /* libpng reads the bytes; it does not write them. */
+    return size ? process(s, (png_bytep)(uintptr_t)data, size) : IC_OK;
+}
+
+static ic_status png_inc_end(void *state) {
+    png_inc *s = state;
+    if (s->complete) return IC_OK; /* later chunks (and IEND) may be missing, as for ic_decode */
+    return ic_set_error(s->c.d->err, IC_ERR_TRUNCATED, "PNG: truncated after %zu bytes",
+                        s->c.d->size);
+}
+
+static ic_inc_phase png_inc_phase(const void *state) {
+    (void)state;
+    return IC_INC_STREAMING; /* started once the chunks before IDAT are in */
+}
+
+static uint64_t png_inc_buffered(const void *state) {
+    (void)state;
+    return 0;
+}
+
+static uint32_t png_inc_rows(const void *state) { return ((const png_inc *)state)->rows; }
+
+static void png_inc_free(void *state) {
+    png_inc *s = state;
+    ic_dec_buffer_free(s->c.d, &s->staging);
+    png_destroy_read_struct(&s->png, &s->info, NULL);
+    free(s);
+}
+
+static const ic_inc_engine png_engine = {png_inc_feed, png_inc_end, png_inc_phase,
+                                         png_inc_buffered, png_inc_rows, png_inc_free};
+
+ic_status ic_png_inc_new(ic_decoder *d, const ic_inc_engine **engine, void **state) {
+    png_inc *s = calloc(1, sizeof *s);
+    if (!s) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot allocate a decoder");
+    ic_status st = create_reader(&s->c, d, NULL, 0, &s->png, &s->info);
+    if (st != IC_OK) {
+        free(s);
+        return st;
+    }
+    png_set_progressive_read_fn(s->png, s, on_info, on_row, NULL);
+    *engine = &png_engine;
+    *state = s;
+    return IC_OK;
+}
+
+size_t ic_png_header_size(const uint8_t *p, size_t n) {
+    size_t at = 8; /* after the signature */
+    while (n >= at + 8) {
+        uint32_t len = (uint32_t)p[at] << 24 | (uint32_t)p[at + 1] << 16 | (uint32_t)p[at + 2] << 8 |
+                       p[at + 3];
+        const uint8_t *type = p + at + 4;
+        if (memcmp(type, "IDAT", 4) == 0) return at + 8;
+        if (memcmp(type, "IEND", 4) == 0 || len > 0x7fffffffu) return SIZE_MAX;
+        at += 12 + (size_t)len;
+    }
+    return 0;
 }
 
 ic_status ic_png_decode_rgba(ic_decoder *d, const uint8_t *png_data, size_t size, uint8_t *out,
