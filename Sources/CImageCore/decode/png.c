@@ -247,6 +247,10 @@ ic_status ic_png_decode(ic_decoder *d) {
 
 /* ---- The incremental engine: libpng's progressive reader. ---- */
 
+/* The sequential reader takes IDAT data in pieces of this size from the start of each chunk
+ * (libpng's default IDAT_read_size), and only whole pieces. */
+#define PNG_IDAT_PIECE 8192u
+
 typedef struct png_inc {
     png_ctx c;
     png_structp png;
@@ -255,8 +259,19 @@ typedef struct png_inc {
     int passes;
     uint32_t rows;         /* rows delivered to the sink */
     bool complete;         /* the last row of the last pass is in */
+    uint64_t needed;       /* ... and the input must reach this offset (the IDAT's CRC) */
     ic_dec_buffer staging; /* Adam7 with resampling: the full-size frame the passes build */
     size_t stride;
+
+    /* The bytes not handed to libpng yet, from offset `at` of the stream. */
+    uint8_t *pending;
+    size_t pending_size;
+    size_t pending_capacity;
+    uint64_t at;
+    uint64_t next_chunk;   /* offset of the next chunk header */
+    uint64_t data_start;   /* the current chunk's data, when it is an IDAT */
+    uint64_t data_end;
+    bool idat;
 } png_inc;
 
 static void on_info(png_structp png, png_infop info) {
@@ -289,6 +304,7 @@ static void on_row(png_structp png, png_bytep new_row, png_uint_32 y, int pass) 
         ic_dec_rows_done(d, 0, y, 1, s->has_alpha);
         s->rows = y + 1;
         s->complete = y + 1 == height;
+        s->needed = s->data_end + 4;
         return;
     }
     uint8_t *row = s->staging.p ? s->staging.p + (size_t)y * s->stride : ic_dec_row(d, 0, y);
@@ -302,6 +318,7 @@ static void on_row(png_structp png, png_bytep new_row, png_uint_32 y, int pass) 
     }
     s->rows = height;
     s->complete = true;
+    s->needed = s->data_end + 4;
 }
 
 /* Runs libpng over `size` bytes; its errors longjmp back here. */
@@ -313,16 +330,93 @@ static ic_status process(png_inc *s, png_bytep data, size_t size) {
     return IC_OK;
 }
 
+static bool valid_chunk_name(const uint8_t *t) {
+    for (int i = 0; i < 4; i++) {
+        if (!((t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z'))) return false;
+    }
+    return true;
+}
+
+/* A chunk name as libpng prints it: letters as they are, other bytes in hex brackets. */
+static void chunk_name_text(const uint8_t *t, char out[32]) {
+    size_t at = 0;
+    for (int i = 0; i < 4; i++) {
+        if ((t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z')) {
+            out[at++] = (char)t[i];
+        } else {
+            at += (size_t)snprintf(out + at, 32 - at, "[%02X]", t[i]);
+        }
+    }
+    out[at] = '\0';
+}
+
+/*
+ * How many pending bytes libpng may read now (SIZE_MAX: the next chunk is invalid). IDAT data goes over in the
+ * pieces the sequential reader reads (a whole piece or nothing), so a body cut
+ * short or corrupt inside a piece fails as ic_decode fails on it; chunk
+ * headers go over whole (they are parsed here too), everything else at once.
+ */
+static size_t next_step(png_inc *s, const uint8_t *h, size_t avail) {
+    if (s->at == s->next_chunk) {
+        if (avail < 8) return 0;
+        uint32_t len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+        bool after_idat = s->idat;
+        s->idat = memcmp(h + 4, "IDAT", 4) == 0;
+        /* The progressive reader does not check the name of the chunk after the
+         * IDATs; the sequential reader does. */
+        if (after_idat && !s->idat && !valid_chunk_name(h + 4)) {
+            char name[32];
+            chunk_name_text(h + 4, name);
+            ic_set_error(s->c.d->err, IC_ERR_CORRUPT, "PNG: %s: invalid chunk type", name);
+            return SIZE_MAX;
+        }
+        s->data_start = s->at + 8;
+        s->data_end = s->data_start + len;
+        s->next_chunk = s->data_end + 4;
+        return 8;
+    }
+    if (s->idat && s->at < s->data_end) {
+        uint64_t piece_end = s->data_start + ((s->at - s->data_start) / PNG_IDAT_PIECE + 1) * PNG_IDAT_PIECE;
+        if (piece_end > s->data_end) piece_end = s->data_end;
+        return avail >= piece_end - s->at ? (size_t)(piece_end - s->at) : 0;
+    }
+    return s->next_chunk - s->at < avail ? (size_t)(s->next_chunk - s->at) : avail;
+}
+
 static ic_status png_inc_feed(void *state, const uint8_t *data, size_t size) {
     png_inc *s = state;
     if (ic_dec_cancelled(s->c.d)) return ic_dec_fail_cancelled(s->c.d);
-    /* libpng reads the bytes; it does not write them. */
-    return size ? process(s, (png_bytep)(uintptr_t)data, size) : IC_OK;
+    if (size > s->pending_capacity - s->pending_size) {
+        size_t capacity = s->pending_size + size;
+        if (capacity < 2 * PNG_IDAT_PIECE) capacity = 2 * PNG_IDAT_PIECE;
+        uint8_t *grown = realloc(s->pending, capacity);
+        if (!grown) {
+            return ic_set_error(s->c.d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot hold %zu input bytes",
+                                capacity);
+        }
+        s->pending = grown;
+        s->pending_capacity = capacity;
+    }
+    memcpy(s->pending + s->pending_size, data, size);
+    s->pending_size += size;
+    size_t done = 0, step;
+    while ((step = next_step(s, s->pending + done, s->pending_size)) > 0) {
+        if (step == SIZE_MAX) return IC_ERR_CORRUPT;
+        /* libpng reads the bytes; it does not write them. */
+        ic_status st = process(s, s->pending + done, step);
+        if (st != IC_OK) return st;
+        done += step;
+        s->at += step;
+        s->pending_size -= step;
+    }
+    if (done) memmove(s->pending, s->pending + done, s->pending_size);
+    return IC_OK;
 }
 
 static ic_status png_inc_end(void *state) {
     png_inc *s = state;
-    if (s->complete) return IC_OK; /* later chunks (and IEND) may be missing, as for ic_decode */
+    /* Later chunks (and IEND) may be missing, as for ic_decode. */
+    if (s->complete && s->at + s->pending_size >= s->needed) return IC_OK;
     return ic_set_error(s->c.d->err, IC_ERR_TRUNCATED, "PNG: truncated after %zu bytes",
                         s->c.d->size);
 }
@@ -333,8 +427,7 @@ static ic_inc_phase png_inc_phase(const void *state) {
 }
 
 static uint64_t png_inc_buffered(const void *state) {
-    (void)state;
-    return 0;
+    return ((const png_inc *)state)->pending_size;
 }
 
 static uint32_t png_inc_rows(const void *state) { return ((const png_inc *)state)->rows; }
@@ -343,6 +436,7 @@ static void png_inc_free(void *state) {
     png_inc *s = state;
     ic_dec_buffer_free(s->c.d, &s->staging);
     png_destroy_read_struct(&s->png, &s->info, NULL);
+    free(s->pending);
     free(s);
 }
 
@@ -358,6 +452,7 @@ ic_status ic_png_inc_new(ic_decoder *d, const ic_inc_engine **engine, void **sta
         return st;
     }
     png_set_progressive_read_fn(s->png, s, on_info, on_row, NULL);
+    s->next_chunk = 8; /* after the signature */
     *engine = &png_engine;
     *state = s;
     return IC_OK;
