@@ -221,19 +221,6 @@ uint64_t ic_incremental_buffered_bytes(const ic_incremental *inc) {
     return inc->size + (inc->engine ? inc->engine->buffered(inc->state) : 0);
 }
 
-/* Output rows of the thumbnail the first `rows` codec rows fully determine
- * (a conservative estimate: the resampler's support reaches about two output
- * rows beyond the rows it has). */
-static uint32_t resampled_rows(const ic_decoder *d, uint32_t rows) {
-    const ic_geometry *g = &d->plan;
-    double scale = (double)d->codec_height / d->source_height;
-    double top = g->crop.y * scale, height = g->crop.h * scale;
-    if (rows >= d->codec_height) return g->out_h;
-    if (rows <= top || height <= 0) return 0;
-    double done = (rows - top) * g->out_h / height - 2;
-    return done <= 0 ? 0 : (uint32_t)done;
-}
-
 ic_status ic_incremental_partial(ic_incremental *inc, ic_image **out, ic_error *err) {
     ic_clear_error(err);
     if (!inc || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: NULL argument");
@@ -243,7 +230,7 @@ ic_status ic_incremental_partial(ic_incremental *inc, ic_image **out, ic_error *
     const ic_decoder *d = &inc->d;
     uint32_t rows = inc->engine->rows(inc->state);
     if (rows == 0) return IC_OK;
-    uint32_t done = ic_dec_is_direct(d) ? rows : resampled_rows(d, rows);
+    uint32_t done = ic_dec_is_direct(d) ? rows : ic_scaler_rows_written(d->scaler);
     const ic_image *src = d->image;
     ic_image *copy;
     ic_status st = ic_image_create_in(NULL, src->width, src->height, 1, &copy, err);
