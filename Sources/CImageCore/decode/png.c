@@ -26,6 +26,7 @@ typedef struct png_ctx {
     size_t src_size;
     size_t pos;
     bool eof;            /* the reader ran out of bytes */
+    bool progressive;    /* the progressive reader (incremental engine) */
     char message[160];   /* libpng's error text */
     ic_status status;    /* set before png_error when not libpng's own failure */
 } png_ctx;
@@ -37,8 +38,14 @@ static void on_error(png_structp png, png_const_charp msg) {
 }
 
 static void on_warning(png_structp png, png_const_charp msg) {
-    (void)png;
-    (void)msg;
+    png_ctx *c = png_get_error_ptr(png);
+    /* The progressive reader only warns about a corrupt deflate stream in IDAT (a bad
+     * distance, the checksum), which the sequential reader fails on. */
+    if (c->progressive && msg && strstr(msg, "IDAT") &&
+        (strstr(msg, "compressed data") || strstr(msg, "ADLER32"))) {
+        c->status = ic_set_error(c->d->err, IC_ERR_CORRUPT, "PNG: %s", msg);
+        png_error(png, msg);
+    }
 }
 
 static void on_read(png_structp png, png_bytep out, size_t count) {
@@ -452,6 +459,7 @@ ic_status ic_png_inc_new(ic_decoder *d, const ic_inc_engine **engine, void **sta
         return st;
     }
     png_set_progressive_read_fn(s->png, s, on_info, on_row, NULL);
+    s->c.progressive = true;
     s->next_chunk = 8; /* after the signature */
     *engine = &png_engine;
     *state = s;
