@@ -42,7 +42,7 @@ static void on_warning(png_structp png, png_const_charp msg) {
     /* The progressive reader only warns about a corrupt deflate stream in IDAT (a bad
      * distance, the checksum), which the sequential reader fails on. */
     if (c->progressive && msg && strstr(msg, "IDAT") &&
-        (strstr(msg, "compressed data") || strstr(msg, "ADLER32"))) {
+        (strstr(msg, "Truncated compressed data") || strstr(msg, "ADLER32"))) {
         c->status = ic_set_error(c->d->err, IC_ERR_CORRUPT, "PNG: %s", msg);
         png_error(png, msg);
     }
