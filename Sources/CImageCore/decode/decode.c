@@ -104,6 +104,56 @@ static ic_status unsupported(ic_error *err, ic_format f) {
                         ic_format_name(f));
 }
 
+void ic_dec_init(ic_decoder *d, const ic_decode_options *options, ic_error *err) {
+    memset(d, 0, sizeof *d);
+    if (options) {
+        d->opts = *options;
+    } else {
+        ic_decode_options_init(&d->opts);
+    }
+    d->err = err;
+    d->orientation = 1;
+}
+
+ic_status ic_dec_complete(ic_decoder *d, ic_status st, ic_image **out, ic_decode_stats *stats) {
+    ic_error *err = d->err;
+    if (st == IC_OK && !d->image) {
+        st = ic_set_error(err, IC_ERR_INTERNAL, "%s: decoder produced no image",
+                          ic_format_name(d->format));
+    }
+    if (st == IC_OK) st = ic_dec_finish(d);
+    if (st == IC_OK && d->orientation > 1 && !d->opts.keep_orientation && !d->codec_oriented) {
+        st = apply_orientation(d, d->orientation);
+    }
+    if (st != IC_OK) {
+        free_output(d);
+        if (err && err->code == IC_OK) {
+            ic_set_error(err, st, "%s: %s", ic_format_name(d->format), ic_status_name(st));
+        }
+        return st;
+    }
+    ic_image *img = d->image;
+    d->image = NULL;
+    img->source_format = d->format;
+    img->source_width = d->source_width;
+    img->source_height = d->source_height;
+    img->orientation = d->orientation;
+    img->orientation_applied = d->orientation > 1 && !d->opts.keep_orientation;
+    img->is_opaque = d->all_opaque;
+    img->loop_count = d->loop_count;
+    ic_color_finish(d, img);
+    if (stats) {
+        stats->peak_bytes = d->mem_peak;
+        stats->codec_width = d->codec_width;
+        stats->codec_height = d->codec_height;
+    }
+    ic_clear_error(err);
+    *out = img;
+    return IC_OK;
+}
+
+void ic_dec_abandon(ic_decoder *d) { free_output(d); }
+
 static ic_status decode_with(const uint8_t *data, size_t size, const ic_decode_options *options,
                              ic_png_path png_path, ic_image **out, ic_decode_stats *stats,
                              ic_error *err) {
@@ -114,16 +164,9 @@ static ic_status decode_with(const uint8_t *data, size_t size, const ic_decode_o
     if (!data || size == 0) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "decode: no data");
 
     ic_decoder d;
-    memset(&d, 0, sizeof d);
-    if (options) {
-        d.opts = *options;
-    } else {
-        ic_decode_options_init(&d.opts);
-    }
+    ic_dec_init(&d, options, err);
     d.data = data;
     d.size = size;
-    d.err = err;
-    d.orientation = 1;
     d.format = ic_sniff(data, size);
     d.png_path = png_path;
 
@@ -146,38 +189,7 @@ static ic_status decode_with(const uint8_t *data, size_t size, const ic_decode_o
     case IC_FORMAT_JXL: st = ic_jxl_decode(&d); break;
     default: return unsupported(err, d.format);
     }
-    if (st == IC_OK && !d.image) {
-        st = ic_set_error(err, IC_ERR_INTERNAL, "%s: decoder produced no image",
-                          ic_format_name(d.format));
-    }
-    if (st == IC_OK) st = ic_dec_finish(&d);
-    if (st == IC_OK && d.orientation > 1 && !d.opts.keep_orientation && !d.codec_oriented) {
-        st = apply_orientation(&d, d.orientation);
-    }
-    if (st != IC_OK) {
-        free_output(&d);
-        if (err && err->code == IC_OK) {
-            ic_set_error(err, st, "%s: %s", ic_format_name(d.format), ic_status_name(st));
-        }
-        return st;
-    }
-    ic_image *img = d.image;
-    img->source_format = d.format;
-    img->source_width = d.source_width;
-    img->source_height = d.source_height;
-    img->orientation = d.orientation;
-    img->orientation_applied = d.orientation > 1 && !d.opts.keep_orientation;
-    img->is_opaque = d.all_opaque;
-    img->loop_count = d.loop_count;
-    ic_color_finish(&d, img);
-    if (stats) {
-        stats->peak_bytes = d.mem_peak;
-        stats->codec_width = d.codec_width;
-        stats->codec_height = d.codec_height;
-    }
-    ic_clear_error(err);
-    *out = img;
-    return IC_OK;
+    return ic_dec_complete(&d, st, out, stats);
 }
 
 ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *options,

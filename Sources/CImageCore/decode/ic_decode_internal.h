@@ -169,6 +169,20 @@ ic_status ic_dec_finish(ic_decoder *d);
 /** Frees whatever the sink holds (after a failure). */
 void ic_dec_sink_free(ic_decoder *d);
 
+/** Starts `d` with `options` (NULL: the defaults), reporting failures to `err`. */
+void ic_dec_init(ic_decoder *d, const ic_decode_options *options, ic_error *err);
+
+/**
+ * Ends a decode whose format decoder returned `st`: completes the sink, applies
+ * the EXIF orientation and hands the image to *out with `stats` (may be NULL),
+ * or frees everything and returns the error. ic_decode and the incremental
+ * decode end here alike.
+ */
+ic_status ic_dec_complete(ic_decoder *d, ic_status st, ic_image **out, ic_decode_stats *stats);
+
+/** Frees the output and colour state of a decode that will not complete. */
+void ic_dec_abandon(ic_decoder *d);
+
 /* ---- Format decoders (one file each). ---- */
 
 ic_status ic_jpeg_decode(ic_decoder *d);
@@ -186,6 +200,57 @@ ic_status ic_webp_probe(const uint8_t *data, size_t size, ic_info *info, ic_erro
 ic_status ic_avif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 ic_status ic_heif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 ic_status ic_jxl_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+
+/* ---- Incremental engines (the format files; driven by incremental.c). ---- */
+
+/**
+ * A format decoder that consumes its input piece by piece. The decoder `d`
+ * it was made for has d->data NULL and d->size the bytes fed so far; the
+ * engine writes rows into d's sink as they decode. Every call returns IC_OK
+ * while the decode goes on or has finished, or the decode's final error.
+ */
+typedef enum ic_inc_phase {
+    /** Still reading the header: the caller keeps a copy of the bytes fed so far. */
+    IC_INC_HEADER,
+    /** The header is in and the engine decodes the rest: bytes fed are released. */
+    IC_INC_STREAMING,
+    /** The engine cannot decode this file piece by piece: ic_decode on the whole body. */
+    IC_INC_WHOLE_BODY,
+} ic_inc_phase;
+
+typedef struct ic_inc_engine {
+    /** Consumes `size` more bytes (the engine keeps what it has not consumed). */
+    ic_status (*feed)(void *state, const uint8_t *data, size_t size);
+    /** The input is complete: decodes the rest, or fails as the whole-buffer decoder would. */
+    ic_status (*end)(void *state);
+    /** Where the engine is (see ic_inc_phase). */
+    ic_inc_phase (*phase)(const void *state);
+    /** Input bytes held right now. */
+    uint64_t (*buffered)(const void *state);
+    /** Codec rows of frame 0 delivered to the sink so far, top down (0 before ic_dec_begin). */
+    uint32_t (*rows)(const void *state);
+    /** Releases the codec (not d's output). */
+    void (*free)(void *state);
+} ic_inc_engine;
+
+/** A JPEG engine for `d` (every option streams; arithmetic-coded files, which libjpeg cannot
+ * suspend, ask for the whole body). */
+ic_status ic_jpeg_inc_new(ic_decoder *d, const ic_inc_engine **engine, void **state);
+
+/**
+ * Bytes of a PNG up to and including the first IDAT chunk's length and type
+ * (everything ic_png_decode reads before the pixels: eXIf, acTL), or 0 when
+ * `size` bytes do not reach it yet. SIZE_MAX when the chunk walk cannot reach
+ * an IDAT (a bad length, IEND first): the file is left to ic_decode.
+ */
+size_t ic_png_header_size(const uint8_t *data, size_t size);
+
+/**
+ * A PNG engine for `d`: still PNGs and APNGs read as stills (not all_frames
+ * with an acTL: the caller decides with ic_apng_frame_count on the header).
+ * d->orientation must be set from the header already.
+ */
+ic_status ic_png_inc_new(ic_decoder *d, const ic_inc_engine **engine, void **state);
 
 /* ---- APNG (apng.c, on png.c's reader). ---- */
 

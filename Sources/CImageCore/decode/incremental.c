@@ -1,7 +1,10 @@
 /*
- * incremental.c — the incremental decode: feeds are gathered (within
- * max_input_bytes) and decoded by ic_decode at finish. Formats with a decoder
- * that consumes bytes as they arrive plug in here.
+ * incremental.c — the incremental decode. The first bytes are kept until the
+ * format is known (and, for PNG, until the chunks before the first IDAT are
+ * in); then a format with an engine (ic_inc_engine: JPEG, PNG) consumes every
+ * piece as it arrives, writing rows into the same sink ic_decode uses, and
+ * ends through the same ic_dec_complete. Other formats and options keep the
+ * whole body and hand it to ic_decode at finish.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +12,7 @@
 
 #include "ic_decode_internal.h"
 #include "ic_incremental.h"
+#include "ic_transform.h"
 
 /* Bytes ic_sniff needs to tell the binary formats apart (ISO BMFF brands included). */
 #define SNIFF_BYTES 64
@@ -16,9 +20,18 @@
 struct ic_incremental {
     ic_decode_options opts;
     ic_format format;
+    uint64_t total;          /* bytes fed so far */
+    /* Bytes kept: the start of the body before an engine takes over, or the
+     * whole body when the format is decoded at finish. */
     uint8_t *bytes;
     size_t size;
     size_t capacity;
+    bool gathering;          /* decided: ic_decode at finish */
+    /* The streaming decode, once started. */
+    ic_decoder d;
+    const ic_inc_engine *engine;
+    void *state;
+    bool streamed;           /* the engine is past its header: bytes are not kept */
     ic_status failure;
     ic_error failure_error;
     int finished;
@@ -35,6 +48,32 @@ static ic_status fail(ic_incremental *inc, ic_error *err, ic_status code, const 
 static ic_status repeat_failure(const ic_incremental *inc, ic_error *err) {
     if (err) *err = inc->failure_error;
     return inc->failure;
+}
+
+static const char *format_name(const ic_incremental *inc) {
+    return inc->format == IC_FORMAT_UNKNOWN ? "decode" : ic_format_name(inc->format);
+}
+
+/* Releases the engine and whatever output its decode holds. */
+static void drop_engine(ic_incremental *inc) {
+    if (!inc->engine) return;
+    inc->engine->free(inc->state);
+    inc->engine = NULL;
+    inc->state = NULL;
+    ic_dec_abandon(&inc->d);
+}
+
+/* Records the engine's failure (its sentence is in failure_error) as final. */
+static ic_status engine_failed(ic_incremental *inc, ic_error *err, ic_status st) {
+    drop_engine(inc);
+    inc->failure = st;
+    if (inc->failure_error.code == IC_OK) {
+        inc->failure_error.code = st;
+        snprintf(inc->failure_error.message, sizeof inc->failure_error.message, "%s: %s",
+                 format_name(inc), ic_status_name(st));
+    }
+    if (err) *err = inc->failure_error;
+    return st;
 }
 
 ic_status ic_incremental_new(const ic_decode_options *options, ic_incremental **out,
@@ -54,14 +93,6 @@ ic_status ic_incremental_new(const ic_decode_options *options, ic_incremental **
 }
 
 static ic_status keep(ic_incremental *inc, const uint8_t *data, size_t size, ic_error *err) {
-    uint64_t limit = inc->opts.limits.max_input_bytes;
-    if (limit && (uint64_t)size > limit - inc->size) {
-        char message[IC_ERROR_MESSAGE_CAPACITY];
-        snprintf(message, sizeof message, "%s: input is over the limit of %llu bytes",
-                 inc->format == IC_FORMAT_UNKNOWN ? "decode" : ic_format_name(inc->format),
-                 (unsigned long long)limit);
-        return fail(inc, err, IC_ERR_LIMIT_EXCEEDED, message);
-    }
     if (size > inc->capacity - inc->size) {
         size_t capacity = inc->capacity ? inc->capacity : 64 * 1024;
         while (capacity - inc->size < size) {
@@ -82,6 +113,61 @@ static ic_status keep(ic_incremental *inc, const uint8_t *data, size_t size, ic_
     return IC_OK;
 }
 
+/* After the engine consumed a piece: the kept bytes are released once it reads
+ * past its header, and the engine gives way when it needs the whole body. */
+static ic_status settle(ic_incremental *inc) {
+    switch (inc->engine->phase(inc->state)) {
+    case IC_INC_HEADER:
+        break;
+    case IC_INC_STREAMING:
+        inc->streamed = true;
+        free(inc->bytes);
+        inc->bytes = NULL;
+        inc->size = inc->capacity = 0;
+        break;
+    case IC_INC_WHOLE_BODY:
+        drop_engine(inc);
+        inc->gathering = true;
+        break;
+    }
+    return IC_OK;
+}
+
+/*
+ * Decides, from the bytes kept so far, whether an engine takes over (and
+ * starts it on those bytes, which are then released), the body is kept for
+ * ic_decode, or more bytes are needed to tell.
+ */
+static ic_status maybe_start(ic_incremental *inc, ic_error *err) {
+    if (inc->format == IC_FORMAT_UNKNOWN) {
+        if (inc->size < SNIFF_BYTES) return IC_OK;
+        inc->format = ic_sniff(inc->bytes, inc->size);
+    }
+    ic_decoder *d = &inc->d;
+    ic_dec_init(d, &inc->opts, &inc->failure_error);
+    d->format = inc->format;
+    d->size = inc->total;
+    ic_status st;
+    if (inc->format == IC_FORMAT_JPEG) {
+        st = ic_jpeg_inc_new(d, &inc->engine, &inc->state);
+    } else if (inc->format == IC_FORMAT_PNG) {
+        size_t header = ic_png_header_size(inc->bytes, inc->size);
+        if (header == 0) return IC_OK;
+        if (header == SIZE_MAX || (inc->opts.all_frames && ic_apng_frame_count(inc->bytes, inc->size) > 0)) {
+            inc->gathering = true;
+            return IC_OK;
+        }
+        d->orientation = ic_png_exif_orientation(inc->bytes, inc->size);
+        st = ic_png_inc_new(d, &inc->engine, &inc->state);
+    } else {
+        inc->gathering = true;
+        return IC_OK;
+    }
+    if (st != IC_OK) return engine_failed(inc, err, st);
+    st = inc->engine->feed(inc->state, inc->bytes, inc->size);
+    return st == IC_OK ? settle(inc) : engine_failed(inc, err, st);
+}
+
 ic_status ic_incremental_feed(ic_incremental *inc, const uint8_t *data, size_t size,
                               ic_error *err) {
     ic_clear_error(err);
@@ -92,15 +178,34 @@ ic_status ic_incremental_feed(ic_incremental *inc, const uint8_t *data, size_t s
     if (inc->finished) {
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: fed after finish");
     }
+    char message[IC_ERROR_MESSAGE_CAPACITY];
     if (inc->opts.cancel_flag && ic_cancel_flag_get(inc->opts.cancel_flag)) {
-        return fail(inc, err, IC_ERR_CANCELLED, "decode cancelled");
+        drop_engine(inc);
+        snprintf(message, sizeof message, "%s: decode cancelled", format_name(inc));
+        return fail(inc, err, IC_ERR_CANCELLED, message);
     }
-    ic_status st = keep(inc, data, size, err);
-    if (st != IC_OK) return st;
-    if (inc->format == IC_FORMAT_UNKNOWN && inc->size >= SNIFF_BYTES) {
-        inc->format = ic_sniff(inc->bytes, inc->size);
+    uint64_t limit = inc->opts.limits.max_input_bytes;
+    if (limit && (uint64_t)size > limit - inc->total) {
+        drop_engine(inc);
+        snprintf(message, sizeof message, "%s: input is over the limit of %llu bytes",
+                 format_name(inc), (unsigned long long)limit);
+        return fail(inc, err, IC_ERR_LIMIT_EXCEEDED, message);
     }
-    return IC_OK;
+    inc->total += size;
+    ic_status st;
+    if (inc->engine) {
+        /* While the engine reads its header the bytes are kept too, in case it gives way. */
+        if (!inc->streamed) {
+            st = keep(inc, data, size, err);
+            if (st != IC_OK) return st;
+        }
+        inc->d.size = inc->total;
+        st = inc->engine->feed(inc->state, data, size);
+        return st == IC_OK ? settle(inc) : engine_failed(inc, err, st);
+    }
+    st = keep(inc, data, size, err);
+    if (st != IC_OK || inc->gathering) return st;
+    return maybe_start(inc, err);
 }
 
 ic_format ic_incremental_format(const ic_incremental *inc) {
@@ -108,12 +213,12 @@ ic_format ic_incremental_format(const ic_incremental *inc) {
 }
 
 int ic_incremental_is_streaming(const ic_incremental *inc) {
-    (void)inc;
-    return 0;
+    return inc && inc->streamed && !inc->gathering ? 1 : 0;
 }
 
 uint64_t ic_incremental_buffered_bytes(const ic_incremental *inc) {
-    return inc ? inc->size : 0;
+    if (!inc) return 0;
+    return inc->size + (inc->engine ? inc->engine->buffered(inc->state) : 0);
 }
 
 ic_status ic_incremental_partial(ic_incremental *inc, ic_image **out, ic_error *err) {
@@ -121,6 +226,38 @@ ic_status ic_incremental_partial(ic_incremental *inc, ic_image **out, ic_error *
     if (!inc || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: NULL argument");
     *out = NULL;
     if (inc->failure != IC_OK) return repeat_failure(inc, err);
+    if (!inc->engine || !inc->d.image) return IC_OK;
+    const ic_decoder *d = &inc->d;
+    uint32_t rows = inc->engine->rows(inc->state);
+    if (rows == 0) return IC_OK;
+    uint32_t done = ic_dec_is_direct(d) ? rows : ic_scaler_rows_written(d->scaler);
+    const ic_image *src = d->image;
+    ic_image *copy;
+    ic_status st = ic_image_create_in(NULL, src->width, src->height, 1, &copy, err);
+    if (st != IC_OK) return st;
+    size_t bytes = (size_t)src->width * 4;
+    for (uint32_t y = 0; y < src->height; y++) {
+        uint8_t *to = ic_image_frame(copy, 0) + (size_t)y * copy->stride;
+        if (y < done) {
+            memcpy(to, ic_image_frame(src, 0) + (size_t)y * src->stride, bytes);
+        } else {
+            memset(to, 0, bytes);
+        }
+    }
+    copy->source_format = d->format;
+    copy->source_width = d->source_width;
+    copy->source_height = d->source_height;
+    copy->is_opaque = false;
+    if (d->orientation > 1 && !d->opts.keep_orientation) {
+        ic_image *oriented;
+        st = ic_image_orient(copy, (ic_orientation)d->orientation, &oriented, err);
+        ic_image_free(copy);
+        if (st != IC_OK) return st;
+        copy = oriented;
+        copy->orientation_applied = true;
+    }
+    copy->orientation = d->orientation;
+    *out = copy;
     return IC_OK;
 }
 
@@ -135,15 +272,26 @@ ic_status ic_incremental_finish(ic_incremental *inc, ic_image **out, ic_decode_s
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: finished twice");
     }
     inc->finished = 1;
-    ic_status st = ic_decode(inc->bytes, inc->size, &inc->opts, out, stats, err);
-    free(inc->bytes);
-    inc->bytes = NULL;
-    inc->size = inc->capacity = 0;
+    if (!inc->engine) {
+        ic_status st = ic_decode(inc->bytes, inc->size, &inc->opts, out, stats, err);
+        free(inc->bytes);
+        inc->bytes = NULL;
+        inc->size = inc->capacity = 0;
+        return st;
+    }
+    ic_status st = inc->engine->end(inc->state);
+    inc->engine->free(inc->state);
+    inc->engine = NULL;
+    inc->state = NULL;
+    st = ic_dec_complete(&inc->d, st, out, stats);
+    if (st != IC_OK) inc->failure = st;
+    if (err) *err = inc->failure_error;
     return st;
 }
 
 void ic_incremental_free(ic_incremental *inc) {
     if (!inc) return;
+    drop_engine(inc);
     free(inc->bytes);
     free(inc);
 }

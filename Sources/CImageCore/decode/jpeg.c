@@ -9,6 +9,7 @@
  */
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jpeglib.h>
@@ -20,12 +21,40 @@
  * the whole coefficient buffer, so scan count is a CPU-time bomb. */
 #define IC_JPEG_MAX_SCANS 500
 
+/* Where a decode is: each stage may suspend (a suspending source ran dry) and resume. */
+typedef enum jpeg_stage {
+    STAGE_CREATE,
+    STAGE_HEADER,
+    STAGE_START,
+    STAGE_DC_SCANS,
+    STAGE_START_OUTPUT,
+    STAGE_BEGIN,
+    STAGE_ROWS,
+    STAGE_DONE,
+} jpeg_stage;
+
 typedef struct jpeg_ctx {
     struct jpeg_error_mgr pub;
     struct jpeg_progress_mgr progress;
     jmp_buf jump;
     ic_decoder *d;
     ic_status status;  /* set before longjmp when not a libjpeg error */
+    struct jpeg_decompress_struct cinfo;
+    jpeg_stage stage;
+    bool created;
+    uint64_t reserved; /* coefficient bytes counted against the limit */
+    bool cmyk;
+    bool dc_only;
+
+    /* The suspending source (incremental decodes): the unconsumed bytes, and
+     * the bytes libjpeg asked to skip beyond them. */
+    bool suspending;
+    bool whole_body;   /* arithmetic coding: the caller decodes the whole body instead */
+    bool eof;          /* no more input will come */
+    struct jpeg_source_mgr src;
+    uint8_t *held;
+    size_t held_capacity;
+    size_t skip;
 } jpeg_ctx;
 
 static void on_error_exit(j_common_ptr cinfo) {
@@ -184,112 +213,309 @@ static uint64_t coefficient_bytes(j_decompress_ptr cinfo) {
     return total;
 }
 
-ic_status ic_jpeg_decode(ic_decoder *d) {
-    struct jpeg_decompress_struct cinfo;
-    jpeg_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.d = d;
-    ctx.status = IC_OK;
-    cinfo.err = jpeg_std_error(&ctx.pub);
-    ctx.pub.error_exit = on_error_exit;
-    ctx.pub.emit_message = on_emit_message;
-    ctx.pub.output_message = on_output_message;
-    ctx.progress.progress_monitor = on_progress;
-    uint64_t volatile reserved = 0;
+/* The suspending source: out of bytes, it suspends; once the input has ended it
+ * does what jpeg_mem_src does at the end of its buffer (warn, then a fake EOI),
+ * so an incremental decode fails exactly where a whole-buffer one does. */
+static void src_init(j_decompress_ptr cinfo) { (void)cinfo; }
 
-    if (setjmp(ctx.jump)) {
-        ic_status st = ctx.status != IC_OK ? ctx.status : libjpeg_failure(&cinfo, d);
-        jpeg_destroy_decompress(&cinfo);
-        ic_dec_release(d, reserved);
-        return st;
+static boolean src_fill(j_decompress_ptr cinfo) {
+    static const JOCTET eoi[2] = {0xFF, JPEG_EOI};
+    jpeg_ctx *c = (jpeg_ctx *)cinfo->err;
+    if (!c->eof) return FALSE;
+    WARNMS(cinfo, JWRN_JPEG_EOF);
+    c->src.next_input_byte = eoi;
+    c->src.bytes_in_buffer = 2;
+    return TRUE;
+}
+
+static void src_skip(j_decompress_ptr cinfo, long count) {
+    jpeg_ctx *c = (jpeg_ctx *)cinfo->err;
+    if (count <= 0) return;
+    if ((size_t)count <= c->src.bytes_in_buffer) {
+        c->src.next_input_byte += count;
+        c->src.bytes_in_buffer -= (size_t)count;
+        return;
     }
-    jpeg_create_decompress(&cinfo);
-    cinfo.progress = &ctx.progress;
-    jpeg_mem_src(&cinfo, d->data, (unsigned long)d->size);
-    jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);
-    jpeg_save_markers(&cinfo, JPEG_APP0 + 2, 0xFFFF);
-    jpeg_read_header(&cinfo, TRUE);
+    c->skip += (size_t)count - c->src.bytes_in_buffer;
+    c->src.next_input_byte += c->src.bytes_in_buffer;
+    c->src.bytes_in_buffer = 0;
+    if (c->eof) src_fill(cinfo);
+}
 
-    d->orientation = saved_orientation(&cinfo);
+static void src_term(j_decompress_ptr cinfo) { (void)cinfo; }
 
-    uint64_t coef = coefficient_bytes(&cinfo);
-    ic_status st = ic_dec_check_size(d, cinfo.image_width, cinfo.image_height, 1, coef);
-    if (st != IC_OK) {
-        jpeg_destroy_decompress(&cinfo);
-        return st;
-    }
+/* Reads the header's facts, checks the limits and sets up the decompression:
+ * colour space, shrink on load, the DC-only path. */
+static ic_status after_header(jpeg_ctx *c) {
+    ic_decoder *d = c->d;
+    j_decompress_ptr cinfo = &c->cinfo;
+    d->orientation = saved_orientation(cinfo);
+
+    uint64_t coef = coefficient_bytes(cinfo);
+    ic_status st = ic_dec_check_size(d, cinfo->image_width, cinfo->image_height, 1, coef);
+    if (st != IC_OK) return st;
     /* libjpeg's large buffers (coefficients) count against our limit. */
     st = ic_dec_reserve(d, coef);
-    if (st != IC_OK) {
-        jpeg_destroy_decompress(&cinfo);
-        return st;
-    }
-    reserved = coef;
-    take_profile(d, &cinfo);
+    if (st != IC_OK) return st;
+    c->reserved = coef;
+    take_profile(d, cinfo);
     if (d->opts.limits.max_memory_bytes) {
-        cinfo.mem->max_memory_to_use = (long)(coef + (8u << 20));
+        cinfo->mem->max_memory_to_use = (long)(coef + (8u << 20));
     }
 
-    bool cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
-    cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGBA;
+    c->cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
+    cinfo->out_color_space = c->cmyk ? JCS_CMYK : JCS_EXT_RGBA;
     /* Shrink on load: the IDCT scales by 1/2, 1/4 or 1/8. */
-    cinfo.scale_num = 1;
-    cinfo.scale_denom = ic_dec_shrink_denominator(d, 8);
+    cinfo->scale_num = 1;
+    cinfo->scale_denom = ic_dec_shrink_denominator(d, 8);
     /* At 1/8 the luma IDCT reads only each block's DC coefficient, and a
      * progressive file sends DC first: decoding stops once every DC scan
      * (refinements included) is in. Luma is then exact; subsampled chroma is
      * scaled by a 2x2 IDCT that would also read low AC coefficients, which
      * block smoothing estimates from the DC values (measured here: within 4
      * levels of a full 1/8 decode, PSNR 56 dB, before resampling). */
-    bool dc_only = cinfo.scale_denom == 8 && cinfo.progressive_mode;
-    if (dc_only) cinfo.buffered_image = TRUE;
-    jpeg_start_decompress(&cinfo);
-    if (dc_only) {
-        int r;
-        do {
-            if (ic_dec_cancelled(d)) {
-                ctx.status = ic_dec_fail_cancelled(d);
-                longjmp(ctx.jump, 1);
-            }
-            r = jpeg_consume_input(&cinfo);
-        } while (r != JPEG_REACHED_EOI && !(r == JPEG_SCAN_COMPLETED && dc_complete(&cinfo)));
-        jpeg_start_output(&cinfo, cinfo.input_scan_number);
-    }
+    c->dc_only = cinfo->scale_denom == 8 && cinfo->progressive_mode;
+    if (c->dc_only) cinfo->buffered_image = TRUE;
+    return IC_OK;
+}
 
-    st = ic_dec_begin(d, cinfo.output_width, cinfo.output_height, 1);
-    if (st != IC_OK) {
-        jpeg_destroy_decompress(&cinfo);
-        ic_dec_release(d, reserved);
-        return st;
-    }
-    bool inverted = cinfo.saw_Adobe_marker;
+/* Reads rows into the sink until the image is complete or the source suspends. */
+static ic_status read_rows(jpeg_ctx *c) {
+    ic_decoder *d = c->d;
+    j_decompress_ptr cinfo = &c->cinfo;
+    bool inverted = cinfo->saw_Adobe_marker;
     JSAMPROW rows[IC_SINK_ROWS];
-    while (cinfo.output_scanline < cinfo.output_height) {
+    while (cinfo->output_scanline < cinfo->output_height) {
         if (ic_dec_cancelled(d)) {
-            ctx.status = ic_dec_fail_cancelled(d);
-            longjmp(ctx.jump, 1);
+            c->status = ic_dec_fail_cancelled(d);
+            longjmp(c->jump, 1);
         }
-        uint32_t y = cinfo.output_scanline;
-        uint32_t n = cinfo.output_height - y;
+        uint32_t y = cinfo->output_scanline;
+        uint32_t n = cinfo->output_height - y;
         if (n > IC_SINK_ROWS) n = IC_SINK_ROWS;
         for (uint32_t i = 0; i < n; i++) rows[i] = ic_dec_row(d, 0, y + i);
-        JDIMENSION got = jpeg_read_scanlines(&cinfo, rows, n);
+        JDIMENSION got = jpeg_read_scanlines(cinfo, rows, n);
         if (got == 0) {
-            ctx.status = ic_set_error(d->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes",
-                                      d->size);
-            longjmp(ctx.jump, 1);
+            if (c->suspending && !c->eof) return IC_OK;
+            c->status = ic_set_error(d->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes",
+                                     d->size);
+            longjmp(c->jump, 1);
         }
-        if (cmyk && ic_color_converts_cmyk(&d->color)) {
+        if (c->cmyk && ic_color_converts_cmyk(&d->color)) {
             for (JDIMENSION i = 0; i < got; i++) {
-                ic_color_convert_cmyk_row(&d->color, rows[i], cinfo.output_width);
+                ic_color_convert_cmyk_row(&d->color, rows[i], cinfo->output_width);
             }
-        } else if (cmyk) {
-            for (JDIMENSION i = 0; i < got; i++) cmyk_to_rgba(rows[i], cinfo.output_width, inverted);
+        } else if (c->cmyk) {
+            for (JDIMENSION i = 0; i < got; i++) cmyk_to_rgba(rows[i], cinfo->output_width, inverted);
         }
         ic_dec_rows_done(d, 0, y, got, false);
     }
-    jpeg_destroy_decompress(&cinfo);
-    ic_dec_release(d, reserved);
+    c->stage = STAGE_DONE;
+    return IC_OK;
+}
+
+/*
+ * Runs the decode from its current stage as far as the input allows: to the
+ * end with the memory source, or until the suspending source runs dry (the
+ * stage is kept and the next call resumes there). libjpeg's errors longjmp
+ * back here, so this frame must be the one calling libjpeg each time.
+ */
+static ic_status run(jpeg_ctx *c) {
+    ic_decoder *d = c->d;
+    j_decompress_ptr cinfo = &c->cinfo;
+    if (setjmp(c->jump)) {
+        return c->status != IC_OK ? c->status : libjpeg_failure(cinfo, d);
+    }
+    ic_status st;
+    switch (c->stage) {
+    case STAGE_CREATE:
+        jpeg_create_decompress(cinfo);
+        c->created = true;
+        cinfo->progress = &c->progress;
+        if (c->suspending) {
+            c->src.init_source = src_init;
+            c->src.fill_input_buffer = src_fill;
+            c->src.skip_input_data = src_skip;
+            c->src.resync_to_restart = jpeg_resync_to_restart;
+            c->src.term_source = src_term;
+            cinfo->src = &c->src;
+        } else {
+            jpeg_mem_src(cinfo, d->data, (unsigned long)d->size);
+        }
+        jpeg_save_markers(cinfo, JPEG_APP0 + 1, 0xFFFF);
+        jpeg_save_markers(cinfo, JPEG_APP0 + 2, 0xFFFF);
+        c->stage = STAGE_HEADER;
+        /* fall through */
+    case STAGE_HEADER:
+        if (jpeg_read_header(cinfo, TRUE) == JPEG_SUSPENDED) return IC_OK;
+        /* libjpeg's arithmetic decoder cannot suspend: such a file is decoded whole. */
+        if (c->suspending && cinfo->arith_code) {
+            c->whole_body = true;
+            return IC_OK;
+        }
+        st = after_header(c);
+        if (st != IC_OK) return st;
+        c->stage = STAGE_START;
+        /* fall through */
+    case STAGE_START:
+        if (!jpeg_start_decompress(cinfo)) return IC_OK;
+        c->stage = c->dc_only ? STAGE_DC_SCANS : STAGE_BEGIN;
+        if (!c->dc_only) goto begin;
+        /* fall through */
+    case STAGE_DC_SCANS:
+        for (;;) {
+            if (ic_dec_cancelled(d)) {
+                c->status = ic_dec_fail_cancelled(d);
+                longjmp(c->jump, 1);
+            }
+            int r = jpeg_consume_input(cinfo);
+            if (r == JPEG_SUSPENDED) return IC_OK;
+            if (r == JPEG_REACHED_EOI || (r == JPEG_SCAN_COMPLETED && dc_complete(cinfo))) break;
+        }
+        c->stage = STAGE_START_OUTPUT;
+        /* fall through */
+    case STAGE_START_OUTPUT:
+        if (!jpeg_start_output(cinfo, cinfo->input_scan_number)) return IC_OK;
+        c->stage = STAGE_BEGIN;
+        /* fall through */
+    case STAGE_BEGIN:
+    begin:
+        st = ic_dec_begin(d, cinfo->output_width, cinfo->output_height, 1);
+        if (st != IC_OK) return st;
+        c->stage = STAGE_ROWS;
+        /* fall through */
+    case STAGE_ROWS:
+        return read_rows(c);
+    case STAGE_DONE:
+        return IC_OK;
+    }
+    return IC_OK;
+}
+
+static void ctx_init(jpeg_ctx *c, ic_decoder *d, bool suspending) {
+    memset(c, 0, sizeof *c);
+    c->d = d;
+    c->status = IC_OK;
+    c->suspending = suspending;
+    c->cinfo.err = jpeg_std_error(&c->pub);
+    c->pub.error_exit = on_error_exit;
+    c->pub.emit_message = on_emit_message;
+    c->pub.output_message = on_output_message;
+    c->progress.progress_monitor = on_progress;
+}
+
+/* Releases libjpeg and the coefficient reservation. */
+static void ctx_end(jpeg_ctx *c) {
+    if (c->created) jpeg_destroy_decompress(&c->cinfo);
+    c->created = false;
+    ic_dec_release(c->d, c->reserved);
+    c->reserved = 0;
+}
+
+ic_status ic_jpeg_decode(ic_decoder *d) {
+    jpeg_ctx c;
+    ctx_init(&c, d, false);
+    ic_status st = run(&c);
+    ctx_end(&c);
+    return st;
+}
+
+/* ---- The incremental engine: run() on the suspending source. ---- */
+
+/* Keeps the unconsumed bytes libjpeg points at (in `held` or in the caller's
+ * piece) at the start of `held`, with room for `extra` more. */
+static ic_status hold_tail(jpeg_ctx *c, size_t extra) {
+    size_t tail = c->src.bytes_in_buffer;
+    size_t need = tail + extra;
+    if (need > c->held_capacity || (c->held_capacity > 2 * need && c->held_capacity > (64u << 10))) {
+        size_t capacity = need < (64u << 10) ? (64u << 10) : need;
+        uint8_t *fresh = malloc(capacity);
+        if (!fresh) {
+            return ic_set_error(c->d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot hold %zu input bytes",
+                                need);
+        }
+        if (tail) memcpy(fresh, c->src.next_input_byte, tail);
+        free(c->held);
+        c->held = fresh;
+        c->held_capacity = capacity;
+    } else if (tail) {
+        memmove(c->held, c->src.next_input_byte, tail);
+    }
+    c->src.next_input_byte = c->held;
+    return IC_OK;
+}
+
+static ic_status inc_feed(void *state, const uint8_t *data, size_t size) {
+    jpeg_ctx *c = state;
+    if (c->stage == STAGE_DONE || c->whole_body) return IC_OK;
+    size_t skipped = c->skip < size ? c->skip : size;
+    c->skip -= skipped;
+    data += skipped;
+    size -= skipped;
+    if (size == 0) return IC_OK;
+    if (c->src.bytes_in_buffer == 0) {
+        /* Nothing left over: libjpeg reads the caller's piece where it is. */
+        c->src.next_input_byte = data;
+        c->src.bytes_in_buffer = size;
+    } else {
+        ic_status st = hold_tail(c, size);
+        if (st != IC_OK) return st;
+        memcpy(c->held + c->src.bytes_in_buffer, data, size);
+        c->src.bytes_in_buffer += size;
+    }
+    ic_status st = run(c);
+    if (st != IC_OK || c->stage == STAGE_DONE) return st;
+    /* The caller's piece goes away after this call: keep what libjpeg has not consumed. */
+    if (c->src.bytes_in_buffer == 0) return IC_OK;
+    bool in_held = c->held && c->src.next_input_byte >= c->held &&
+                   c->src.next_input_byte < c->held + c->held_capacity;
+    return in_held ? IC_OK : hold_tail(c, 0);
+}
+
+static ic_status inc_end(void *state) {
+    jpeg_ctx *c = state;
+    if (c->stage == STAGE_DONE) return IC_OK;
+    c->eof = true;
+    ic_status st = run(c);
+    if (st == IC_OK && c->stage != STAGE_DONE) {
+        st = ic_set_error(c->d->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes",
+                          c->d->size);
+    }
+    return st;
+}
+
+static ic_inc_phase inc_phase(const void *state) {
+    const jpeg_ctx *c = state;
+    if (c->whole_body) return IC_INC_WHOLE_BODY;
+    return c->stage > STAGE_HEADER ? IC_INC_STREAMING : IC_INC_HEADER;
+}
+
+static uint64_t inc_buffered(const void *state) {
+    const jpeg_ctx *c = state;
+    return c->stage == STAGE_DONE ? 0 : c->src.bytes_in_buffer;
+}
+
+static uint32_t inc_rows(const void *state) {
+    const jpeg_ctx *c = state;
+    return c->stage >= STAGE_ROWS ? c->cinfo.output_scanline : 0;
+}
+
+static void inc_free(void *state) {
+    jpeg_ctx *c = state;
+    ctx_end(c);
+    free(c->held);
+    free(c);
+}
+
+static const ic_inc_engine jpeg_engine = {inc_feed, inc_end, inc_phase, inc_buffered, inc_rows,
+                                          inc_free};
+
+ic_status ic_jpeg_inc_new(ic_decoder *d, const ic_inc_engine **engine, void **state) {
+    jpeg_ctx *c = malloc(sizeof *c);
+    if (!c) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot allocate a decoder");
+    ctx_init(c, d, true);
+    *engine = &jpeg_engine;
+    *state = c;
     return IC_OK;
 }
 

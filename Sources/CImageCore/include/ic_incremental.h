@@ -11,6 +11,22 @@
  * One incremental decode is used by one thread at a time (calls may come
  * from different threads when each happens after the last). Formats without
  * an incremental decoder keep the bytes and decode them at finish.
+ *
+ * What streams (the bytes are consumed as they arrive, and released):
+ *  - JPEG, every option: baseline rows go to the output (or the thumbnail's
+ *    resampler) as their MCU rows arrive; a progressive file's scans are
+ *    consumed into libjpeg's coefficient buffer as they arrive and output at
+ *    the end, or — for a 1/8 thumbnail — once its DC scans are in, as
+ *    ic_decode does. The bytes up to the first scan (the header, with the
+ *    EXIF and ICC segments) are also kept until it is complete.
+ *  - PNG stills, and APNGs decoded without all_frames (their IDAT image):
+ *    libpng's progressive reader, with ic_decode's transforms. The chunks
+ *    before the first IDAT are kept until it arrives (eXIf and acTL are read
+ *    from them); Adam7 rows reach the output after the last pass.
+ * What is kept whole and decoded at finish: GIF, WebP, APNG with all_frames,
+ * arithmetic-coded JPEG (libjpeg cannot suspend inside it; decided once the
+ * header is in), any other format, a body of fewer than 64 bytes, and a PNG
+ * whose chunks before IDAT cannot be walked.
  */
 #ifndef IC_INCREMENTAL_H
 #define IC_INCREMENTAL_H
@@ -55,14 +71,25 @@ ic_format ic_incremental_format(const ic_incremental *inc);
  */
 int ic_incremental_is_streaming(const ic_incremental *inc);
 
-/** Bytes of the body the decode holds right now (input it has not consumed or must keep). */
+/**
+ * Bytes of the body the decode holds right now (input it has not consumed or
+ * must keep). Streaming JPEG: the bytes libjpeg has not consumed yet (the
+ * tail of an MCU row, or of a marker segment). Streaming PNG: IDAT bytes
+ * waiting for the rest of the 8 KiB piece libpng's sequential reader would
+ * read at once (so a body cut short fails as ic_decode fails), less than 8 KiB
+ * plus the last piece fed; libpng's own copy of an ancillary chunk in
+ * progress is not counted. Kept formats: every byte fed.
+ */
 uint64_t ic_incremental_buffered_bytes(const ic_incremental *inc);
 
 /**
  * A copy of the image as far as it is decoded, at the output size (rows not
- * decoded yet are transparent; a progressive image shows its last complete
- * pass). *out is NULL (and IC_OK returned) when nothing is decoded yet or the
+ * decoded yet are transparent). *out is NULL (and IC_OK returned) when nothing is decoded yet or the
  * format gives no partial images. Free a non-NULL *out with ic_image_free.
+ * Baseline JPEG and non-interlaced PNG give the rows decoded so far (for a
+ * thumbnail, the output rows the resampler has written). Progressive JPEG
+ * and Adam7 PNG give nothing until their rows are output at the end; kept
+ * formats give nothing.
  */
 ic_status ic_incremental_partial(ic_incremental *inc, ic_image **out, ic_error *err);
 

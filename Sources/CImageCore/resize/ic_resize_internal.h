@@ -46,6 +46,8 @@ void ic_scaler_begin_frame(ic_scaler *s, uint8_t *dst, size_t dst_stride);
 void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row);
 /** True once every output row of the frame has been written. */
 bool ic_scaler_done(const ic_scaler *s);
+/** Output rows of the frame written so far (top down; for partial images). */
+uint32_t ic_scaler_rows_written(const ic_scaler *s);
 /** First and last input rows the output depends on. */
 uint32_t ic_scaler_first_row(const ic_scaler *s);
 uint32_t ic_scaler_last_row(const ic_scaler *s);

@@ -470,6 +470,8 @@ void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row) {
 
 bool ic_scaler_done(const ic_scaler *s) { return s->next_out >= s->out_h; }
 
+uint32_t ic_scaler_rows_written(const ic_scaler *s) { return s->next_out; }
+
 uint32_t ic_scaler_first_row(const ic_scaler *s) { return s->first_in; }
 
 uint32_t ic_scaler_last_row(const ic_scaler *s) { return s->last_in; }

@@ -1,0 +1,276 @@
+import CImageCore
+import Foundation
+import XCTest
+
+/// The incremental decode (ic_incremental.h): fed in pieces split anywhere, it
+/// ends with exactly what ic_decode gives for the whole body; JPEG and PNG are
+/// consumed as they arrive (limits as soon as the header is in, cancellation
+/// between pieces, little input held, partial images).
+final class IncrementalDecodeTests: XCTestCase {
+    private struct Outcome {
+        var status: ic_status
+        var width = 0, height = 0, opaque = false, orientation = 0
+        var pixels: [UInt8] = []
+    }
+
+    private var fixtures: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures")
+    }
+
+    private var corpus: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("shared/corpus")
+    }
+
+    private func options(thumbnail: UInt32 = 0) -> ic_decode_options {
+        var o = ic_decode_options()
+        ic_decode_options_init(&o)
+        o.thumbnail_width = thumbnail
+        o.thumbnail_height = thumbnail
+        return o
+    }
+
+    private func outcome(_ status: ic_status, _ image: UnsafeMutablePointer<ic_image>?) -> Outcome {
+        var result = Outcome(status: status)
+        guard let image else { return result }
+        let img = image.pointee
+        result.width = Int(img.width)
+        result.height = Int(img.height)
+        result.opaque = img.is_opaque != 0
+        result.orientation = Int(img.orientation)
+        result.pixels.reserveCapacity(Int(img.width) * Int(img.height) * 4)
+        for y in 0..<Int(img.height) {
+            let row = UnsafeBufferPointer(start: img.pixels + y * img.stride, count: Int(img.width) * 4)
+            result.pixels.append(contentsOf: row)
+        }
+        ic_image_free(image)
+        return result
+    }
+
+    private func whole(_ data: [UInt8], _ options: ic_decode_options) -> Outcome {
+        var o = options
+        var out: UnsafeMutablePointer<ic_image>?
+        var err = ic_error()
+        let st = ic_decode(data, data.count, &o, &out, nil, &err)
+        return outcome(st, out)
+    }
+
+    /// Feeds `data` in pieces of the given sizes (the last repeats), then finishes.
+    private func incremental(_ data: [UInt8], _ options: ic_decode_options, pieces: (inout SplitMix) -> Int,
+                             rng: inout SplitMix) -> Outcome {
+        var o = options
+        var inc: OpaquePointer?
+        var err = ic_error()
+        XCTAssertEqual(ic_incremental_new(&o, &inc, &err), IC_OK)
+        defer { ic_incremental_free(inc) }
+        var at = 0
+        while at < data.count {
+            let n = min(max(1, pieces(&rng)), data.count - at)
+            let st = data.withUnsafeBufferPointer { ic_incremental_feed(inc, $0.baseAddress! + at, n, &err) }
+            at += n
+            if st != IC_OK { return Outcome(status: st) }
+        }
+        var out: UnsafeMutablePointer<ic_image>?
+        return outcome(ic_incremental_finish(inc, &out, nil, &err), out)
+    }
+
+    private func assertSame(_ data: [UInt8], _ label: String, thumbnail: UInt32, rng: inout SplitMix,
+                            file: StaticString = #filePath, line: UInt = #line) {
+        let o = options(thumbnail: thumbnail)
+        let expected = whole(data, o)
+        var splits: [(String, (inout SplitMix) -> Int)] = [
+            ("random pieces", { Int($0.next() % 4096) + 1 }),
+            ("two pieces", { [count = data.count] r in Int(r.next() % UInt64(max(1, count))) + 1 }),
+            ("16 KiB pieces", { _ in 16384 }),
+        ]
+        if data.count <= 16384 { splits.append(("1-byte pieces", { _ in 1 })) }
+        for (name, pieces) in splits {
+            let got = incremental(data, o, pieces: pieces, rng: &rng)
+            let what = "\(label), \(name), thumbnail \(thumbnail)"
+            XCTAssertEqual(got.status, expected.status, what, file: file, line: line)
+            XCTAssertEqual(got.width, expected.width, what, file: file, line: line)
+            XCTAssertEqual(got.height, expected.height, what, file: file, line: line)
+            XCTAssertEqual(got.opaque, expected.opaque, what, file: file, line: line)
+            XCTAssertEqual(got.orientation, expected.orientation, what, file: file, line: line)
+            XCTAssertTrue(got.pixels == expected.pixels, "\(what): pixels differ", file: file, line: line)
+        }
+    }
+
+    private func imageFiles() throws -> [URL] {
+        var files: [URL] = []
+        let manifestURL = corpus.appendingPathComponent("manifest.json")
+        if FileManager.default.fileExists(atPath: manifestURL.path) {
+            let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as! [String: Any]
+            for entry in manifest["entries"] as! [[String: Any]]
+            where ["jpeg", "png", "gif", "webp"].contains(entry["format"] as! String) {
+                files.append(corpus.appendingPathComponent(entry["path"] as! String))
+            }
+        }
+        let walker = FileManager.default.enumerator(at: fixtures, includingPropertiesForKeys: nil)
+        while let url = walker?.nextObject() as? URL {
+            if ["jpg", "jpeg", "png", "gif", "webp"].contains(url.pathExtension.lowercased()) { files.append(url) }
+        }
+        return files
+    }
+
+    func testEveryCorpusAndFixtureFileDecodesTheSameSplitAnywhere() throws {
+        let files = try imageFiles()
+        XCTAssertGreaterThan(files.count, 50)
+        var rng = SplitMix(seed: 0x1C_0DE)
+        for url in files {
+            let data = try [UInt8](Data(contentsOf: url))
+            guard !data.isEmpty else { continue }
+            assertSame(data, url.lastPathComponent, thumbnail: 0, rng: &rng)
+            assertSame(data, url.lastPathComponent, thumbnail: 256, rng: &rng)
+        }
+    }
+
+    /// Larger generated pictures: baseline, progressive (with the 1/8 DC-only path) and
+    /// restart-free JPEGs; Adam7 and plain PNGs, resampled to thumbnails and at full size.
+    func testGeneratedJPEGsAndPNGsDecodeTheSameSplitAnywhere() {
+        var rng = SplitMix(seed: 7)
+        let (w, h) = (1203, 805)
+        let picture = Pixels.pattern(width: w, height: h, alpha: false, seed: 5)
+        let baseline = makeJPEG(picture, width: w, height: h)
+        let progressive = makeJPEG(picture, width: w, height: h, progressive: true)
+        var png = PNGWriter(width: 301, height: 203, colorType: .rgba, bitDepth: 8,
+                            samples: Pixels.pattern(width: 301, height: 203, alpha: true).map { UInt16($0) })
+        let plain = png.encode()
+        png.interlaced = true
+        let adam7 = png.encode()
+        for thumbnail: UInt32 in [0, 256, 64] {
+            assertSame(baseline, "baseline JPEG", thumbnail: thumbnail, rng: &rng)
+            assertSame(progressive, "progressive JPEG", thumbnail: thumbnail, rng: &rng)
+            assertSame(plain, "PNG", thumbnail: thumbnail, rng: &rng)
+            assertSame(adam7, "Adam7 PNG", thumbnail: thumbnail, rng: &rng)
+            assertSame(Array(baseline.prefix(baseline.count * 2 / 3)), "truncated JPEG", thumbnail: thumbnail, rng: &rng)
+            assertSame(Array(adam7.prefix(adam7.count / 2)), "truncated Adam7 PNG", thumbnail: thumbnail, rng: &rng)
+        }
+    }
+
+    private func newDecode(_ options: inout ic_decode_options) -> OpaquePointer? {
+        var inc: OpaquePointer?
+        var err = ic_error()
+        XCTAssertEqual(ic_incremental_new(&options, &inc, &err), IC_OK)
+        return inc
+    }
+
+    private func feed(_ inc: OpaquePointer?, _ data: ArraySlice<UInt8>) -> ic_status {
+        var err = ic_error()
+        return data.withUnsafeBufferPointer { ic_incremental_feed(inc, $0.baseAddress, $0.count, &err) }
+    }
+
+    func testThePixelLimitFailsOnceTheHeaderIsIn() {
+        let jpeg = makeJPEG(Pixels.pattern(width: 800, height: 600), width: 800, height: 600)
+        let png = PNGWriter(width: 800, height: 600, colorType: .rgb, bitDepth: 8,
+                            samples: [UInt16](repeating: 9, count: 800 * 600 * 3)).encode()
+        for (label, data) in [("JPEG", jpeg), ("PNG", png)] {
+            var o = options()
+            o.limits.max_pixels = 1000
+            let inc = newDecode(&o)
+            defer { ic_incremental_free(inc) }
+            // The header and a little more: far from the whole body.
+            let st = feed(inc, data.prefix(label == "JPEG" ? 2048 : 200))
+            XCTAssertEqual(st, IC_ERR_LIMIT_EXCEEDED, label)
+            XCTAssertEqual(ic_incremental_format(inc), label == "JPEG" ? IC_FORMAT_JPEG : IC_FORMAT_PNG)
+            var out: UnsafeMutablePointer<ic_image>?
+            var err = ic_error()
+            XCTAssertEqual(ic_incremental_finish(inc, &out, nil, &err), IC_ERR_LIMIT_EXCEEDED, label)
+            XCTAssertTrue(cString(err.message).contains("limit"), label)
+            XCTAssertEqual(whole(data, o).status, IC_ERR_LIMIT_EXCEEDED, label)
+        }
+    }
+
+    func testCancellationStopsTheDecodeMidStream() {
+        let jpeg = makeJPEG(Pixels.pattern(width: 640, height: 480), width: 640, height: 480)
+        let png = PNGWriter(width: 300, height: 200, colorType: .rgb, bitDepth: 8,
+                            samples: [UInt16](repeating: 40, count: 300 * 200 * 3)).encode()
+        for (label, data) in [("JPEG", jpeg), ("PNG", png)] {
+            var cancel: Int32 = 0
+            withUnsafePointer(to: &cancel) { flag in
+                var o = options()
+                o.cancel_flag = flag
+                let inc = newDecode(&o)
+                defer { ic_incremental_free(inc) }
+                XCTAssertEqual(feed(inc, data.prefix(data.count / 2)), IC_OK, label)
+                XCTAssertEqual(ic_incremental_is_streaming(inc), 1, label)
+                ic_cancel_flag_set(UnsafeMutablePointer(mutating: flag), 1)
+                XCTAssertEqual(feed(inc, data.dropFirst(data.count / 2)), IC_ERR_CANCELLED, label)
+                var out: UnsafeMutablePointer<ic_image>?
+                var err = ic_error()
+                XCTAssertEqual(ic_incremental_finish(inc, &out, nil, &err), IC_ERR_CANCELLED, label)
+                XCTAssertNil(out)
+            }
+        }
+    }
+
+    /// A thumbnail's body is consumed as it comes: the decode holds a piece at most, not the body.
+    func testInputHeldStaysSmallWhenFedIn16KiBPieces() {
+        var rng = SplitMix(seed: 3)
+        let (w, h) = (2400, 1600)
+        var noisy = Pixels.pattern(width: w, height: h)
+        for i in stride(from: 0, to: noisy.count, by: 4) { noisy[i] &+= UInt8(truncatingIfNeeded: rng.next() % 64) }
+        let jpeg = makeJPEG(noisy, width: w, height: h)
+        let png = PNGWriter(width: 1000, height: 700, colorType: .rgba, bitDepth: 8,
+                            samples: Pixels.pattern(width: 1000, height: 700, alpha: true).map { UInt16($0) }).encode()
+        for (label, data) in [("JPEG", jpeg), ("PNG", png)] {
+            XCTAssertGreaterThan(data.count, 1 << 20, label)
+            var o = options(thumbnail: 256)
+            let inc = newDecode(&o)
+            defer { ic_incremental_free(inc) }
+            var most: UInt64 = 0
+            for start in stride(from: 0, to: data.count, by: 16384) {
+                XCTAssertEqual(feed(inc, data[start..<min(start + 16384, data.count)]), IC_OK, label)
+                most = max(most, ic_incremental_buffered_bytes(inc))
+            }
+            XCTAssertEqual(ic_incremental_is_streaming(inc), 1, label)
+            XCTAssertLessThanOrEqual(most, 32768, "\(label): held \(most) of \(data.count) bytes")
+            var out: UnsafeMutablePointer<ic_image>?
+            var err = ic_error()
+            XCTAssertEqual(ic_incremental_finish(inc, &out, nil, &err), IC_OK, label)
+            XCTAssertEqual(out.map { max($0.pointee.width, $0.pointee.height) }, 256, label)
+            ic_image_free(out)
+        }
+    }
+
+    func testPartialImageOfAHalfFedBaselineJPEGShowsTheTopRows() throws {
+        let (w, h) = (640, 480)
+        let jpeg = makeJPEG(Pixels.pattern(width: w, height: h), width: w, height: h)
+        let final = whole(jpeg, options())
+        var o = options()
+        let inc = newDecode(&o)
+        defer { ic_incremental_free(inc) }
+        var partial: UnsafeMutablePointer<ic_image>?
+        var err = ic_error()
+        XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK)
+        XCTAssertNil(partial, "nothing decoded yet")
+        XCTAssertEqual(feed(inc, jpeg.prefix(jpeg.count / 2)), IC_OK)
+        XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK)
+        let shown = outcome(IC_OK, try XCTUnwrap(partial))
+        XCTAssertEqual(shown.width, w)
+        XCTAssertEqual(shown.height, h)
+        let rowBytes = w * 4
+        let top = rowBytes * (h / 8), bottom = rowBytes * (h - h / 8)
+        XCTAssertTrue(shown.pixels[0..<top] == final.pixels[0..<top], "top rows are decoded")
+        XCTAssertTrue(shown.pixels[bottom...].allSatisfy { $0 == 0 }, "bottom rows are transparent")
+    }
+
+    func testOnlyJPEGAndPNGStream() {
+        let cases: [(String, [UInt8], Int32)] = [
+            ("JPEG", makeJPEG(Pixels.pattern(width: 64, height: 64), width: 64, height: 64), 1),
+            ("PNG", PNGWriter(width: 64, height: 64, colorType: .rgb, bitDepth: 8,
+                              samples: [UInt16](repeating: 1, count: 64 * 64 * 3)).encode(), 1),
+            ("GIF", GIFWriter(width: 64, height: 64, globalPalette: [0, 0, 0, 255, 255, 255],
+                              frames: [.init(width: 64, height: 64, indices: [UInt8](repeating: 1, count: 64 * 64))]).encode(), 0),
+        ]
+        for (label, data, streams) in cases {
+            var o = options()
+            let inc = newDecode(&o)
+            defer { ic_incremental_free(inc) }
+            _ = feed(inc, data[...])
+            XCTAssertEqual(ic_incremental_is_streaming(inc), streams, label)
+        }
+    }
+}
