@@ -131,8 +131,9 @@ AVX512 static inline __m512i encode4(__m512 v, __m512 c0, __m512 c1, __m512 c2, 
     __m512 r = _mm512_permute_ps(v, 0x00), g = _mm512_permute_ps(v, 0x55),
            b = _mm512_permute_ps(v, 0xAA);
     __m512 x = _mm512_fmadd_ps(b, c2, _mm512_fmadd_ps(g, c1, _mm512_mul_ps(r, c0)));
-    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_setzero_ps()), _mm512_set1_ps(1.0f));
-    __m512 s = _mm512_mul_ps(x, _mm512_rsqrt14_ps(_mm512_max_ps(x, _mm512_set1_ps(1e-20f))));
+    /* Clamped to (0, 1]: the lower bound keeps rsqrt finite and encodes as 0. */
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(1e-20f)), _mm512_set1_ps(1.0f));
+    __m512 s = _mm512_mul_ps(x, _mm512_rsqrt14_ps(x));
     __m512i i = _mm512_min_epi32(_mm512_cvttps_epi32(_mm512_mul_ps(s, _mm512_set1_ps(SEGMENTS))),
                                  _mm512_set1_epi32(SEGMENTS - 1));
     __m512 y = _mm512_fmadd_ps(_mm512_permutex2var_ps(b0, i, b1), s,
