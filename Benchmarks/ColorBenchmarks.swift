@@ -4,42 +4,27 @@ import Foundation
 import ImageKit
 import XCTest
 
-/// Colour management on a 12 MP Display P3 JPEG (the 12 MP baseline input with the P3
-/// profile of Tests/Fixtures/color embedded): the full decode converted to sRGB against
-/// bare tjDecompress2 + cmsDoTransform in the same process, its cost against our own raw
-/// decode of the same bytes (target: colour management <= 10 % of the full decode), and the
-/// 256 px thumbnail, converted and raw.
+/// Colour management on a 12 MP Display P3 JPEG (``BenchInputs/jpeg12MPP3``): the full decode
+/// converted to sRGB against bare tjDecompress2 + cmsDoTransform in the same process; its cost
+/// against our own raw decode of the same bytes (target: colour management <= 10 % of the full
+/// decode), on one thread and with the conversion on a helper thread, with the CPU time per
+/// decode beside the wall time; two decodes at once with and without the helper thread (it
+/// must not cost throughput); and the 256 px thumbnail, converted and raw.
 final class ColorBenchmarks: XCTestCase {
     override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
 
-    private static let profile: [UInt8] = {
-        let url = BenchRecorder.packageRoot.appendingPathComponent("Tests/Fixtures/color/p3.jpg")
-        guard let data = try? Data(contentsOf: url), let image = try? ImageDecoder().decode(data),
-              let icc = image.iccProfile
-        else { fatalError("Tests/Fixtures/color/p3.jpg has no readable profile") }
-        return [UInt8](icc)
-    }()
-
-    /// The 12 MP input with the P3 profile in an APP2 segment after SOI.
-    private static let input: BenchInputs.Input = {
-        let plain = BenchInputs.jpeg12MP
-        let payload = Array("ICC_PROFILE".utf8) + [0, 1, 1] + profile
-        let length = payload.count + 2
-        let bytes = Array(plain.bytes[0..<2]) + [0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
-            + Array(plain.bytes[2...])
-        return BenchInputs.Input(name: "jpeg-12mp-p3", bytes: bytes, width: plain.width, height: plain.height)
-    }()
+    private static let samples = 11
 
     func testFullDecodeP3() throws {
-        let input = Self.input
+        let input = BenchInputs.jpeg12MPP3
+        let profile = BenchInputs.p3Profile
         let converting = ImageDecoder()
-        let raw = ImageDecoder(options: DecodeOptions(colorMode: .raw))
         XCTAssertTrue(try converting.decode(Data(input.bytes)).isColorConverted)
         let pixels = input.width * input.height
         let dst = UnsafeMutableRawBufferPointer.allocate(byteCount: pixels * 4, alignment: 64)
         dst.initializeMemory(as: UInt8.self, repeating: 0x55)
         defer { dst.deallocate() }
-        let transform = try XCTUnwrap(Self.profile.withUnsafeBufferPointer {
+        let transform = try XCTUnwrap(profile.withUnsafeBufferPointer {
             anchors_lcms_rgba_to_srgb($0.baseAddress!, $0.count)
         })
         defer { anchors_lcms_free(transform) }
@@ -54,11 +39,6 @@ final class ColorBenchmarks: XCTestCase {
                                           _ = anchors_tj_decompress_into(src, bytes.count, 1, out, dst.count)
                                           anchors_lcms_apply(transform, out, pixels)
                                       })
-            try BenchRecorder.compare(self, section: "colour", name: "12 MP P3 JPEG: sRGB decode / raw decode",
-                                      useMeasure: false, megapixels: input.megapixels,
-                                      anchorName: "ours, ColorMode.raw", target: 1.10,
-                                      ours: { _ = try converting.decode(bytes) },
-                                      anchor: { _ = try raw.decode(bytes) })
             try BenchRecorder.compare(self, section: "colour", name: "12 MP: bare cmsDoTransform / bare tjDecompress2",
                                       useMeasure: false, megapixels: input.megapixels,
                                       anchorName: "tjDecompress2 RGBA", target: nil,
@@ -67,8 +47,49 @@ final class ColorBenchmarks: XCTestCase {
         }
     }
 
+    /// The conversion's cost on one thread: sRGB decode against raw decode, wall and CPU time.
+    func testConversionCostOneThread() throws {
+        try compareWithRaw(helper: false)
+    }
+
+    /// The conversion on a helper thread while libjpeg decodes: wall time against the raw
+    /// decode's, and the CPU time of both threads.
+    func testConversionCostHelperThread() throws {
+        try compareWithRaw(helper: true)
+    }
+
+    /// Two full decodes at once on two threads: the helper thread must not cost throughput.
+    func testTwoDecodesThroughput() throws {
+        let input = BenchInputs.jpeg12MPP3
+        let with = ImageDecoder(options: DecodeOptions(usesHelperThread: true))
+        let without = ImageDecoder()
+        _ = WallAndCPU.sample(without, input.bytes, threads: 2, loads: 2)
+        try WallAndCPU.record(section: "colour", name: "12 MP P3 JPEG to sRGB, 2 decodes at once: helper thread / one thread (ms per decode)",
+                              megapixels: input.megapixels, samples: Self.samples,
+                              anchor: ("one thread per decode", "one thread"), ours: ("helper", {
+                                  WallAndCPU.sample(with, input.bytes, threads: 2, loads: 2)
+                              }), theirs: { WallAndCPU.sample(without, input.bytes, threads: 2, loads: 2) },
+                              target: 1.0)
+    }
+
+    private func compareWithRaw(helper: Bool) throws {
+        let input = BenchInputs.jpeg12MPP3
+        let converting = ImageDecoder(options: DecodeOptions(usesHelperThread: helper))
+        let raw = ImageDecoder(options: DecodeOptions(colorMode: .raw))
+        let image = try converting.decode(Data(input.bytes))
+        XCTAssertTrue(image.isColorConverted)
+        _ = WallAndCPU.sample(raw, input.bytes, threads: 1, loads: 1)
+        let name = helper ? "12 MP P3 JPEG: sRGB decode, conversion on a helper thread / raw decode"
+            : "12 MP P3 JPEG: sRGB decode / raw decode (one thread)"
+        try WallAndCPU.record(section: "colour", name: name, megapixels: input.megapixels, samples: Self.samples,
+                              anchor: ("ours, ColorMode.raw", "raw"), ours: (helper ? "sRGB, 2 threads" : "sRGB", {
+                                  WallAndCPU.sample(converting, input.bytes, threads: 1, loads: 1)
+                              }), theirs: { WallAndCPU.sample(raw, input.bytes, threads: 1, loads: 1) },
+                              target: 1.10)
+    }
+
     func testThumbnail256P3() throws {
-        let input = Self.input
+        let input = BenchInputs.jpeg12MPP3
         let box = PixelSize(square: 256)
         let converting = ImageDecoder(options: DecodeOptions(thumbnailPixelSize: box))
         let raw = ImageDecoder(options: DecodeOptions(thumbnailPixelSize: box, colorMode: .raw))

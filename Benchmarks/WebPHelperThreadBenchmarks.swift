@@ -17,22 +17,6 @@ final class WebPHelperThreadBenchmarks: XCTestCase {
         ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 256), usesHelperThread: helper))
     }
 
-    /// Wall and process CPU milliseconds per load of `loads` decodes of `bytes` by `decoder`,
-    /// spread over `threads` threads started together.
-    private static func sample(_ decoder: ImageDecoder, _ bytes: [UInt8], threads: Int,
-                               loads: Int) -> (wall: Double, cpu: Double) {
-        let cpu0 = BenchRecorder.processCPUMilliseconds()
-        let wall = BenchRecorder.clock(1) {
-            DispatchQueue.concurrentPerform(iterations: threads) { _ in
-                bytes.withUnsafeBytes { raw in
-                    for _ in 0..<loads / threads { _ = try? decoder.decode(raw) }
-                }
-            }
-        }
-        let n = Double(loads / threads * threads)
-        return (wall / n, (BenchRecorder.processCPUMilliseconds() - cpu0) / n)
-    }
-
     /// Records helper-thread figures against one-thread figures (the anchor), `loads` decodes a
     /// sample over `threads` threads, with the ratio of wall times per load.
     private func compare(name: String, threads: Int, loads: Int, target: Double) throws {
@@ -40,11 +24,12 @@ final class WebPHelperThreadBenchmarks: XCTestCase {
         let with = decoder(helper: true), without = decoder(helper: false)
         let image = try input.bytes.withUnsafeBytes { try with.decode($0) }
         XCTAssertLessThanOrEqual(max(image.width, image.height), 256)
-        _ = Self.sample(without, input.bytes, threads: threads, loads: loads)
-        try record(section: "thumbnail 256 px", name: "\(input.name) \(name)", input: input,
-                   anchor: ("one thread per decode", "one thread"), ours: ("helper", {
-                       Self.sample(with, input.bytes, threads: threads, loads: loads)
-                   }), theirs: { Self.sample(without, input.bytes, threads: threads, loads: loads) }, target: target)
+        _ = WallAndCPU.sample(without, input.bytes, threads: threads, loads: loads)
+        try WallAndCPU.record(section: "thumbnail 256 px", name: "\(input.name) \(name)", megapixels: input.megapixels,
+                              samples: Self.samples, anchor: ("one thread per decode", "one thread"), ours: ("helper", {
+                                  WallAndCPU.sample(with, input.bytes, threads: threads, loads: loads)
+                              }), theirs: { WallAndCPU.sample(without, input.bytes, threads: threads, loads: loads) },
+                              target: target)
     }
 
     /// A manager loading local copies of the input as 256 px thumbnails (no cache tier asked).
@@ -100,37 +85,11 @@ final class WebPHelperThreadBenchmarks: XCTestCase {
         let without = try manager(helperThreadWhenIdle: false, directory: dir)
         _ = try Self.sample(with, files, threads: threads, loads: loads)
         _ = try Self.sample(without, files, threads: threads, loads: loads)
-        try record(section: "manager", name: "\(input.name) 256 px thumbnail, \(name) (ms per load)", input: input,
-                   anchor: ("decodeHelperThreadWhenIdle = false", "policy off"), ours: ("default", {
-                       try Self.sample(with, files, threads: threads, loads: loads)
-                   }), theirs: { try Self.sample(without, files, threads: threads, loads: loads) }, target: target)
-    }
-
-    /// Takes `samples` of ours and of the anchor (`theirs`), alternating which goes first so a
-    /// drift of the shared machine hits both alike, and records the medians per load with the
-    /// ratio of wall times and both CPU times (labelled with `ours.label` and `anchor.short`).
-    private func record(section: String, name: String, input: BenchInputs.Input,
-                        anchor: (name: String, short: String),
-                        ours: (label: String, sample: () throws -> (wall: Double, cpu: Double)),
-                        theirs: () throws -> (wall: Double, cpu: Double), target: Double) throws {
-        var mine: [(wall: Double, cpu: Double)] = [], others: [(wall: Double, cpu: Double)] = []
-        for i in 0..<Self.samples {
-            if i % 2 == 0 {
-                mine.append(try ours.sample())
-                others.append(try theirs())
-            } else {
-                others.append(try theirs())
-                mine.append(try ours.sample())
-            }
-        }
-        let wall = BenchRecorder.median(mine.map(\.wall)), anchorWall = BenchRecorder.median(others.map(\.wall))
-        BenchRecorder.record(BenchResult(
-            section: section, name: name, medianMs: wall,
-            minMs: mine.map(\.wall).min() ?? 0, megapixels: input.megapixels,
-            anchor: anchor.name, anchorMedianMs: anchorWall, ratio: wall / anchorWall,
-            target: target, targetRelation: "<=",
-            notes: ["CPU ms/load \(ours.label)": BenchRecorder.median(mine.map(\.cpu)),
-                    "CPU ms/load \(anchor.short)": BenchRecorder.median(others.map(\.cpu))]))
+        try WallAndCPU.record(section: "manager", name: "\(input.name) 256 px thumbnail, \(name) (ms per load)",
+                              megapixels: input.megapixels, samples: Self.samples,
+                              anchor: ("decodeHelperThreadWhenIdle = false", "policy off"), ours: ("default", {
+                                  try Self.sample(with, files, threads: threads, loads: loads)
+                              }), theirs: { try Self.sample(without, files, threads: threads, loads: loads) }, target: target)
     }
 
     /// One load at a time through the manager: its decode runs alone and gets the helper thread.

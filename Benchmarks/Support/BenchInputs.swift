@@ -48,6 +48,29 @@ enum BenchInputs {
     static var jpeg17MPProgressive: Input { jpeg("jpeg-17mp-progressive", 5000, 3400, progressive: true) }
     /// 12 MP (4000×3000) baseline 4:2:0 JPEG, quality 90.
     static var jpeg12MP: Input { jpeg("jpeg-12mp-baseline", 4000, 3000, progressive: false) }
+    /// The 12 MP baseline JPEG with the Display P3 profile of Tests/Fixtures/color/p3.jpg in an
+    /// APP2 segment after SOI (the colour benchmarks' input, here and in Benchmarks/Peers).
+    static var jpeg12MPP3: Input {
+        cached("jpeg-12mp-p3", 4000, 3000, ext: "jpg") {
+            let plain = jpeg12MP.bytes
+            let payload = Array("ICC_PROFILE".utf8) + [0, 1, 1] + p3Profile
+            let length = payload.count + 2
+            return Array(plain[0..<2]) + [0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
+                + Array(plain[2...])
+        }
+    }
+
+    /// The Display P3 profile embedded in Tests/Fixtures/color/p3.jpg, read by libjpeg.
+    static let p3Profile: [UInt8] = {
+        let url = BenchRecorder.packageRoot.appendingPathComponent("Tests/Fixtures/color/p3.jpg")
+        guard let data = try? Data(contentsOf: url) else { fatalError("\(url.path) is missing") }
+        var out: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        let rc = [UInt8](data).withUnsafeBufferPointer { anchors_jpeg_icc_profile($0.baseAddress, $0.count, &out, &size) }
+        guard rc == 0, let out else { fatalError("\(url.path) has no readable profile") }
+        defer { anchors_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: size))
+    }()
     /// 12 MP progressive JPEG.
     static var jpeg12MPProgressive: Input { jpeg("jpeg-12mp-progressive", 4000, 3000, progressive: true) }
     /// 8 MP (3264×2448) PNG, RGB.

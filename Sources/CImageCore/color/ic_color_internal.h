@@ -28,6 +28,39 @@ typedef enum ic_color_input {
     IC_COLOR_INPUT_CMYK_INVERTED = 4
 } ic_color_input;
 
+/**
+ * ImageKit's own conversion of an RGB matrix/shaper source to sRGB
+ * (matrix_shaper.c): tone curves, a 3x3 matrix in linear light, sRGB's encoding.
+ */
+typedef struct ic_matrix_shaper {
+    /** The curves as linear light in 0...16383 (the portable kernel's encoding-table index). */
+    float linear[3][256];
+    /** Source linear RGB to linear sRGB, row major. */
+    float matrix[9];
+    /** The curves as 16-bit linear light, low and high bytes (the AVX-512 kernel). */
+    uint8_t lin_lo[3][256];
+    uint8_t lin_hi[3][256];
+    /** What source channel k adds to R, G, B of each of 4 pixels, with the 16-bit scale folded in. */
+    float columns[3][16];
+    /** The encoding as straight segments over sqrt(linear): 255 * sRGB ~ seg_a + seg_b * s. */
+    float seg_a[32];
+    float seg_b[32];
+    /** The three curves are the same (one table lookup serves all channels). */
+    bool same_curves;
+} ic_matrix_shaper;
+
+/** Builds the encoding tables and picks the kernel for this CPU; once, before the rest. */
+void ic_ms_init(void);
+
+/**
+ * Fills `f` from each channel's curve sampled at the 256 levels (linear light, 0...1) and
+ * the matrix from source linear RGB to linear sRGB; false when a coefficient is out of range.
+ */
+bool ic_ms_build(ic_matrix_shaper *f, const double linear[3][256], const double matrix[3][3]);
+
+/** Converts one row of `width` RGBA8 pixels in place (alpha kept). */
+void ic_ms_convert(const ic_matrix_shaper *f, uint8_t *row, uint32_t width);
+
 /** A decode's colour state (part of ic_decoder). */
 typedef struct ic_color_state {
     /** Profile bytes (counted against the decode's memory), or NULL. */

@@ -6,9 +6,8 @@
  * lcms converts 8-bit RGB at about 70 Mpixel/s on the machines ImageKit was
  * measured on, which for a 12 MP photo costs more than decoding it. So a
  * matrix/shaper source (P3, Adobe RGB and most camera profiles) goes through
- * ImageKit's own path instead: per-channel curve tables, one 3x3 matrix into
- * linear sRGB (single-precision floats, vectorised for AVX2 when the CPU has
- * it), one sRGB encoding table. That path is built from the
+ * ImageKit's own path instead (matrix_shaper.c): per-channel curves, one 3x3
+ * matrix into linear sRGB, sRGB's encoding. That path is built from the
  * profile's own curves and colorants and is checked against lcms's transform on a
  * 17^3 colour grid when the entry is made; it is used only if every channel agrees
  * within one level, otherwise lcms converts.
@@ -46,15 +45,6 @@ typedef enum verdict {
     VERDICT_CONVERT = 2   /* transform holds the conversion */
 } verdict;
 
-/* The matrix/shaper path: linear light in 0...FAST_ONE, an index of the sRGB encoding table. */
-#define FAST_ENCODE_SIZE 16384
-#define FAST_ONE ((float)(FAST_ENCODE_SIZE - 1))
-
-typedef struct fast_path {
-    float linear[3][256];
-    float matrix[9]; /* source linear RGB to linear sRGB */
-} fast_path;
-
 /* Most profile bytes the cache keeps copies of. */
 #define CACHE_MAX_BYTES ((size_t)16 << 20)
 
@@ -66,7 +56,7 @@ typedef struct ic_color_entry {
     verdict verdict;
     cmsHTRANSFORM transform; /* NULL when the fast path converts */
     bool use_fast;
-    fast_path fast;
+    ic_matrix_shaper fast;
     uint8_t gray_lut[256][3]; /* IC_COLOR_INPUT_GRAY: sRGB of each grey level */
     uint64_t last_used;
     uint32_t refs;            /* decodes using it, plus one while cached */
@@ -74,8 +64,6 @@ typedef struct ic_color_entry {
 
 static pthread_once_t context_once = PTHREAD_ONCE_INIT;
 static cmsContext context;
-static uint8_t srgb_encode[FAST_ENCODE_SIZE];
-static bool have_avx2; /* set once, with the context */
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static ic_color_entry *cache[IC_COLOR_CACHE_CAPACITY];
@@ -90,10 +78,6 @@ static void on_lcms_error(cmsContext ctx, cmsUInt32Number code, const char *text
     (void)code;
     (void)text;
     __atomic_add_fetch(&lcms_errors, 1, __ATOMIC_RELAXED);
-}
-
-static double srgb_oetf(double v) {
-    return v <= 0.0031308 ? v * 12.92 : 1.055 * pow(v, 1 / 2.4) - 0.055;
 }
 
 /* The largest single allocation lcms may make: a 33^4-point CMYK table at 16 bits with
@@ -122,13 +106,7 @@ static cmsPluginMemHandler memory_plugin = {
 static void create_context(void) {
     context = cmsCreateContext(&memory_plugin, NULL);
     cmsSetLogErrorHandlerTHR(context, on_lcms_error);
-    /* Entry i serves linear values in [i, i + 1): it encodes the midpoint. */
-    for (int i = 0; i < FAST_ENCODE_SIZE; i++) {
-        double mid = ((double)i + 0.5) / (FAST_ENCODE_SIZE - 1);
-        srgb_encode[i] = (uint8_t)lround(srgb_oetf(mid > 1 ? 1 : mid) * 255.0);
-    }
-    __builtin_cpu_init();
-    have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    ic_ms_init();
 }
 
 /* ---- Does a profile describe sRGB? ---- */
@@ -186,45 +164,6 @@ static bool describes_srgb(cmsHPROFILE p) {
 
 /* ---- The fast matrix/shaper path. ---- */
 
-/* One loop, compiled twice (baseline and AVX2 + FMA, where clang vectorises it); alpha is left
- * as it is. Its shape is what clang 17 vectorises: clamps written out, the index truncated
- * (the encoding table holds each interval's midpoint); an inline clamp function, or rounding
- * here, left it scalar. */
-#define FAST_LOOP(f, p, width)                                                                   \
-    do {                                                                                         \
-        const float *m = (f)->matrix;                                                            \
-        for (uint32_t x = 0; x < (width); x++) {                                                 \
-            float r = (f)->linear[0][(p)[4 * x]], g = (f)->linear[1][(p)[4 * x + 1]],            \
-                  b = (f)->linear[2][(p)[4 * x + 2]];                                            \
-            float o0 = m[0] * r + m[1] * g + m[2] * b;                                           \
-            float o1 = m[3] * r + m[4] * g + m[5] * b;                                           \
-            float o2 = m[6] * r + m[7] * g + m[8] * b;                                           \
-            o0 = o0 < 0 ? 0 : o0 > FAST_ONE ? FAST_ONE : o0;                                     \
-            o1 = o1 < 0 ? 0 : o1 > FAST_ONE ? FAST_ONE : o1;                                     \
-            o2 = o2 < 0 ? 0 : o2 > FAST_ONE ? FAST_ONE : o2;                                     \
-            (p)[4 * x] = srgb_encode[(int)o0];                                                   \
-            (p)[4 * x + 1] = srgb_encode[(int)o1];                                               \
-            (p)[4 * x + 2] = srgb_encode[(int)o2];                                               \
-        }                                                                                        \
-    } while (0)
-
-__attribute__((target("avx2,fma"))) static void fast_avx2(const fast_path *restrict f,
-                                                          uint8_t *restrict p, uint32_t width) {
-    FAST_LOOP(f, p, width);
-}
-
-static void fast_plain(const fast_path *restrict f, uint8_t *restrict p, uint32_t width) {
-    FAST_LOOP(f, p, width);
-}
-
-static void fast_convert(const fast_path *f, uint8_t *p, uint32_t width) {
-    if (have_avx2) {
-        fast_avx2(f, p, width);
-    } else {
-        fast_plain(f, p, width);
-    }
-}
-
 /* Columns of the matrix from a matrix/shaper profile's colorants (linear RGB to XYZ D50). */
 static bool colorant_matrix(cmsHPROFILE p, double m[3][3]) {
     static const cmsTagSignature tags[3] = {cmsSigRedColorantTag, cmsSigGreenColorantTag,
@@ -264,12 +203,11 @@ static bool build_fast(ic_color_entry *e, cmsHPROFILE src, cmsHPROFILE dst, cmsH
         !invert3(srgb_to_xyz, from_xyz)) {
         return false;
     }
+    double matrix[3][3], linear[3][256];
     for (int r = 0; r < 3; r++) {
         for (int c = 0; c < 3; c++) {
-            double v = 0;
-            for (int k = 0; k < 3; k++) v += from_xyz[r][k] * to_xyz[k][c];
-            if (fabs(v) > 4) return false;
-            e->fast.matrix[r * 3 + c] = (float)v;
+            matrix[r][c] = 0;
+            for (int k = 0; k < 3; k++) matrix[r][c] += from_xyz[r][k] * to_xyz[k][c];
         }
     }
     static const cmsTagSignature curves[3] = {cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag};
@@ -277,11 +215,10 @@ static bool build_fast(ic_color_entry *e, cmsHPROFILE src, cmsHPROFILE dst, cmsH
         const cmsToneCurve *curve = cmsReadTag(src, curves[c]);
         if (!curve) return false;
         for (int v = 0; v < 256; v++) {
-            double lin = cmsEvalToneCurveFloat(curve, (cmsFloat32Number)(v / 255.0));
-            lin = lin < 0 ? 0 : lin > 1 ? 1 : lin;
-            e->fast.linear[c][v] = (float)(lin * FAST_ONE);
+            linear[c][v] = cmsEvalToneCurveFloat(curve, (cmsFloat32Number)(v / 255.0));
         }
     }
+    if (!ic_ms_build(&e->fast, linear, matrix)) return false;
     /* Agreement with lcms on a 17^3 grid (every 16th level, and 255). */
     enum { N = 17 * 17 * 17 };
     static const int steps = 17;
@@ -300,7 +237,7 @@ static bool build_fast(ic_color_entry *e, cmsHPROFILE src, cmsHPROFILE dst, cmsH
         }
     }
     memcpy(theirs, mine, (size_t)N * 4);
-    fast_convert(&e->fast, mine, N);
+    ic_ms_convert(&e->fast, mine, N);
     cmsDoTransform(t, theirs, theirs, N);
     bool agree = true;
     for (i = 0; i < (size_t)N * 4 && agree; i++) agree = abs((int)mine[i] - (int)theirs[i]) <= 1;
@@ -552,7 +489,7 @@ void ic_color_convert_row(const ic_color_state *c, uint8_t *row, uint32_t width)
         return;
     }
     if (e->use_fast) {
-        fast_convert(&e->fast, row, width);
+        ic_ms_convert(&e->fast, row, width);
     } else {
         cmsDoTransform(e->transform, row, row, width);
     }

@@ -57,4 +57,38 @@ static inline bool ic_is_space(unsigned char c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* ---- A helper thread over a growing range (thread.c). ---- */
+
+/** Work on indices [begin, end) of a range (rows of an image, say). */
+typedef void (*ic_range_fn)(void *ctx, uint32_t begin, uint32_t end);
+
+/**
+ * One helper thread that runs `fn` on chunks of a range while the caller
+ * produces it: the caller makes indices ready in order (ic_range_helper_extend),
+ * the helper takes `chunk` of them at a time, and at the end the caller takes
+ * chunks too until none is left. Each index is handed to `fn` exactly once, so
+ * when chunks are independent the result does not depend on who ran which.
+ * The helper sleeps on a condition variable while nothing is ready (no spinning).
+ */
+typedef struct ic_range_helper ic_range_helper;
+
+/**
+ * Starts the helper on a range beginning at `start` (nothing ready yet); NULL when
+ * no thread could be made (the caller then does the work itself).
+ */
+ic_range_helper *ic_range_helper_start(ic_range_fn fn, void *ctx, uint32_t start, uint32_t chunk);
+
+/** The end of what is ready so far (start until the first extend). Caller's thread only. */
+uint32_t ic_range_helper_ready(const ic_range_helper *h);
+
+/** Makes indices up to `end` ready (an end below the current one changes nothing). */
+void ic_range_helper_extend(ic_range_helper *h, uint32_t end);
+
+/**
+ * With `complete`, runs what is ready and unclaimed on the calling thread as well,
+ * waits for the helper's last chunk, and ends it; without, claims nothing more and
+ * ends the helper after its current chunk (a failed decode). Frees `h`.
+ */
+void ic_range_helper_finish(ic_range_helper *h, bool complete);
+
 #endif /* IC_COMMON_INTERNAL_H */

@@ -23,6 +23,9 @@
 /** Rows a decoder may have written but not yet reported in resampling mode. */
 #define IC_SINK_ROWS 16
 
+/** Rows the colour helper thread converts at a time (see ic_decoder.helper). */
+#define IC_HELPER_ROWS 32
+
 /** A large working buffer of a decode (mapped or pooled when big, counted against the limit). */
 typedef struct ic_dec_buffer {
     uint8_t *p;
@@ -42,7 +45,7 @@ typedef struct ic_dec_buffer {
  * ic_dec_rows_done, or copied from its own buffer with ic_dec_put_rows.
  *
  * When the codec's size is the output size ("direct" mode) rows land in the
- * output image itself and may be written in any order. Otherwise the sink
+ * output image itself and may be written in any order (each reported once). Otherwise the sink
  * premultiplies each row and streams it through the resampler, keeping only
  * IC_SINK_ROWS rows: rows must then come strictly in order.
  */
@@ -88,6 +91,12 @@ typedef struct ic_decoder {
 
     /* PNG decoder choice (tests only; ic_decode uses IC_PNG_PATH_AUTO). */
     ic_png_path png_path;
+    /* With use_helper_thread, in direct mode: a helper thread converts (and premultiplies)
+     * the rows reported in order while the codec decodes the next ones; the caller joins in
+     * for what is left at the end. Every row goes through the same code either way. */
+    ic_range_helper *helper;
+    bool helper_straight;   /* the handed-over rows need premultiplying */
+    int helper_transparent; /* set (atomically) when such a row was not opaque */
 } ic_decoder;
 
 /** True once the caller's cancellation flag is set. */

@@ -2,7 +2,8 @@
  * sink.c — where decoded rows go: planning the output size, limit checks,
  * and the row sink (direct into the output, or streamed through the resampler
  * so the full-size bitmap never exists). Rows of a tagged image go through its
- * colour transform first, at the codec's size, before premultiplying.
+ * colour transform first, at the codec's size, before premultiplying; in direct
+ * mode, with use_helper_thread, on a helper thread while the codec decodes on.
  */
 #include <math.h>
 #include <string.h>
@@ -111,6 +112,33 @@ void ic_dec_buffer_free(ic_decoder *d, ic_dec_buffer *buf) {
     memset(buf, 0, sizeof *buf);
 }
 
+/* Smallest image whose conversion gets a helper thread. */
+#define HELPER_MIN_PIXELS ((uint64_t)1 << 18)
+
+/* Converts and, with `straight_alpha`, premultiplies one codec row; false if not opaque. */
+static bool finish_row(const ic_decoder *d, uint8_t *row, bool straight_alpha) {
+    if (ic_color_sink_converts(&d->color)) ic_color_convert_row(&d->color, row, d->codec_width);
+    return !straight_alpha || ic_premultiply_row(row, d->codec_width);
+}
+
+/* The helper's work: rows [begin, end) of the single frame, in the output (direct mode). */
+static void helper_rows(void *ctx, uint32_t begin, uint32_t end) {
+    ic_decoder *d = ctx;
+    for (uint32_t y = begin; y < end; y++) {
+        if (!finish_row(d, ic_dec_row(d, 0, y), d->helper_straight)) {
+            __atomic_store_n(&d->helper_transparent, 1, __ATOMIC_RELAXED);
+        }
+    }
+}
+
+/* Ends the helper thread, after its work (`complete`) or abandoning it. */
+static void end_helper(ic_decoder *d, bool complete) {
+    if (!d->helper) return;
+    ic_range_helper_finish(d->helper, complete);
+    d->helper = NULL;
+    if (__atomic_load_n(&d->helper_transparent, __ATOMIC_RELAXED)) d->all_opaque = false;
+}
+
 ic_status ic_dec_begin(ic_decoder *d, uint32_t width, uint32_t height, uint32_t frames) {
     d->codec_width = width;
     d->codec_height = height;
@@ -144,6 +172,12 @@ ic_status ic_dec_begin(ic_decoder *d, uint32_t width, uint32_t height, uint32_t 
         return st;
     }
     d->all_opaque = true;
+    /* A helper thread for the colour conversion: worth its start (tens of microseconds) only
+     * on large images, and one frame (direct-mode rows of animations come in any order). */
+    if (direct && d->opts.use_helper_thread && frames == 1 && ic_color_sink_converts(&d->color) &&
+        height >= 4 * IC_HELPER_ROWS && (uint64_t)width * height >= HELPER_MIN_PIXELS) {
+        d->helper = ic_range_helper_start(helper_rows, d, 0, IC_HELPER_ROWS);
+    }
     return IC_OK;
 }
 
@@ -158,11 +192,16 @@ static void feed(ic_decoder *d, uint32_t frame, uint32_t y, const uint8_t *row) 
 
 void ic_dec_rows_done(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
                       bool straight_alpha) {
-    uint32_t width = d->codec_width;
+    /* Rows that continue what the helper has: its work (one alpha treatment throughout). */
+    if (d->helper && y == ic_range_helper_ready(d->helper) &&
+        (y == 0 || straight_alpha == d->helper_straight)) {
+        if (y == 0) d->helper_straight = straight_alpha;
+        ic_range_helper_extend(d->helper, y + count);
+        return;
+    }
     for (uint32_t i = 0; i < count; i++) {
         uint8_t *row = ic_dec_row(d, frame, y + i);
-        if (ic_color_sink_converts(&d->color)) ic_color_convert_row(&d->color, row, width);
-        if (straight_alpha && !ic_premultiply_row(row, width)) d->all_opaque = false;
+        if (!finish_row(d, row, straight_alpha)) d->all_opaque = false;
         if (d->scaler) feed(d, frame, y + i, row);
     }
 }
@@ -182,6 +221,7 @@ void ic_dec_put_rows(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
 }
 
 void ic_dec_sink_free(ic_decoder *d) {
+    end_helper(d, false);
     if (d->scaler) {
         ic_scaler_free(d->scaler);
         d->scaler = NULL;
@@ -192,6 +232,7 @@ void ic_dec_sink_free(ic_decoder *d) {
 }
 
 ic_status ic_dec_finish(ic_decoder *d) {
+    end_helper(d, true);
     if (d->scaler) {
         bool complete = d->sink_frame == d->image->frame_count && ic_scaler_done(d->scaler);
         ic_dec_sink_free(d);

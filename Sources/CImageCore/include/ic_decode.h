@@ -95,10 +95,13 @@ typedef struct ic_decode_options {
     /** Optional pool the output's pixel buffer comes from and returns to (NULL: none). */
     ic_pool *pool;
     /**
-     * 1: the codec may run part of the decode on one helper thread of its own. Only lossy
-     * WebP uses it (libwebp's use_threads: loop filtering, scaling and colour conversion on a
-     * second thread), which cuts the latency of a lone decode for a little more CPU time; a
-     * caller whose cores are all busy loses throughput to it. Default 0: the calling thread only.
+     * 1: the decode may run part of its work on one helper thread of its own: lossy WebP
+     * (libwebp's use_threads: loop filtering, scaling and colour conversion on a second
+     * thread), and the conversion to sRGB of a full-size decode with an ICC profile (rows
+     * converted on a second thread, 32 at a time, while the codec decodes the next ones;
+     * the pixels are the same as on one thread). It cuts the latency of a lone decode for a
+     * little more CPU time; a caller whose cores are all busy loses throughput to it.
+     * Default 0: the calling thread only.
      */
     int use_helper_thread;
     /**

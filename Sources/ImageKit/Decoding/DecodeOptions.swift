@@ -34,9 +34,11 @@ public struct DecodeOptions: Sendable, Hashable {
     /// If a decoded frame would exceed this many bytes (width × height × 4),
     /// scale it down, keeping the aspect ratio, until it fits. `nil`: no limit.
     public var scaleDownLimitBytes: Int?
-    /// Let the codec run part of the decode on one helper thread of its own: lossy WebP then
-    /// filters, scales and converts colours on a second thread (libwebp's `use_threads`),
-    /// which shortens a lone decode for a little more CPU time. Default `false` — a caller
+    /// Let the decode run part of its work on one helper thread of its own: lossy WebP then
+    /// filters, scales and converts colours on a second thread (libwebp's `use_threads`), and a
+    /// full-size decode of an image with an ICC profile converts its rows to sRGB on a second
+    /// thread while the codec decodes the next ones (pixels identical to one thread's). It
+    /// shortens a lone decode for a little more CPU time. Default `false` — a caller
     /// whose cores are all busy would lose throughput; ``ImageManager`` turns it on for a
     /// decode only while its other workers are idle
     /// (``ImageManagerConfiguration/decodeHelperThreadWhenIdle``).

@@ -29,6 +29,22 @@ static inline int ik_vips_thumbnail(const void *data, size_t length, int size) {
     return 0;
 }
 
+/* ik_vips_thumbnail with the pixels converted to sRGB through the image's embedded profile
+ * (vips_thumbnail's export_profile=srgb), as ImageKit converts tagged images by default. */
+static inline int ik_vips_thumbnail_srgb(const void *data, size_t length, int size) {
+    VipsImage *out = NULL;
+    if (vips_thumbnail_buffer((void *)data, length, &out, size, "export_profile", "srgb", NULL)) {
+        vips_error_clear();
+        return -1;
+    }
+    size_t bytes = 0;
+    void *pixels = vips_image_write_to_memory(out, &bytes);
+    g_object_unref(out);
+    if (!pixels) return -1;
+    g_free(pixels);
+    return 0;
+}
+
 /* Output formats of ik_vips_thumbnail_encode. */
 enum { IK_VIPS_JPEG = 0, IK_VIPS_WEBP = 1, IK_VIPS_PNG = 2 };
 

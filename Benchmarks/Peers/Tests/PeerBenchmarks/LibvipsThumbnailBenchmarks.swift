@@ -15,7 +15,10 @@ final class LibvipsThumbnailBenchmarks: XCTestCase {
             .appendingPathComponent(".build/bench-inputs")
     }
 
-    private func compare(_ file: String, megapixels: Double, target: Double?, helperThread: Bool = false) throws {
+    /// `toSRGB`: libvips converts through the embedded profile (`export_profile=srgb`), as
+    /// ImageKit does for a tagged image.
+    private func compare(_ file: String, megapixels: Double, target: Double?, helperThread: Bool = false,
+                         toSRGB: Bool = false) throws {
         XCTAssertTrue(Self.started, "libvips did not start")
         let url = inputs.appendingPathComponent(file)
         guard let data = try? Data(contentsOf: url) else {
@@ -24,18 +27,26 @@ final class LibvipsThumbnailBenchmarks: XCTestCase {
         let bytes = [UInt8](data)
         let decoder = ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 256),
                                                           usesHelperThread: helperThread))
-        let name = file + (helperThread ? " (helper thread)" : "")
+        let name = file + (helperThread ? " (helper thread)" : "") + (toSRGB ? " to sRGB" : "")
+        let anchorName = "libvips vips_thumbnail_buffer" + (toSRGB ? " export_profile=srgb" : "")
+        let vips = toSRGB ? ik_vips_thumbnail_srgb : ik_vips_thumbnail
         try bytes.withUnsafeBytes { raw in
             try BenchRecorder.compare(self, section: "thumbnail 256 px (peers)", name: name, megapixels: megapixels,
-                                      anchorName: "libvips vips_thumbnail_buffer", target: target,
+                                      anchorName: anchorName, target: target,
                                       ours: { _ = try decoder.decode(raw) },
-                                      anchor: { XCTAssertEqual(ik_vips_thumbnail(raw.baseAddress, raw.count, 256), 0) })
+                                      anchor: { XCTAssertEqual(vips(raw.baseAddress, raw.count, 256), 0) })
         }
     }
 
     func testJPEG12MP() throws { try compare("jpeg-12mp-baseline.jpg", megapixels: 12, target: 0.9) }
 
     func testJPEG24MP() throws { try compare("jpeg-24mp-baseline.jpg", megapixels: 24, target: 0.9) }
+
+    /// The colour benchmarks' 12 MP Display P3 JPEG (ColorBenchmarks, BenchInputs.jpeg12MPP3),
+    /// both converting to sRGB.
+    func testJPEG12MPP3ToSRGB() throws {
+        try compare("jpeg-12mp-p3.jpg", megapixels: 12, target: 0.9, toSRGB: true)
+    }
 
     func testJPEG12MPProgressive() throws { try compare("jpeg-12mp-progressive.jpg", megapixels: 12, target: nil) }
 

@@ -1,0 +1,248 @@
+/*
+ * matrix_shaper.c — ImageKit's own conversion of RGB matrix/shaper sources
+ * (P3, Adobe RGB, most camera profiles) to sRGB: per-channel tone curve, a 3x3
+ * matrix in linear light, the sRGB encoding. icc.c builds one from a profile and
+ * keeps it only when it agrees with lcms (see there).
+ *
+ * Two kernels, chosen once per process from the CPU:
+ *
+ * - AVX-512 (F, BW, VBMI), 16 pixels a step, no memory lookups per pixel: the
+ *   curves are 256-entry tables of 16-bit linear values held in registers as
+ *   low and high bytes (vpermi2b looks up 128 entries at a time); the matrix runs
+ *   on floats; the encoding is evaluated as a function of s = sqrt(linear)
+ *   (rsqrt14 times the value), where sRGB's curve is smooth enough for 32
+ *   straight segments held in registers (vpermi2ps) to stay within 0.1 level
+ *   of the exact value, plus sRGB's linear toe computed exactly.
+ * - Elsewhere: float tables and a 16384-entry encoding table, vectorised by the
+ *   compiler for AVX2 + FMA where the CPU has it (gathers).
+ *
+ * Alpha is left as it is in both.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <immintrin.h>
+
+#include "ic_color_internal.h"
+
+/* sRGB's encoding: linear light in 0...1 to 0...1. */
+static double srgb_oetf(double v) {
+    return v <= 0.0031308 ? v * 12.92 : 1.055 * pow(v, 1 / 2.4) - 0.055;
+}
+
+/* ---- The portable kernel. ---- */
+
+#define ENCODE_SIZE 16384
+#define ENCODE_ONE ((float)(ENCODE_SIZE - 1))
+
+static uint8_t srgb_encode[ENCODE_SIZE];
+static bool have_avx2, have_avx512;
+
+void ic_ms_init(void) {
+    /* Entry i serves linear values in [i, i + 1): it encodes the midpoint. */
+    for (int i = 0; i < ENCODE_SIZE; i++) {
+        double mid = ((double)i + 0.5) / (ENCODE_SIZE - 1);
+        srgb_encode[i] = (uint8_t)lround(srgb_oetf(mid > 1 ? 1 : mid) * 255.0);
+    }
+    __builtin_cpu_init();
+    have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    have_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512vbmi");
+}
+
+/* One loop, compiled twice (baseline and AVX2 + FMA, where clang vectorises it). Its shape is
+ * what clang 17 vectorises: clamps written out, the index truncated (the encoding table holds
+ * each interval's midpoint); an inline clamp function, or rounding here, left it scalar. */
+#define TABLE_LOOP(f, p, width)                                                                  \
+    do {                                                                                         \
+        const float *m = (f)->matrix;                                                            \
+        for (uint32_t x = 0; x < (width); x++) {                                                 \
+            float r = (f)->linear[0][(p)[4 * x]], g = (f)->linear[1][(p)[4 * x + 1]],            \
+                  b = (f)->linear[2][(p)[4 * x + 2]];                                            \
+            float o0 = m[0] * r + m[1] * g + m[2] * b;                                           \
+            float o1 = m[3] * r + m[4] * g + m[5] * b;                                           \
+            float o2 = m[6] * r + m[7] * g + m[8] * b;                                           \
+            o0 = o0 < 0 ? 0 : o0 > ENCODE_ONE ? ENCODE_ONE : o0;                                 \
+            o1 = o1 < 0 ? 0 : o1 > ENCODE_ONE ? ENCODE_ONE : o1;                                 \
+            o2 = o2 < 0 ? 0 : o2 > ENCODE_ONE ? ENCODE_ONE : o2;                                 \
+            (p)[4 * x] = srgb_encode[(int)o0];                                                   \
+            (p)[4 * x + 1] = srgb_encode[(int)o1];                                               \
+            (p)[4 * x + 2] = srgb_encode[(int)o2];                                               \
+        }                                                                                        \
+    } while (0)
+
+__attribute__((target("avx2,fma"))) static void table_avx2(const ic_matrix_shaper *restrict f,
+                                                           uint8_t *restrict p, uint32_t width) {
+    TABLE_LOOP(f, p, width);
+}
+
+static void table_plain(const ic_matrix_shaper *restrict f, uint8_t *restrict p, uint32_t width) {
+    TABLE_LOOP(f, p, width);
+}
+
+/* ---- The AVX-512 kernel. ---- */
+
+/* Below this linear value sRGB's encoding is the straight line 12.92 x. */
+#define SRGB_TOE 0.0031308
+/* Encoding segments over s = sqrt(linear) in [0, 1]. */
+#define SEGMENTS 32
+
+/* Fills seg_a/seg_b so that 255 * srgb_oetf(s * s) ~ seg_a[i] + seg_b[i] * s on segment i
+ * (the part of it above the toe): the chord, moved by half its largest error either way. */
+static void fit_segments(ic_matrix_shaper *f) {
+    double toe_s = sqrt(SRGB_TOE);
+    for (int i = 0; i < SEGMENTS; i++) {
+        double lo = (double)i / SEGMENTS, hi = (double)(i + 1) / SEGMENTS;
+        if (hi <= toe_s) { /* entirely in the toe, which is computed exactly */
+            f->seg_a[i] = 0;
+            f->seg_b[i] = 0;
+            continue;
+        }
+        if (lo < toe_s) lo = toe_s;
+        double ylo = 255 * srgb_oetf(lo * lo), yhi = 255 * srgb_oetf(hi * hi);
+        double b = (yhi - ylo) / (hi - lo), a = ylo - b * lo;
+        double most = 0, least = 0;
+        for (int k = 0; k <= 256; k++) {
+            double s = lo + (hi - lo) * k / 256;
+            double e = 255 * srgb_oetf(s * s) - (a + b * s);
+            if (e > most) most = e;
+            if (e < least) least = e;
+        }
+        f->seg_a[i] = (float)(a + (most + least) / 2);
+        f->seg_b[i] = (float)b;
+    }
+}
+
+#define AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+
+/* 16-bit linear values of 64 bytes through one curve held as lo/hi byte tables. */
+AVX512 static inline void lookup(const __m512i t[8], __m512i px, __mmask64 top, __m512i *lo,
+                                 __m512i *hi) {
+    *lo = _mm512_mask_blend_epi8(top, _mm512_permutex2var_epi8(t[0], px, t[1]),
+                                 _mm512_permutex2var_epi8(t[2], px, t[3]));
+    *hi = _mm512_mask_blend_epi8(top, _mm512_permutex2var_epi8(t[4], px, t[5]),
+                                 _mm512_permutex2var_epi8(t[6], px, t[7]));
+}
+
+/* Linear floats (4 pixels, RGBA lanes; alpha lane 0) to encoded sRGB levels as int32. */
+AVX512 static inline __m512i encode4(__m512 v, __m512 c0, __m512 c1, __m512 c2, __m512 a0,
+                                     __m512 a1, __m512 b0, __m512 b1) {
+    __m512 r = _mm512_permute_ps(v, 0x00), g = _mm512_permute_ps(v, 0x55),
+           b = _mm512_permute_ps(v, 0xAA);
+    __m512 x = _mm512_fmadd_ps(b, c2, _mm512_fmadd_ps(g, c1, _mm512_mul_ps(r, c0)));
+    /* Clamped to (0, 1]: the lower bound keeps rsqrt finite and encodes as 0. */
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(1e-20f)), _mm512_set1_ps(1.0f));
+    __m512 s = _mm512_mul_ps(x, _mm512_rsqrt14_ps(x));
+    __m512i i = _mm512_min_epi32(_mm512_cvttps_epi32(_mm512_mul_ps(s, _mm512_set1_ps(SEGMENTS))),
+                                 _mm512_set1_epi32(SEGMENTS - 1));
+    __m512 y = _mm512_fmadd_ps(_mm512_permutex2var_ps(b0, i, b1), s,
+                               _mm512_permutex2var_ps(a0, i, a1));
+    __mmask16 toe = _mm512_cmp_ps_mask(x, _mm512_set1_ps((float)SRGB_TOE), _CMP_LT_OQ);
+    y = _mm512_mask_mul_ps(y, toe, x, _mm512_set1_ps((float)(12.92 * 255)));
+    return _mm512_cvtps_epi32(y);
+}
+
+AVX512 static void convert_avx512(const ic_matrix_shaper *f, uint8_t *p, uint32_t width) {
+    __m512i t[3][8];
+    int curves = f->same_curves ? 1 : 3;
+    for (int c = 0; c < curves; c++) {
+        for (int k = 0; k < 4; k++) {
+            t[c][k] = _mm512_loadu_si512(f->lin_lo[c] + 64 * k);
+            t[c][4 + k] = _mm512_loadu_si512(f->lin_hi[c] + 64 * k);
+        }
+    }
+    __m512 c0 = _mm512_loadu_ps(f->columns[0]), c1 = _mm512_loadu_ps(f->columns[1]),
+           c2 = _mm512_loadu_ps(f->columns[2]);
+    __m512 a0 = _mm512_loadu_ps(f->seg_a), a1 = _mm512_loadu_ps(f->seg_a + 16);
+    __m512 b0 = _mm512_loadu_ps(f->seg_b), b1 = _mm512_loadu_ps(f->seg_b + 16);
+    /* Puts the pixels back in order after the packs (see below). */
+    const __m512i order = _mm512_setr_epi32(0, 4, 1, 5, 8, 12, 9, 13, 2, 6, 3, 7, 10, 14, 11, 15);
+    const __mmask64 alpha = 0x8888888888888888ull;
+    const __mmask64 green = 0x2222222222222222ull, blue = 0x4444444444444444ull;
+    for (uint32_t x = 0; x < width; x += 16) {
+        uint32_t n = width - x < 16 ? width - x : 16;
+        __mmask64 live = n == 16 ? ~0ull : (1ull << (4 * n)) - 1;
+        /* Masked byte loads and stores are slow on some CPUs: only the tail uses them. */
+        __m512i px = n == 16 ? _mm512_loadu_si512(p + 4 * (size_t)x)
+                             : _mm512_maskz_loadu_epi8(live, p + 4 * (size_t)x);
+        __mmask64 top = _mm512_movepi8_mask(px);
+        __m512i lo, hi;
+        lookup(t[0], px, top, &lo, &hi);
+        if (curves == 3) {
+            __m512i lo1, hi1, lo2, hi2;
+            lookup(t[1], px, top, &lo1, &hi1);
+            lookup(t[2], px, top, &lo2, &hi2);
+            lo = _mm512_mask_blend_epi8(blue, _mm512_mask_blend_epi8(green, lo, lo1), lo2);
+            hi = _mm512_mask_blend_epi8(blue, _mm512_mask_blend_epi8(green, hi, hi1), hi2);
+        }
+        /* Words: w0 holds pixels 0,1 of each 128-bit lane, w1 pixels 2,3. */
+        __m512i w0 = _mm512_unpacklo_epi8(lo, hi), w1 = _mm512_unpackhi_epi8(lo, hi);
+        /* Floats, one pixel a lane: v0 = pixels 0,1,4,5; v1 = 8,9,12,13; v2 = 2,3,6,7; v3 = 10,11,14,15. */
+        __m512 v0 = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(w0)));
+        __m512 v1 = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(w0, 1)));
+        __m512 v2 = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(w1)));
+        __m512 v3 = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(w1, 1)));
+        __m512i e0 = encode4(v0, c0, c1, c2, a0, a1, b0, b1);
+        __m512i e1 = encode4(v1, c0, c1, c2, a0, a1, b0, b1);
+        __m512i e2 = encode4(v2, c0, c1, c2, a0, a1, b0, b1);
+        __m512i e3 = encode4(v3, c0, c1, c2, a0, a1, b0, b1);
+        /* Packs work per 128-bit lane: lane k of the result holds pixels (0,2,8,10) + k for
+         * k = 0, 1 and (4,6,12,14) + k - 2 for k = 2, 3, four bytes each. */
+        __m512i packed = _mm512_packus_epi16(_mm512_packus_epi32(e0, e2), _mm512_packus_epi32(e1, e3));
+        __m512i out = _mm512_permutexvar_epi32(order, packed);
+        out = _mm512_mask_blend_epi8(alpha, out, px);
+        if (n == 16) {
+            _mm512_storeu_si512(p + 4 * (size_t)x, out);
+        } else {
+            _mm512_mask_storeu_epi8(p + 4 * (size_t)x, live, out);
+        }
+    }
+}
+
+/* ---- Building and converting. ---- */
+
+bool ic_ms_build(ic_matrix_shaper *f, const double linear[3][256], const double matrix[3][3]) {
+    memset(f, 0, sizeof *f);
+    for (int r = 0; r < 3; r++) {
+        for (int c = 0; c < 3; c++) {
+            if (fabs(matrix[r][c]) > 4) return false;
+            f->matrix[r * 3 + c] = (float)matrix[r][c];
+        }
+    }
+    f->same_curves = true;
+    for (int c = 0; c < 3; c++) {
+        for (int v = 0; v < 256; v++) {
+            double lin = linear[c][v] < 0 ? 0 : linear[c][v] > 1 ? 1 : linear[c][v];
+            f->linear[c][v] = (float)(lin * ENCODE_ONE);
+            uint16_t q = (uint16_t)lround(lin * 65535.0);
+            f->lin_lo[c][v] = (uint8_t)q;
+            f->lin_hi[c][v] = (uint8_t)(q >> 8);
+            if (c > 0 && (f->lin_lo[c][v] != f->lin_lo[0][v] || f->lin_hi[c][v] != f->lin_hi[0][v])) {
+                f->same_curves = false;
+            }
+        }
+    }
+    /* Column k, per pixel lane: what source channel k adds to R, G and B (alpha lane 0). The
+     * 16-bit curve scale is folded in. */
+    for (int k = 0; k < 3; k++) {
+        for (int px = 0; px < 4; px++) {
+            for (int out = 0; out < 3; out++) {
+                f->columns[k][px * 4 + out] = (float)(matrix[out][k] / 65535.0);
+            }
+            f->columns[k][px * 4 + 3] = 0;
+        }
+    }
+    fit_segments(f);
+    return true;
+}
+
+void ic_ms_convert(const ic_matrix_shaper *f, uint8_t *row, uint32_t width) {
+    if (have_avx512) {
+        convert_avx512(f, row, width);
+    } else if (have_avx2) {
+        table_avx2(f, row, width);
+    } else {
+        table_plain(f, row, width);
+    }
+}
