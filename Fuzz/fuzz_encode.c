@@ -5,8 +5,8 @@
  */
 #include "fuzz_common.h"
 
-/* GIF keeps frame count, size, loop count and delays rounded to centiseconds. */
-static void check_gif(const ic_image *src, const uint8_t *data, size_t size) {
+/* Decodes an encoder's output with every frame; it must decode, to the source's size. */
+static ic_image *decode_back(const ic_image *src, const uint8_t *data, size_t size) {
     ic_decode_options o;
     fuzz_limits(&o);
     o.all_frames = 1;
@@ -15,6 +15,12 @@ static void check_gif(const ic_image *src, const uint8_t *data, size_t size) {
     if (ic_decode(data, size, &o, &back, NULL, &err) != IC_OK) __builtin_trap();
     fuzz_check_pixels(back);
     if (back->width != src->width || back->height != src->height) __builtin_trap();
+    return back;
+}
+
+/* GIF keeps frame count, size, loop count and delays rounded to centiseconds. */
+static void check_gif(const ic_image *src, const uint8_t *data, size_t size) {
+    ic_image *back = decode_back(src, data, size);
     if (back->frame_count != src->frame_count) __builtin_trap();
     if (src->frame_count > 1) {
         if (back->loop_count != src->loop_count) __builtin_trap();
@@ -30,14 +36,7 @@ static void check_gif(const ic_image *src, const uint8_t *data, size_t size) {
 /* WebP keeps size and loop count; libwebp merges a frame equal to the one before it (so
  * an animation of equal frames becomes a still image, with no loop count). */
 static void check_webp(const ic_image *src, const uint8_t *data, size_t size) {
-    ic_decode_options o;
-    fuzz_limits(&o);
-    o.all_frames = 1;
-    ic_image *back = NULL;
-    ic_error err;
-    if (ic_decode(data, size, &o, &back, NULL, &err) != IC_OK) __builtin_trap();
-    fuzz_check_pixels(back);
-    if (back->width != src->width || back->height != src->height) __builtin_trap();
+    ic_image *back = decode_back(src, data, size);
     if (back->frame_count > src->frame_count) __builtin_trap();
     if (back->frame_count > 1 && back->loop_count != src->loop_count) __builtin_trap();
     ic_image_free(back);

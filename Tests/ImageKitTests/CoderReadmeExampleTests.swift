@@ -25,7 +25,7 @@ final class ToyCoder: ImageCoding {
 }
 
 func makeManager(cacheDirectory: URL, configuration: ImageManagerConfiguration) throws -> ImageManager {
-    let coders = ImageCodersManager()  // the built-in coder: JPEG, PNG, GIF, WebP
+    let coders = ImageCodersManager()  // the built-in coder: JPEG, PNG, GIF, WebP, AVIF, HEIC/HEIF, JPEG XL
     coders.add(ToyCoder())             // asked first from now on
     return ImageManager(cache: try ImageCache(namespace: "toys", directory: cacheDirectory),
                         downloader: try Downloader(), coders: coders, configuration: configuration)

@@ -159,15 +159,8 @@ static int set_rgba_transforms(png_ctx *c, png_structp png, png_infop info, bool
     return passes;
 }
 
-/* Once libpng has read the chunks before the pixels: checks the limits, takes the
- * iCCP profile, sets the transforms and starts the sink. Returns the number of
- * interlace passes; *has_alpha tells whether rows may be transparent. */
-static int start_pixels(png_ctx *c, png_structp png, png_infop info, bool *has_alpha) {
-    ic_decoder *d = c->d;
-    png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
-    int color_type = png_get_color_type(png, info);
-    c->status = ic_dec_check_size(d, width, height, 1, 0);
-    if (c->status != IC_OK) png_error(png, "limit");
+/* Takes the iCCP profile, if any, and prepares the colour conversion of the rows. */
+static void take_iccp(ic_decoder *d, png_structp png, png_infop info, int color_type) {
     png_charp icc_name;
     int icc_compression;
     png_bytep icc;
@@ -177,6 +170,18 @@ static int start_pixels(png_ctx *c, png_structp png, png_infop info, bool *has_a
     }
     ic_color_prepare(d, (color_type & PNG_COLOR_MASK_COLOR) ? IC_COLOR_INPUT_RGBA
                                                              : IC_COLOR_INPUT_GRAY);
+}
+
+/* Once libpng has read the chunks before the pixels: checks the limits, takes the
+ * iCCP profile, sets the transforms and starts the sink. Returns the number of
+ * interlace passes; *has_alpha tells whether rows may be transparent. */
+static int start_pixels(png_ctx *c, png_structp png, png_infop info, bool *has_alpha) {
+    ic_decoder *d = c->d;
+    png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
+    int color_type = png_get_color_type(png, info);
+    c->status = ic_dec_check_size(d, width, height, 1, 0);
+    if (c->status != IC_OK) png_error(png, "limit");
+    take_iccp(d, png, info, color_type);
     int passes = set_rgba_transforms(c, png, info, has_alpha);
     c->status = ic_dec_begin(d, width, height, 1);
     if (c->status != IC_OK) png_error(png, "allocation");
@@ -250,15 +255,7 @@ static ic_status decode_fast(ic_decoder *d, bool *fallback) {
             h->trans_blue = trans_color->blue;
         }
     }
-    png_charp icc_name;
-    int icc_compression;
-    png_bytep icc;
-    png_uint_32 icc_size;
-    if (png_get_iCCP(png, info, &icc_name, &icc_compression, &icc, &icc_size) == PNG_INFO_iCCP) {
-        ic_color_take_profile(d, icc, icc_size);
-    }
-    ic_color_prepare(d, (color_type & PNG_COLOR_MASK_COLOR) ? IC_COLOR_INPUT_RGBA
-                                                             : IC_COLOR_INPUT_GRAY);
+    take_iccp(d, png, info, color_type);
     /* libpng's part is done: its memory goes before the image's arrives. */
     png_destroy_read_struct(&png, &info, NULL);
 

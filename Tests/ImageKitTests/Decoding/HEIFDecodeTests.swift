@@ -156,7 +156,7 @@ final class HEIFDecodeTests: XCTestCase {
         let memory = FixtureReferences.failure(bytes, DecodeOptions(limits: DecodeLimits(maxMemoryBytes: 4 << 20)))
         XCTAssertEqual(memory?.code, .limitExceeded)
         for thumbnail: UInt32 in [0, 100] {
-            let (st, message) = FixtureReferences.decodeCancelled(bytes, thumbnail: thumbnail)
+            let (st, message) = FixtureReferences.decodeThroughC(bytes, cancelFlag: 1, thumbnail: thumbnail)
             XCTAssertEqual(st, IC_ERR_CANCELLED)
             XCTAssertEqual(message, "HEIC: decode cancelled")
         }

@@ -142,7 +142,7 @@ final class JXLDecodeTests: XCTestCase {
         XCTAssertEqual(FixtureReferences.failure(bytes, DecodeOptions(limits: DecodeLimits(maxMemoryBytes: 1 << 20)))?.code,
                        .limitExceeded)
         for thumbnail: UInt32 in [0, 100] {
-            let (st, message) = FixtureReferences.decodeCancelled(bytes, thumbnail: thumbnail)
+            let (st, message) = FixtureReferences.decodeThroughC(bytes, cancelFlag: 1, thumbnail: thumbnail)
             XCTAssertEqual(st, IC_ERR_CANCELLED)
             XCTAssertEqual(message, "JPEG XL: decode cancelled")
         }

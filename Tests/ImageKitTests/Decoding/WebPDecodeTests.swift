@@ -50,24 +50,6 @@ final class WebPDecodeTests: XCTestCase {
         }
     }
 
-    /// Decodes `data` through the C core with the cancel flag at `flag`.
-    private func decode(_ data: [UInt8], cancelFlag flag: Int32, thumbnail: UInt32 = 0) -> (ic_status, String) {
-        var cancel = flag
-        var options = ic_decode_options()
-        ic_decode_options_init(&options)
-        options.thumbnail_width = thumbnail
-        options.thumbnail_height = thumbnail
-        var out: UnsafeMutablePointer<ic_image>?
-        var err = ic_error()
-        let st = withUnsafePointer(to: &cancel) { flag in
-            options.cancel_flag = flag
-            return ic_decode(data, data.count, &options, &out, nil, &err)
-        }
-        ic_image_free(out)
-        XCTAssertEqual(st == IC_OK, out != nil)
-        return (st, cString(err.message))
-    }
-
     func testStillsStopOnTheCancelFlag() {
         let stills = [
             ("lossless", webp(Pixels.pattern(width: 300, height: 200, alpha: true), 300, 200, quality: -1)),
@@ -77,10 +59,10 @@ final class WebPDecodeTests: XCTestCase {
         // Full size, and thumbnails: libwebp's scaler for opaque pictures, the resampler for the others.
         for (name, data) in stills {
             for thumbnail: UInt32 in [0, 64] {
-                let (st, message) = decode(data, cancelFlag: 1, thumbnail: thumbnail)
+                let (st, message) = FixtureReferences.decodeThroughC(data, cancelFlag: 1, thumbnail: thumbnail)
                 XCTAssertEqual(st, IC_ERR_CANCELLED, "\(name), thumbnail \(thumbnail)")
                 XCTAssertEqual(message, "WebP: decode cancelled", "\(name), thumbnail \(thumbnail)")
-                XCTAssertEqual(decode(data, cancelFlag: 0, thumbnail: thumbnail).0, IC_OK, "\(name), thumbnail \(thumbnail)")
+                XCTAssertEqual(FixtureReferences.decodeThroughC(data, cancelFlag: 0, thumbnail: thumbnail).0, IC_OK, "\(name), thumbnail \(thumbnail)")
             }
         }
     }
@@ -89,7 +71,7 @@ final class WebPDecodeTests: XCTestCase {
         let alpha = webp(Pixels.pattern(width: 64, height: 40, alpha: true), 64, 40, quality: 80)
         // Cut short: the container claims bytes that are not there.
         for keep in [alpha.count * 9 / 10, alpha.count - 1] {
-            let (st, message) = decode(Array(alpha.prefix(keep)), cancelFlag: 0)
+            let (st, message) = FixtureReferences.decodeThroughC(Array(alpha.prefix(keep)), cancelFlag: 0)
             XCTAssertEqual(st, IC_ERR_TRUNCATED, "\(keep) of \(alpha.count) bytes: \(message)")
         }
         // A damaged alpha plane is corrupt data, not a cancellation.
@@ -98,7 +80,7 @@ final class WebPDecodeTests: XCTestCase {
         }
         var damaged = alpha
         for i in (tag + 9)..<min(tag + 40, damaged.count) { damaged[i] = 0xFF }
-        let (st, message) = decode(damaged, cancelFlag: 0)
+        let (st, message) = FixtureReferences.decodeThroughC(damaged, cancelFlag: 0)
         XCTAssertEqual(st, IC_ERR_CORRUPT, message)
     }
 

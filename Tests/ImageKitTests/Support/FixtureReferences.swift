@@ -100,9 +100,10 @@ struct FixtureReferences {
         return out
     }
 
-    /// Decodes through the C core with the cancel flag set; returns the status and message.
-    static func decodeCancelled(_ data: [UInt8], thumbnail: UInt32 = 0) -> (ic_status, String) {
-        var cancel: Int32 = 1
+    /// Decodes through the C core with the cancel flag at `cancelFlag` (1: cancelled before
+    /// the start); returns the status and message.
+    static func decodeThroughC(_ data: [UInt8], cancelFlag: Int32, thumbnail: UInt32 = 0) -> (ic_status, String) {
+        var cancel = cancelFlag
         var options = ic_decode_options()
         ic_decode_options_init(&options)
         options.thumbnail_width = thumbnail
@@ -113,6 +114,7 @@ struct FixtureReferences {
             options.cancel_flag = flag
             return ic_decode(data, data.count, &options, &out, nil, &err)
         }
+        XCTAssertEqual(st == IC_OK, out != nil)
         ic_image_free(out)
         let message = withUnsafeBytes(of: err.message) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
         return (st, message)

@@ -14,6 +14,17 @@ static inline int ik_vips_start(void) {
     return 0;
 }
 
+/* Renders `out` to memory (the work vips_thumbnail_buffer defers to it) and lets both go:
+ * 0, or -1 when vips fails. */
+static inline int ik_vips_render(VipsImage *out) {
+    size_t bytes = 0;
+    void *pixels = vips_image_write_to_memory(out, &bytes);
+    g_object_unref(out);
+    if (!pixels) return -1;
+    g_free(pixels);
+    return 0;
+}
+
 /* vips_thumbnail_buffer to `size` px from bytes in memory, evaluated into memory. */
 static inline int ik_vips_thumbnail(const void *data, size_t length, int size) {
     VipsImage *out = NULL;
@@ -21,12 +32,7 @@ static inline int ik_vips_thumbnail(const void *data, size_t length, int size) {
         vips_error_clear();
         return -1;
     }
-    size_t bytes = 0;
-    void *pixels = vips_image_write_to_memory(out, &bytes);
-    g_object_unref(out);
-    if (!pixels) return -1;
-    g_free(pixels);
-    return 0;
+    return ik_vips_render(out);
 }
 
 /* ik_vips_thumbnail with the pixels converted to sRGB through the image's embedded profile
@@ -37,12 +43,7 @@ static inline int ik_vips_thumbnail_srgb(const void *data, size_t length, int si
         vips_error_clear();
         return -1;
     }
-    size_t bytes = 0;
-    void *pixels = vips_image_write_to_memory(out, &bytes);
-    g_object_unref(out);
-    if (!pixels) return -1;
-    g_free(pixels);
-    return 0;
+    return ik_vips_render(out);
 }
 
 /* Output formats of ik_vips_thumbnail_encode. */
