@@ -224,9 +224,10 @@ ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast
         size_t step = 1 + (size_t)row_bytes(w, f->bits_per_pixel);
         for (uint32_t y = 0; y < rows; y++, row += step) {
             if (*row > 4) {
+                unsigned filter = *row; /* read before the buffer goes */
                 ic_png_fast_free(d, f);
                 return ic_set_error(d->err, IC_ERR_CORRUPT,
-                                    "PNG: bad filter type %u at row %u of pass %d", *row, y,
+                                    "PNG: bad filter type %u at row %u of pass %d", filter, y,
                                     pass);
             }
         }
