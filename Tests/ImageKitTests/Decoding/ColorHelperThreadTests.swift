@@ -7,14 +7,14 @@ import XCTest
 /// pixels and opacity as on one thread, and a decode that fails half-way (the helper busy with
 /// the rows before) ends it cleanly.
 final class ColorHelperThreadTests: XCTestCase {
-    private static let p3: Data = {
+    /// The Display P3 profile of Tests/Fixtures/color/p3.jpg (read per call: a static `Data`
+    /// would stay allocated until exit, which LeakSanitizer reports).
+    private func p3Profile() throws -> Data {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Fixtures/color/p3.jpg")
-        guard let data = try? Data(contentsOf: url), let icc = try? ImageDecoder().decode(data).iccProfile else {
-            fatalError("Tests/Fixtures/color/p3.jpg has no readable profile")
-        }
-        return icc
-    }()
+        let icc = try ImageDecoder().decode(Data(contentsOf: url)).iccProfile
+        return try XCTUnwrap(icc, "Tests/Fixtures/color/p3.jpg has no readable profile")
+    }
 
     /// A 1200 x 900 picture (large enough for the helper) tagged with the Display P3 profile.
     private func tagged(_ format: EncodeFormat, alpha: Bool) throws -> Data {
@@ -25,7 +25,7 @@ final class ColorHelperThreadTests: XCTestCase {
             for c in 0..<3 { px[i + c] = UInt8((Int(px[i + c]) * a + 127) / 255) }
         }
         let image = try Image(width: w, height: h, premultipliedRGBA: px)
-        return try ImageEncoder.encode(image, as: format, iccProfile: Self.p3)
+        return try ImageEncoder.encode(image, as: format, iccProfile: p3Profile())
     }
 
     private func decode(_ data: Data, helper: Bool) throws -> Image {
