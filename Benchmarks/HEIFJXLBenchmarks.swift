@@ -6,7 +6,8 @@ import XCTest
 /// decode of the same bytes in the same process (libheif's heif_decode_image to interleaved
 /// RGBA; libjxl's JxlDecoder with the whole input, RGBA8 into a buffer allocated and touched
 /// once, no parallel runner). Neither library can shrink on load, so the thumbnail is the full
-/// decode plus ImageKit's resampling, and its ratio shows what that costs.
+/// decode plus ImageKit's resampling, and its ratio shows what that costs; for HEIC, libheif
+/// hands over its YCbCr planes, box-averaged before the YUV to RGB step (decode/yuv.c).
 final class HEIFJXLBenchmarks: XCTestCase {
     override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
 
@@ -43,6 +44,26 @@ final class HEIFJXLBenchmarks: XCTestCase {
     func testHEIC12MPDecode() throws { try heic(DecodeOptions(), name: "heic-12mp") }
 
     func testHEIC12MPThumbnail256() throws { try heic(thumbnail, name: "heic-12mp-256") }
+
+    /// PSNR of the HEIC thumbnail (YCbCr planes box-averaged) against libheif's RGBA full decode
+    /// stretched to the same size by ImageResizer: the colours must agree (40 dB or more).
+    func testHEIC12MPThumbnailQuality() throws {
+        let input = BenchInputs.heic12MP
+        let thumb = try ImageDecoder(options: thumbnail).decode(input.bytes)
+        let reference = try ImageResizer(size: PixelSize(width: thumb.width, height: thumb.height), mode: .stretch)
+            .resize(try ImageDecoder().decode(input.bytes))
+        let a = thumb.packedPixels(), b = reference.packedPixels()
+        var sum = 0.0
+        for i in 0..<a.count {
+            let d = Double(a[i]) - Double(b[i])
+            sum += d * d
+        }
+        let psnr = 10 * log10(255 * 255 / (sum / Double(a.count)))
+        XCTAssertGreaterThanOrEqual(psnr, 40)
+        BenchRecorder.record(BenchResult(section: "thumbnail", name: "heic-12mp-256 quality: PSNR vs stretched RGBA decode (dB)",
+                                         medianMs: 0, minMs: 0, ratio: psnr, target: 40, targetRelation: ">=",
+                                         notes: ["psnr_db": psnr]))
+    }
 
     func testJXL12MPDecode() throws { try jxl(DecodeOptions(), name: "jxl-12mp-lossy") }
 

@@ -81,9 +81,10 @@ enum BenchInputs {
     static var webpLossy: Input { webp("webp-12mp-lossy", 4000, 3000, quality: 80) }
     /// 2 MP lossless WebP with alpha.
     static var webpLossless: Input { webp("webp-2mp-lossless", 1600, 1250, quality: -1, alpha: true) }
-    /// 12 MP HEIC (libheif's x265 encoder, built into Debian's libheif, quality 80).
+    /// 12 MP HEIC (libheif's x265 encoder, built into Debian's libheif, quality 80), opaque with
+    /// no alpha plane, as a camera's.
     static var heic12MP: Input {
-        cached("heic-12mp", 4000, 3000, ext: "heic") {
+        cached("heic-12mp-rgb", 4000, 3000, ext: "heic") {
             let px = SyntheticPhoto.rgba(width: 4000, height: 3000, seed: 4)
             return encoded { anchors_encode_heic(px, 4000, 3000, 80, $0, $1) }
         }

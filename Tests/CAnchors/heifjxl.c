@@ -50,7 +50,8 @@ int anchors_encode_heic(const uint8_t *rgba, int width, int height, int quality,
     int rc = -1;
     if (heif_context_get_encoder_for_format(ctx, heif_compression_HEVC, &enc).code) goto done;
     heif_encoder_set_lossy_quality(enc, quality);
-    if (heif_image_create(width, height, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, &img).code ||
+    /* RGB without an alpha plane, as a camera's HEIC is: the colour of `rgba`, alpha dropped. */
+    if (heif_image_create(width, height, heif_colorspace_RGB, heif_chroma_interleaved_RGB, &img).code ||
         heif_image_add_plane(img, heif_channel_interleaved, width, height, 8).code) {
         goto done;
     }
@@ -58,8 +59,8 @@ int anchors_encode_heic(const uint8_t *rgba, int width, int height, int quality,
     uint8_t *dst = heif_image_get_plane(img, heif_channel_interleaved, &stride);
     for (int y = 0; y < height; y++) {
         uint8_t *row = dst + (size_t)y * stride;
-        memcpy(row, rgba + (size_t)y * width * 4, (size_t)width * 4);
-        for (int x = 0; x < width; x++) row[4 * x + 3] = 255;
+        const uint8_t *src = rgba + (size_t)y * width * 4;
+        for (int x = 0; x < width; x++) memcpy(row + 3 * x, src + 4 * x, 3);
     }
     if (heif_context_encode_image(ctx, img, enc, NULL, NULL).code) goto done;
     struct heif_writer writer = {1, write_to_buffer};

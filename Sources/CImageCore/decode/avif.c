@@ -12,7 +12,8 @@
  * Pixels: each frame is decoded by the AV1 decoder to YUV planes libavif owns,
  * then avifImageYUVToRGB converts them to RGBA8 (libavif's default chroma
  * upsampling, libyuv where it has a kernel) straight into the output image, or
- * 16 rows at a time into the resampler's rows for a thumbnail. AV1 has no
+ * 16 rows at a time into the resampler's rows for a thumbnail (yuv.c, shared
+ * with HEIF: the conversion and the box average below). AV1 has no
  * reduced-size decode, so a thumbnail costs the full-size AV1 decode; but for
  * an opaque picture shrunk 4x or more the YUV planes are box-averaged first by
  * the largest power of two (up to 8) that keeps the planned region at least
@@ -65,7 +66,7 @@
 
 #include <avif/avif.h>
 
-#include "ic_decode_internal.h"
+#include "ic_yuv_internal.h"
 
 static ic_status result_status(avifResult r) {
     switch (r) {
@@ -136,138 +137,6 @@ static uint64_t plane_bytes(const avifImage *img, bool alpha) {
     return (luma + chroma + (alpha ? luma : 0)) * (img->depth > 8 ? 2 : 1);
 }
 
-/* Keeps premultiplied colour within alpha (a hostile file may say otherwise); whether any
- * pixel of the rows is transparent. */
-static bool clamp_premultiplied(uint8_t *rows, size_t stride, uint32_t width, uint32_t count) {
-    bool transparent = false;
-    for (uint32_t y = 0; y < count; y++) {
-        uint8_t *p = rows + (size_t)y * stride;
-        for (uint32_t x = 0; x < width; x++, p += 4) {
-            uint8_t a = p[3];
-            if (a == 255) continue;
-            transparent = true;
-            if (p[0] > a) p[0] = a;
-            if (p[1] > a) p[1] = a;
-            if (p[2] > a) p[2] = a;
-        }
-    }
-    return transparent;
-}
-
-/* Converts a decoded frame to RGBA8 and hands it to the sink: in place in direct mode,
- * else in strips of IC_SINK_ROWS rows (a multiple of 2, so chroma rows line up). */
-static ic_status convert_frame(ic_decoder *d, const avifImage *img, avifImage *view, uint32_t f,
-                               bool alpha) {
-    bool keep_premultiplied = alpha && img->alphaPremultiplied && !ic_color_sink_converts(&d->color);
-    bool straight = alpha && !keep_premultiplied;
-    bool through_sink = straight || ic_color_sink_converts(&d->color);
-    avifRGBImage rgb;
-    avifRGBImageSetDefaults(&rgb, img);
-    rgb.format = AVIF_RGB_FORMAT_RGBA;
-    rgb.depth = 8;
-    rgb.alphaPremultiplied = keep_premultiplied ? AVIF_TRUE : AVIF_FALSE;
-    /* 10/12-bit: libavif's float path, rounded to nearest, not libyuv's fixed point. */
-    rgb.avoidLibYUV = img->depth > 8 ? AVIF_TRUE : AVIF_FALSE;
-    uint32_t w = img->width, h = img->height;
-    if (ic_dec_is_direct(d)) {
-        rgb.pixels = ic_dec_row(d, f, 0);
-        rgb.rowBytes = (uint32_t)d->image->stride;
-        avifResult r = avifImageYUVToRGB(img, &rgb);
-        if (r != AVIF_RESULT_OK) return avif_fail(d->err, "cannot convert YUV to RGB", r, NULL);
-        if (keep_premultiplied && clamp_premultiplied(rgb.pixels, rgb.rowBytes, w, h)) {
-            ic_dec_note_transparency(d);
-        }
-        if (through_sink) ic_dec_rows_done(d, f, 0, h, straight);
-        return IC_OK;
-    }
-    for (uint32_t y = 0; y < h; y += IC_SINK_ROWS) {
-        if (ic_dec_cancelled(d)) return ic_dec_fail_cancelled(d);
-        uint32_t n = h - y < IC_SINK_ROWS ? h - y : IC_SINK_ROWS;
-        avifCropRect rect = {0, y, w, n};
-        avifResult r = avifImageSetViewRect(view, img, &rect);
-        if (r == AVIF_RESULT_OK) {
-            rgb.width = w;
-            rgb.height = n;
-            rgb.pixels = ic_dec_row(d, f, y);
-            rgb.rowBytes = (uint32_t)d->scratch_stride;
-            r = avifImageYUVToRGB(view, &rgb);
-        }
-        if (r != AVIF_RESULT_OK) return avif_fail(d->err, "cannot convert YUV to RGB", r, NULL);
-        if (keep_premultiplied) clamp_premultiplied(rgb.pixels, rgb.rowBytes, w, n);
-        ic_dec_rows_done(d, f, y, n, straight);
-    }
-    return IC_OK;
-}
-
-/* Box-averages `img`'s planes by `den` (2, 4 or 8; chroma by what its subsampling leaves) into
- * `small`, 4:4:4 (4:0:0 for monochrome) at the same depth. `sums` holds a plane's width: column
- * sums of at most 8 rows of 12-bit samples fit 16 bits. Whole blocks divide by a shift. */
-/* reduce's 8-bit whole-block loop for blocks `FX` samples wide. */
-#define REDUCE_ROW(FX)                                                                   \
-    for (; x < whole; x++) {                                                             \
-        uint32_t sum = 0;                                                                \
-        for (uint32_t c = 0; c < (FX); c++) sum += sums[x * (FX) + c];                   \
-        out[x] = (uint8_t)((sum + half) >> shift);                                       \
-    }
-
-static void reduce(const avifImage *img, avifImage *small, uint32_t den, uint16_t *sums) {
-    avifPixelFormatInfo info;
-    avifGetPixelFormatInfo(img->yuvFormat, &info);
-    bool wide = img->depth > 8;
-    int planes = img->yuvFormat == AVIF_PIXEL_FORMAT_YUV400 ? 1 : 3;
-    for (int p = 0; p < planes; p++) {
-        uint32_t sx = p ? (uint32_t)info.chromaShiftX : 0, sy = p ? (uint32_t)info.chromaShiftY : 0;
-        uint32_t pw = (img->width + sx) >> sx, ph = (img->height + sy) >> sy;
-        uint32_t fx = den >> sx, fy = den >> sy;
-        uint32_t shift = (uint32_t)__builtin_ctz(fx * fy), half = (fx * fy) >> 1;
-        const uint8_t *src = img->yuvPlanes[p];
-        size_t src_stride = img->yuvRowBytes[p];
-        for (uint32_t y = 0; y < small->height; y++) {
-            uint32_t y0 = y * fy, y1 = y0 + fy < ph ? y0 + fy : ph;
-            memset(sums, 0, sizeof *sums * pw);
-            for (uint32_t r = y0; r < y1; r++) {
-                const uint8_t *row = src + (size_t)r * src_stride;
-                if (wide) {
-                    const uint16_t *row16 = (const uint16_t *)row;
-                    for (uint32_t x = 0; x < pw; x++) sums[x] = (uint16_t)(sums[x] + row16[x]);
-                } else {
-                    for (uint32_t x = 0; x < pw; x++) sums[x] = (uint16_t)(sums[x] + row[x]);
-                }
-            }
-            uint8_t *out = small->yuvPlanes[p] + (size_t)y * small->yuvRowBytes[p];
-            bool full_rows = y1 - y0 == fy;
-            uint32_t x = 0;
-            if (full_rows && !wide) {
-                /* Whole blocks of 8-bit rows, the block width a constant for the compiler. */
-                uint32_t whole = pw / fx;
-                switch (fx) {
-                case 1: REDUCE_ROW(1); break;
-                case 2: REDUCE_ROW(2); break;
-                case 4: REDUCE_ROW(4); break;
-                case 8: REDUCE_ROW(8); break;
-                default: break;
-                }
-            }
-            for (; x < small->width; x++) {
-                uint32_t x0 = x * fx, x1 = x0 + fx < pw ? x0 + fx : pw, sum = 0;
-                for (uint32_t c = x0; c < x1; c++) sum += sums[c];
-                uint32_t v;
-                if (full_rows && x1 - x0 == fx) {
-                    v = (sum + half) >> shift;
-                } else {
-                    uint32_t n = (x1 - x0) * (y1 - y0);
-                    v = (sum + n / 2) / n;
-                }
-                if (wide) {
-                    ((uint16_t *)out)[x] = (uint16_t)v;
-                } else {
-                    out[x] = (uint8_t)v;
-                }
-            }
-        }
-    }
-}
-
 /* Takes the image's profile, or one built for its CICP code points, and prepares colour. */
 static void prepare_color(ic_decoder *d, const avifImage *img) {
     const uint8_t *icc = NULL;
@@ -293,10 +162,11 @@ static void read_delays(ic_decoder *d, const avifDecoder *dec, uint32_t frames) 
     }
 }
 
-/* Decodes and hands over `frames` frames; with `small` (a picture of the codec size), each
- * frame is box-averaged into it by `den` first. */
+/* Decodes and hands over `frames` frames; with a planned box average (shrink->small), each
+ * frame is averaged into that picture first. */
 static ic_status decode_frames(ic_decoder *d, avifDecoder *dec, uint32_t frames, bool alpha,
-                               avifImage *small, uint32_t den, uint16_t *sums) {
+                               const ic_yuv_shrink *shrink) {
+    const avifImage *small = shrink->small;
     uint32_t w = d->source_width, h = d->source_height;
     avifImage *view = avifImageCreateEmpty();
     if (!view) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
@@ -332,8 +202,8 @@ static ic_status decode_frames(ic_decoder *d, avifDecoder *dec, uint32_t frames,
                               small->yuvFormat == AVIF_PIXEL_FORMAT_YUV400 ? "YUV400" : "colour");
             break;
         }
-        if (small) reduce(img, small, den, sums);
-        st = convert_frame(d, small ? small : img, view, f, alpha && img->alphaPlane != NULL);
+        if (small) ic_yuv_shrink_run(img, shrink);
+        st = ic_yuv_convert(d, small ? small : img, view, f, alpha && img->alphaPlane != NULL);
         if (st == IC_OK && ic_dec_cancelled(d)) st = ic_dec_fail_cancelled(d);
     }
     avifImageDestroy(view);
@@ -360,41 +230,16 @@ ic_status ic_avif_decode(ic_decoder *d) {
         return st;
     }
     /* An opaque picture shrunk 4x or more: YUV planes box-averaged to no less than twice the
-     * output (as libwebp's scaler is used), the resampler doing the rest. */
-    uint32_t den = alpha ? 1 : ic_dec_shrink_denominator(d, 8);
-    const ic_geometry *g = &d->plan;
-    while (den > 1 && (g->crop.w / den < 2.0 * g->out_w || g->crop.h / den < 2.0 * g->out_h)) den /= 2;
-    uint32_t cw = (img->width + den - 1) / den, ch = (img->height + den - 1) / den;
-    avifImage *small = NULL;
-    uint16_t *sums = NULL;
-    size_t sums_size = sizeof *sums * ((size_t)img->width + 1);
-    uint64_t small_bytes = 0;
-    if (den > 1) {
-        small_bytes = (uint64_t)cw * ch * 3 * (img->depth > 8 ? 2 : 1);
-        st = ic_dec_reserve(d, small_bytes);
-        if (st == IC_OK && !(sums = ic_dec_malloc(d, sums_size))) st = d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
-        if (st == IC_OK) {
-            bool mono = img->yuvFormat == AVIF_PIXEL_FORMAT_YUV400;
-            small = avifImageCreate(cw, ch, img->depth, mono ? AVIF_PIXEL_FORMAT_YUV400 : AVIF_PIXEL_FORMAT_YUV444);
-            if (small) {
-                small->yuvRange = img->yuvRange;
-                small->colorPrimaries = img->colorPrimaries;
-                small->transferCharacteristics = img->transferCharacteristics;
-                small->matrixCoefficients = img->matrixCoefficients;
-            }
-            if (!small || avifImageAllocatePlanes(small, AVIF_PLANES_YUV) != AVIF_RESULT_OK) {
-                st = ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
-            }
-        }
-    }
-    if (st == IC_OK) st = ic_dec_begin(d, cw, ch, frames);
+     * output (as libwebp's scaler is used), the resampler doing the rest (yuv.c). */
+    ic_yuv_shrink shrink = {.den = 1};
+    if (!alpha) st = ic_yuv_shrink_begin(d, img, &shrink);
+    uint32_t den = shrink.den;
+    if (st == IC_OK) st = ic_dec_begin(d, (img->width + den - 1) / den, (img->height + den - 1) / den, frames);
     if (st == IC_OK) {
         if (count > 1) read_delays(d, dec, frames);
-        st = decode_frames(d, dec, frames, alpha, small, den, sums);
+        st = decode_frames(d, dec, frames, alpha, &shrink);
     }
-    if (small) avifImageDestroy(small);
-    ic_dec_free(d, sums, sums_size);
-    ic_dec_release(d, small_bytes);
+    ic_yuv_shrink_end(d, &shrink);
     avifDecoderDestroy(dec);
     ic_dec_release(d, extra);
     return st;

@@ -28,7 +28,14 @@
  *
  * Thumbnails: an embedded thumbnail item at least as large as the planned output
  * is decoded instead of the primary image; otherwise the primary image is
- * decoded and shrunk through the sink.
+ * decoded and shrunk through the sink. For an opaque 8-bit primary image shrunk
+ * 4x or more, libheif is asked for YCbCr 4:2:0 planes (HEIC's usual coding: no
+ * conversion then; libheif 1.15 reports no coded chroma format, and without an
+ * explicit one it hands over RGB); 8-bit planes are box-averaged and converted 16 rows
+ * at a time into the resampler like AVIF's (yuv.c), with the matrix and range
+ * libheif's own RGBA conversion would use: the decoded image's nclx (from the
+ * colr box or the HEVC stream), else libheif's default, BT.601 full range.
+ * Planes libheif hands over otherwise are decoded again as RGBA.
  *
  * Cancellation: looked at before and after the decode. libheif 1.15 cannot stop
  * inside heif_decode_image: its progress callbacks (on_progress, tiles of grid
@@ -41,7 +48,7 @@
 
 #include <libheif/heif.h>
 
-#include "ic_decode_internal.h"
+#include "ic_yuv_internal.h"
 
 /* libheif's own default size limit (MAX_IMAGE_WIDTH/HEIGHT in 1.15). */
 #define HEIF_LIBRARY_MAX_SIDE 32768u
@@ -137,8 +144,67 @@ static struct heif_image_handle *pick_thumbnail(ic_decoder *d, struct heif_image
     return best;
 }
 
-/* Decodes `handle` and hands its rows to the sink. */
-static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle) {
+/* Wraps libheif's 8-bit YCbCr planes of `img` in `pic` (not owned); false for any other layout. */
+static bool wrap_planes(const struct heif_image *img, avifImage *pic) {
+    if (heif_image_get_colorspace(img) != heif_colorspace_YCbCr) return false;
+    enum heif_chroma chroma = heif_image_get_chroma_format(img);
+    avifPixelFormat format = chroma == heif_chroma_420   ? AVIF_PIXEL_FORMAT_YUV420
+                             : chroma == heif_chroma_422 ? AVIF_PIXEL_FORMAT_YUV422
+                             : chroma == heif_chroma_444 ? AVIF_PIXEL_FORMAT_YUV444
+                                                         : AVIF_PIXEL_FORMAT_NONE;
+    if (format == AVIF_PIXEL_FORMAT_NONE) return false;
+    static const enum heif_channel channels[3] = {heif_channel_Y, heif_channel_Cb, heif_channel_Cr};
+    int w = heif_image_get_width(img, heif_channel_Y), h = heif_image_get_height(img, heif_channel_Y);
+    if (w <= 0 || h <= 0) return false;
+    for (int p = 0; p < 3; p++) {
+        if (heif_image_get_bits_per_pixel_range(img, channels[p]) != 8) return false;
+        int stride = 0;
+        const uint8_t *plane = heif_image_get_plane_readonly(img, channels[p], &stride);
+        if (!plane || stride <= 0) return false;
+        pic->yuvPlanes[p] = (uint8_t *)plane;
+        pic->yuvRowBytes[p] = (uint32_t)stride;
+    }
+    pic->width = (uint32_t)w;
+    pic->height = (uint32_t)h;
+    pic->depth = 8;
+    pic->yuvFormat = format;
+    pic->imageOwnsYUVPlanes = AVIF_FALSE;
+    /* libheif 1.15's own conversion: the image's nclx, else BT.601 full range. */
+    struct heif_color_profile_nclx *nclx = NULL;
+    pic->yuvRange = AVIF_RANGE_FULL;
+    pic->matrixCoefficients = AVIF_MATRIX_COEFFICIENTS_BT601;
+    pic->colorPrimaries = AVIF_COLOR_PRIMARIES_BT709;
+    pic->transferCharacteristics = AVIF_TRANSFER_CHARACTERISTICS_SRGB;
+    if (heif_image_get_nclx_color_profile(img, &nclx).code == heif_error_Ok && nclx) {
+        pic->yuvRange = nclx->full_range_flag ? AVIF_RANGE_FULL : AVIF_RANGE_LIMITED;
+        pic->matrixCoefficients = (avifMatrixCoefficients)nclx->matrix_coefficients;
+        pic->colorPrimaries = (avifColorPrimaries)nclx->color_primaries;
+        pic->transferCharacteristics = (avifTransferCharacteristics)nclx->transfer_characteristics;
+        heif_nclx_color_profile_free(nclx);
+    }
+    return true;
+}
+
+/* Box-averages and converts the planes of `img`, wrapped in `pic`, to the sink (yuv.c). */
+static ic_status put_planes(ic_decoder *d, avifImage *pic) {
+    ic_yuv_shrink shrink;
+    ic_status st = ic_yuv_shrink_begin(d, pic, &shrink);
+    avifImage *view = st == IC_OK ? avifImageCreateEmpty() : NULL;
+    if (st == IC_OK && !view) st = ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: out of memory", name(d));
+    if (st == IC_OK) st = ic_dec_begin(d, (pic->width + shrink.den - 1) / shrink.den,
+                                       (pic->height + shrink.den - 1) / shrink.den, 1);
+    if (st == IC_OK) {
+        if (shrink.small) ic_yuv_shrink_run(pic, &shrink);
+        st = ic_yuv_convert(d, shrink.small ? shrink.small : pic, view, 0, false);
+    }
+    if (view) avifImageDestroy(view);
+    ic_yuv_shrink_end(d, &shrink);
+    return st;
+}
+
+/* Decodes `handle` and hands its rows to the sink; with `planar`, asks for YCbCr 4:2:0 planes
+ * and takes the YUV path when they come 8-bit (see the top of the file). */
+static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, bool planar) {
     bool alpha = heif_image_handle_has_alpha_channel(handle) != 0;
     bool premultiplied = alpha && heif_image_handle_is_premultiplied_alpha(handle) != 0;
     int bits = heif_image_handle_get_luma_bits_per_pixel(handle);
@@ -156,8 +222,24 @@ static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle) 
     o->ignore_transformations = d->opts.keep_orientation != 0;
     o->convert_hdr_to_8bit = 1;
     struct heif_image *img = NULL;
-    struct heif_error e = heif_decode_image(handle, &img, heif_colorspace_RGB,
-                                            heif_chroma_interleaved_RGBA, o);
+    struct heif_error e = heif_decode_image(handle, &img, planar ? heif_colorspace_YCbCr : heif_colorspace_RGB,
+                                            planar ? heif_chroma_420 : heif_chroma_interleaved_RGBA, o);
+    if (e.code == heif_error_Ok && planar) {
+        avifImage *pic = avifImageCreateEmpty();
+        bool wrapped = pic && wrap_planes(img, pic);
+        if (wrapped) st = ic_dec_cancelled(d) ? ic_dec_fail_cancelled(d) : put_planes(d, pic);
+        if (pic) avifImageDestroy(pic);
+        if (wrapped) {
+            heif_decoding_options_free(o);
+            heif_image_release(img);
+            ic_dec_release(d, work);
+            return st;
+        }
+        /* Planes of another layout: libheif converts them to RGBA after all. */
+        heif_image_release(img);
+        img = NULL;
+        e = heif_decode_image(handle, &img, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, o);
+    }
     heif_decoding_options_free(o);
     if (e.code != heif_error_Ok) {
         ic_dec_release(d, work);
@@ -246,7 +328,11 @@ ic_status ic_heif_decode(ic_decoder *d) {
     if (st == IC_OK) {
         take_profile(d, primary);
         struct heif_image_handle *thumb = d->opts.keep_orientation ? NULL : pick_thumbnail(d, primary);
-        st = decode_handle(d, thumb ? thumb : primary);
+        /* The YUV path for an opaque 8-bit primary image shrunk 4x or more. */
+        bool planar = !thumb && !alpha && bits == 8 &&
+                      heif_image_handle_get_chroma_bits_per_pixel(primary) == 8 &&
+                      ic_dec_shrink_denominator(d, 8) >= 4;
+        st = decode_handle(d, thumb ? thumb : primary, planar);
         if (thumb) heif_image_handle_release(thumb);
     }
     heif_image_handle_release(primary);

@@ -156,7 +156,7 @@ void anchors_lcms_free(void *transform);
 
 /* ---- HEIC and JPEG XL (heifjxl.c) ---- */
 
-/** HEIC (libheif's x265 encoder, lossy `quality` 0-100) of opaque RGBA; -1 without an HEVC encoder. */
+/** HEIC (libheif's x265 encoder, lossy `quality` 0-100) of the colour of RGBA pixels, no alpha plane; -1 without an HEVC encoder. */
 int anchors_encode_heic(const uint8_t *rgba, int width, int height, int quality, uint8_t **out,
                         size_t *out_size);
 

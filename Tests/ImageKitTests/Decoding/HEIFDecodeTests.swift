@@ -90,6 +90,27 @@ final class HEIFDecodeTests: XCTestCase {
         XCTAssertGreaterThan(Quality.psnr(small, fromFull), 25)
     }
 
+    func testOpaqueThumbnailsAverageTheYCbCrPlanes() throws {
+        let f = try fixtures()
+        // 8-bit 4:2:0 without an embedded thumbnail; rainbow carries an ICC profile.
+        for (file, box, codec) in [("C042.heic", 160, PixelSize(width: 320, height: 180)),
+                                   ("rainbow-451x461.heic", 64, PixelSize(width: 226, height: 231))] {
+            let bytes = try f.bytes(file)
+            var stats = DecodeStatistics()
+            let thumbnail = try bytes.withUnsafeBytes {
+                try ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: box)))
+                    .decode($0, statistics: &stats)
+            }
+            // libheif hands over its planes; they are box-averaged to twice the output or more.
+            XCTAssertEqual(stats.codecSize, codec, file)
+            let full = try ImageDecoder().decode(bytes)
+            let resized = try ImageResizer(size: PixelSize(width: thumbnail.width, height: thumbnail.height),
+                                           mode: .stretch).resize(full)
+            let psnr = Quality.psnr(thumbnail, resized)
+            XCTAssertGreaterThanOrEqual(psnr, 40, "\(file): thumbnail against libheif's RGBA, resized: \(psnr) dB")
+        }
+    }
+
     func testTenBitThumbnailAndAlpha() throws {
         let f = try fixtures()
         var stats = DecodeStatistics()

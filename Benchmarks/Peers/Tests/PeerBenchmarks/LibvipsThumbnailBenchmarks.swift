@@ -58,4 +58,13 @@ final class LibvipsThumbnailBenchmarks: XCTestCase {
     func testWebP12MPHelperThread() throws {
         try compare("webp-12mp-lossy.webp", megapixels: 12, target: 1.0, helperThread: true)
     }
+
+    /// The 12 MP AVIF of AVIFBenchmarks (avif-12mp-q60); libvips reads it through libheif.
+    func testAVIF12MP() throws { try compare("avif-12mp-q60.avif", megapixels: 12, target: 1.0) }
+
+    /// The 12 MP HEIC of HEIFJXLBenchmarks (BenchInputs.heic12MP); libvips reads it through libheif.
+    func testHEIC12MP() throws { try compare("heic-12mp-rgb.heic", megapixels: 12, target: 1.0) }
+
+    /// The 12 MP JPEG XL of HEIFJXLBenchmarks (BenchInputs.jxl12MP); libvips 8.14 reads it with libjxl.
+    func testJXL12MP() throws { try compare("jxl-12mp-lossy.jxl", megapixels: 12, target: 1.0) }
 }

@@ -1,0 +1,51 @@
+/*
+ * ic_yuv_internal.h — YUV pictures to the sink, shared by the AVIF and HEIF decoders.
+ *
+ * Pictures are avifImage values (libavif's layout: planes, row bytes, depth, subsampling,
+ * range and matrix); HEIF's planes from libheif are wrapped in one without a copy. The
+ * conversion to RGBA8 is libavif's avifImageYUVToRGB (libyuv where it has a kernel).
+ */
+#ifndef IC_YUV_INTERNAL_H
+#define IC_YUV_INTERNAL_H
+
+#include <avif/avif.h>
+
+#include "ic_decode_internal.h"
+
+/** A box-averaged copy of a picture for a thumbnail (see ic_yuv_shrink_begin). */
+typedef struct ic_yuv_shrink {
+    /** The box size: 1 (no averaging), 2, 4 or 8. */
+    uint32_t den;
+    /** The averaged picture, 4:4:4 (4:0:0 for monochrome), or NULL when den is 1. */
+    avifImage *small;
+    /** Column sums of one plane row. */
+    uint16_t *sums;
+    /** Bytes of `sums`. */
+    size_t sums_size;
+    /** Bytes reserved against the decoder's memory limit for `small`. */
+    uint64_t small_bytes;
+} ic_yuv_shrink;
+
+/**
+ * Plans the box average of an opaque `width` x `height` picture like `like` (depth, layout,
+ * range and code points): the largest power of two up to 8 that leaves the planned region
+ * at least twice the output size, and when that is more than 1, the 4:4:4 picture it is
+ * averaged into, its memory reserved. `s` is always set; release it with ic_yuv_shrink_end.
+ */
+ic_status ic_yuv_shrink_begin(ic_decoder *d, const avifImage *like, ic_yuv_shrink *s);
+
+/** Box-averages `img` (the size given to ic_yuv_shrink_begin) into s->small. */
+void ic_yuv_shrink_run(const avifImage *img, const ic_yuv_shrink *s);
+
+/** Frees and releases what ic_yuv_shrink_begin took. */
+void ic_yuv_shrink_end(ic_decoder *d, ic_yuv_shrink *s);
+
+/**
+ * Converts `img` to RGBA8 into frame `f` of the sink: in place in direct mode, else in strips
+ * of IC_SINK_ROWS rows through `view` (an empty avifImage the strips are set on). With
+ * `alpha`, straight alpha is premultiplied by the sink; alpha flagged premultiplied is kept
+ * (colour clamped to alpha) unless colour is converted.
+ */
+ic_status ic_yuv_convert(ic_decoder *d, const avifImage *img, avifImage *view, uint32_t f, bool alpha);
+
+#endif
