@@ -109,7 +109,13 @@ static ic_status walk_chunks(ic_decoder *d, const ic_png_header *h, size_t *idat
         }
         if ((size_t)length + 12 > n - pos) {
             if (in_idat) return unusual(d, "truncated IDAT chunk", pos);
-            return IC_OK; /* libpng stops at the end of the input once it has the pixels */
+            /* libpng refuses a critical chunk here (IHDR or PLTE out of place) before it
+             * reads the data; it stops at the end of the input in any other chunk once it
+             * has the pixels. */
+            if (!(type[0] & 0x20) && memcmp(type, "IEND", 4) != 0) {
+                return unusual(d, "critical chunk after the image data", pos);
+            }
+            return IC_OK;
         }
         if (!chunk_crc_ok(p + pos, length)) return unusual(d, "chunk CRC mismatch", pos);
         if (idat) {
