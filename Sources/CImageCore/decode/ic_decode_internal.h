@@ -223,6 +223,13 @@ typedef enum ic_inc_phase {
     IC_INC_HEADER,
     /** The header is in and the engine decodes the rest: bytes fed are released. */
     IC_INC_STREAMING,
+    /**
+     * The engine decodes the rest as it arrives, but the caller keeps every byte:
+     * should the engine fail on the data (corrupt, truncated, unsupported), the
+     * whole body goes to ic_decode at finish instead, so a malformed file gets
+     * exactly ic_decode's answer even where the engine's reader is stricter.
+     */
+    IC_INC_STREAMING_KEPT,
     /** The engine cannot decode this file piece by piece: ic_decode on the whole body. */
     IC_INC_WHOLE_BODY,
 } ic_inc_phase;

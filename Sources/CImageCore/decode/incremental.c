@@ -3,8 +3,10 @@
  * format is known (and, for PNG, until the chunks before the first IDAT are
  * in); then a format with an engine (ic_inc_engine: JPEG, PNG) consumes every
  * piece as it arrives, writing rows into the same sink ic_decode uses, and
- * ends through the same ic_dec_complete. Other formats and options keep the
- * whole body and hand it to ic_decode at finish.
+ * ends through the same ic_dec_complete. An engine may stream with the body
+ * kept (IC_INC_STREAMING_KEPT): if it then fails on the data, ic_decode decodes
+ * the kept body at finish and its answer stands. Other formats and options keep
+ * the whole body and hand it to ic_decode at finish.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +33,8 @@ struct ic_incremental {
     ic_decoder d;
     const ic_inc_engine *engine;
     void *state;
-    bool streamed;           /* the engine is past its header: bytes are not kept */
+    bool streamed;           /* the engine is past its header */
+    bool kept;               /* ... and the bytes are kept for ic_decode should it fail */
     ic_status failure;
     ic_error failure_error;
     int finished;
@@ -63,8 +66,26 @@ static void drop_engine(ic_incremental *inc) {
     ic_dec_abandon(&inc->d);
 }
 
-/* Records the engine's failure (its sentence is in failure_error) as final. */
+/* A failure of the data (not of a limit, memory or cancellation): the kind a
+ * whole-body decode may answer differently. */
+static bool is_data_failure(ic_status st) {
+    return st == IC_ERR_CORRUPT || st == IC_ERR_TRUNCATED || st == IC_ERR_UNSUPPORTED_FEATURE;
+}
+
+/* An engine that kept the body failed on the data: ic_decode gets the whole
+ * body at finish, and its answer is the decode's. */
+static ic_status fall_back(ic_incremental *inc) {
+    drop_engine(inc);
+    memset(&inc->failure_error, 0, sizeof inc->failure_error);
+    inc->gathering = true;
+    return IC_OK;
+}
+
+/* Records the engine's failure (its sentence is in failure_error) as final,
+ * unless the body is kept for ic_decode and the failure is the data's. */
 static ic_status engine_failed(ic_incremental *inc, ic_error *err, ic_status st) {
+    bool kept = inc->kept || (inc->engine && inc->engine->phase(inc->state) == IC_INC_STREAMING_KEPT);
+    if (kept && is_data_failure(st)) return fall_back(inc);
     drop_engine(inc);
     inc->failure = st;
     if (inc->failure_error.code == IC_OK) {
@@ -124,6 +145,10 @@ static ic_status settle(ic_incremental *inc) {
         free(inc->bytes);
         inc->bytes = NULL;
         inc->size = inc->capacity = 0;
+        break;
+    case IC_INC_STREAMING_KEPT:
+        inc->streamed = true;
+        inc->kept = true;
         break;
     case IC_INC_WHOLE_BODY:
         drop_engine(inc);
@@ -194,8 +219,9 @@ ic_status ic_incremental_feed(ic_incremental *inc, const uint8_t *data, size_t s
     inc->total += size;
     ic_status st;
     if (inc->engine) {
-        /* While the engine reads its header the bytes are kept too, in case it gives way. */
-        if (!inc->streamed) {
+        /* While the engine reads its header the bytes are kept too, in case it gives
+         * way; an engine that streams with the bytes kept keeps them to the end. */
+        if (!inc->streamed || inc->kept) {
             st = keep(inc, data, size, err);
             if (st != IC_OK) return st;
         }
@@ -261,6 +287,15 @@ ic_status ic_incremental_partial(ic_incremental *inc, ic_image **out, ic_error *
     return IC_OK;
 }
 
+/* ic_decode on the kept body, which is then released. */
+static ic_status decode_kept(ic_incremental *inc, ic_image **out, ic_decode_stats *stats, ic_error *err) {
+    ic_status st = ic_decode(inc->bytes, inc->size, &inc->opts, out, stats, err);
+    free(inc->bytes);
+    inc->bytes = NULL;
+    inc->size = inc->capacity = 0;
+    return st;
+}
+
 ic_status ic_incremental_finish(ic_incremental *inc, ic_image **out, ic_decode_stats *stats,
                                 ic_error *err) {
     ic_clear_error(err);
@@ -272,18 +307,19 @@ ic_status ic_incremental_finish(ic_incremental *inc, ic_image **out, ic_decode_s
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: finished twice");
     }
     inc->finished = 1;
-    if (!inc->engine) {
-        ic_status st = ic_decode(inc->bytes, inc->size, &inc->opts, out, stats, err);
-        free(inc->bytes);
-        inc->bytes = NULL;
-        inc->size = inc->capacity = 0;
-        return st;
-    }
+    if (!inc->engine) return decode_kept(inc, out, stats, err);
     ic_status st = inc->engine->end(inc->state);
+    if (st != IC_OK && inc->kept && is_data_failure(st)) {
+        fall_back(inc);
+        return decode_kept(inc, out, stats, err);
+    }
     inc->engine->free(inc->state);
     inc->engine = NULL;
     inc->state = NULL;
     st = ic_dec_complete(&inc->d, st, out, stats);
+    free(inc->bytes);
+    inc->bytes = NULL;
+    inc->size = inc->capacity = 0;
     if (st != IC_OK) inc->failure = st;
     if (err) *err = inc->failure_error;
     return st;
