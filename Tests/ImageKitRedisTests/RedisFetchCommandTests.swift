@@ -4,18 +4,27 @@ import XCTest
 
 /// `imagekit fetch --shared-cache`: two machines (two cache directories) sharing Redis.
 final class RedisFetchCommandTests: RedisTestCase {
+    /// Runs `imagekit fetch`; `output` is its standard output followed by its standard error
+    /// (so a failure's message shows why, e.g. a sanitizer's report).
     private func fetch(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("imagekit")
         process.arguments = ["fetch"] + arguments
+        let errors = try temporaryDirectory("cli-stderr").appendingPathComponent("stderr")
+        guard FileManager.default.createFile(atPath: errors.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errors.path])
+        }
         let pipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: errors)
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        // Read through a FileHandle: String(contentsOf:) leaks its buffer for an empty file
+        // (swift-foundation 6.3, reported by LeakSanitizer).
+        let stderr = try FileHandle(forReadingFrom: errors).readToEnd() ?? Data()
+        return (process.terminationStatus, String(decoding: data + stderr, as: UTF8.self))
     }
 
     func testASecondMachineIsServedByTheSharedTier() throws {

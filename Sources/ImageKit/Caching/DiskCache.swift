@@ -94,7 +94,9 @@ public final class DiskCache: Sendable {
     /// complete, and the disk threads exit; later calls fail with ``ImageKitError/shutDown(_:)``
     /// (reads find nothing). Returns when all of that is done.
     public func shutdown() async {
-        sweeper.withLock { $0?.cancel() }
+        let sweep = sweeper.withLock { $0 }
+        sweep?.cancel()
+        await sweep?.value
         await pool.shutdown()
         await partPool?.shutdown()
     }
