@@ -9,16 +9,18 @@
  * that point the engine streams with the body kept (IC_INC_STREAMING_KEPT):
  * each piece goes through the fast path's chunk walk (ic_png_walk: IDAT order,
  * lengths, chunk types, every CRC as its chunk completes), IDAT data through
- * zlib into two filtered rows, and each row, once complete, is unfiltered and
- * expanded by png_fast.c's functions and handed to the sink. Memory: the
- * output (or the thumbnail's resampler), two filtered rows and zlib's state.
+ * zlib into a few filtered rows (about 64 KiB of them, two rows at least),
+ * and each row, once complete, is unfiltered and expanded by png_fast.c's
+ * functions and handed to the sink. Memory: the output (or the thumbnail's
+ * resampler), those rows and zlib's state — not the filtered image.
  *
  * What is decided how. The engine succeeds only on a file the fast path's
  * rules accept: the walk accepts it (ic_png_walk_end at the end of the input
  * included), the declared zlib window is the one the fast path accepts
  * (ic_png_window_ok), the zlib stream ends (its Adler-32 checked) within the
  * IDATs after exactly the filtered image's bytes (data after its end is
- * ignored, as libdeflate ignores it), and every filter byte is 0…4. On such a
+ * ignored, as libdeflate ignores it; the Adler-32 is libdeflate's, checked
+ * against the trailer zlib stops after), and every filter byte is 0…4. On such a
  * file ic_decode gives the same pixels: either the fast path decodes it, with
  * the same row code, or — when it declines for size alone (a filtered image
  * over IC_PNG_FAST_MAX_FILTERED_BYTES, or over its memory budget) — libpng
@@ -39,9 +41,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include "ic_png_internal.h"
+
+/* Bytes of filtered rows inflated per round. */
+#define ROUND_BYTES (64u * 1024)
 
 typedef struct png_stream {
     ic_decoder *d;
@@ -54,10 +60,17 @@ typedef struct png_stream {
     bool z_ready;       /* inflateInit done */
     bool first_byte;    /* the zlib stream's first byte (its window) is checked */
     bool ended;         /* zlib returned Z_STREAM_END */
-    uint8_t *cur;       /* the row being inflated: filter byte, then row_len bytes */
-    uint8_t *prev;      /* the previous row, unfiltered (zeros before the first) */
-    size_t row_len;
-    size_t filled;      /* bytes of cur inflated so far */
+    uint32_t adler;     /* Adler-32 of the output so far (libdeflate's, faster than zlib's) */
+    uint8_t tail[4];    /* the last 4 bytes of the zlib stream zlib consumed */
+    /* Filtered rows (filter byte, then row_len bytes; `step` bytes each): slot 0 holds the
+     * last unfiltered row of the previous round (zeros before the first), zlib inflates
+     * into the `slots` rows after it, which are unfiltered in place as they complete. */
+    uint8_t *buf;
+    size_t buf_size;
+    size_t row_len, step;
+    uint32_t slots;
+    size_t filled;      /* bytes inflated into the slots this round */
+    size_t done;        /* bytes of them handed over as rows */
     uint32_t rows;      /* rows delivered to the sink */
 } png_stream;
 
@@ -106,10 +119,15 @@ static ic_status start(png_stream *s, const uint8_t *data, size_t size) {
     st = ic_dec_begin(d, s->h.width, s->h.height, 1);
     if (st != IC_OK) return st;
     s->row_len = (size_t)ic_png_row_bytes(s->h.width, s->fmt.bits_per_pixel);
-    s->cur = ic_dec_malloc(d, 2 * (s->row_len + 1));
-    if (!s->cur) return d->err && d->err->code ? d->err->code : IC_ERR_OUT_OF_MEMORY;
-    memset(s->cur, 0, 2 * (s->row_len + 1));
-    s->prev = s->cur + s->row_len + 1;
+    s->step = s->row_len + 1;
+    /* About 64 KiB of rows a round (zlib runs its fast loop on large outputs), one at least. */
+    size_t slots = ROUND_BYTES / s->step;
+    if (slots > s->h.height) slots = s->h.height;
+    s->slots = slots ? (uint32_t)slots : 1;
+    s->buf_size = (1 + (size_t)s->slots) * s->step;
+    s->buf = ic_dec_malloc(d, s->buf_size);
+    if (!s->buf) return d->err && d->err->code ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+    memset(s->buf, 0, s->step);
     s->z.zalloc = z_alloc;
     s->z.zfree = z_free;
     s->z.opaque = d;
@@ -118,28 +136,37 @@ static ic_status start(png_stream *s, const uint8_t *data, size_t size) {
                             "PNG: cannot start the inflater");
     }
     s->z_ready = true;
+    /* zlib skips the checksum; inflate_data checks it against the stream's trailer. */
+    inflateValidate(&s->z, 0);
+    s->adler = 1;
     ic_png_walk_init(&s->walk, s->h.idat_at);
     return IC_OK;
 }
 
-/* The row in s->cur is complete: unfilters it against the previous one, expands it into
- * the output and reports it. */
-static ic_status put_row(png_stream *s) {
+/* Hands over the rows inflated completely this round: each is unfiltered in place against
+ * the one before it, expanded into the output and reported. After the last slot, that row
+ * moves to slot 0 and a new round starts. */
+static ic_status put_rows(png_stream *s) {
     ic_decoder *d = s->d;
-    uint32_t y = s->rows;
-    if ((y & 63) == 0 && ic_dec_cancelled(d)) return ic_dec_fail_cancelled(d);
-    uint8_t type = s->cur[0];
-    if (type > 4) {
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: bad filter type %u at row %u", type, y);
+    uint8_t *area = s->buf + s->step;
+    while (s->filled - s->done >= s->step) {
+        uint32_t y = s->rows;
+        if ((y & 63) == 0 && ic_dec_cancelled(d)) return ic_dec_fail_cancelled(d);
+        uint8_t *row = area + s->done;
+        if (row[0] > 4) {
+            return ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: bad filter type %u at row %u",
+                                row[0], y);
+        }
+        ic_png_unfilter_row(row[0], row + 1, row - s->step + 1, s->row_len, s->fmt.filter_bpp);
+        ic_png_expand_row(&s->h, &s->fmt, row + 1, ic_dec_row(d, 0, y), s->h.width);
+        ic_dec_rows_done(d, 0, y, 1, s->fmt.has_alpha);
+        s->rows = y + 1;
+        s->done += s->step;
     }
-    ic_png_unfilter_row(type, s->cur + 1, s->prev + 1, s->row_len, s->fmt.filter_bpp);
-    ic_png_expand_row(&s->h, &s->fmt, s->cur + 1, ic_dec_row(d, 0, y), s->h.width);
-    ic_dec_rows_done(d, 0, y, 1, s->fmt.has_alpha);
-    s->rows = y + 1;
-    uint8_t *done = s->cur;
-    s->cur = s->prev;
-    s->prev = done;
-    s->filled = 0;
+    if (s->done == (size_t)s->slots * s->step) {
+        memcpy(s->buf, area + s->done - s->step, s->step);
+        s->filled = s->done = 0;
+    }
     return IC_OK;
 }
 
@@ -157,18 +184,30 @@ static ic_status inflate_data(png_stream *s, const uint8_t *in, size_t size) {
     while (z->avail_in > 0) {
         bool full = s->rows == s->h.height;
         uint8_t spare;
-        z->next_out = full ? &spare : s->cur + s->filled;
-        z->avail_out = full ? 1 : (uInt)(s->row_len + 1 - s->filled);
+        z->next_out = full ? &spare : s->buf + s->step + s->filled;
+        z->avail_out = full ? 1 : (uInt)((size_t)s->slots * s->step - s->filled);
         uInt room = z->avail_out, offered = z->avail_in;
+        const uint8_t *from = z->next_in, *written = z->next_out;
         int r = inflate(z, Z_NO_FLUSH);
-        size_t out = room - z->avail_out;
+        size_t out = room - z->avail_out, used = offered - z->avail_in;
         if (full && out) return decline(s, "more image data than the image holds");
-        s->filled += out;
-        if (!full && s->filled == s->row_len + 1) {
-            ic_status st = put_row(s);
+        s->adler = (uint32_t)libdeflate_adler32(s->adler, written, out);
+        if (used >= 4) {
+            memcpy(s->tail, from + used - 4, 4);
+        } else if (used) {
+            memmove(s->tail, s->tail + used, 4 - used);
+            memcpy(s->tail + 4 - used, from, used);
+        }
+        if (!full) {
+            s->filled += out;
+            ic_status st = put_rows(s);
             if (st != IC_OK) return st;
         }
         if (r == Z_STREAM_END) {
+            /* zlib stops right after the stream's trailer, its Adler-32. */
+            uint32_t trailer = (uint32_t)s->tail[0] << 24 | (uint32_t)s->tail[1] << 16 |
+                               (uint32_t)s->tail[2] << 8 | s->tail[3];
+            if (trailer != s->adler) return decline(s, "Adler-32 mismatch in the image data");
             s->ended = true;
             return s->rows == s->h.height ? IC_OK : decline(s, "the image data ends early");
         }
@@ -229,8 +268,7 @@ static uint32_t stream_rows(const void *state) { return ((const png_stream *)sta
 static void stream_free(void *state) {
     png_stream *s = state;
     if (s->z_ready) inflateEnd(&s->z);
-    uint8_t *rows = s->cur < s->prev ? s->cur : s->prev;
-    ic_dec_free(s->d, rows, 2 * (s->row_len + 1));
+    ic_dec_free(s->d, s->buf, s->buf_size);
     free(s);
 }
 
