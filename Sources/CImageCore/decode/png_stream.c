@@ -184,8 +184,11 @@ static ic_status inflate_data(png_stream *s, const uint8_t *in, size_t size) {
     while (z->avail_in > 0) {
         bool full = s->rows == s->h.height;
         uint8_t spare;
+        /* Room: the rest of this round's slots, but no more than the image's rows. */
+        size_t room_left = (size_t)s->slots * s->step - s->filled;
+        size_t image_left = (size_t)(s->h.height - s->rows) * s->step - (s->filled - s->done);
         z->next_out = full ? &spare : s->buf + s->step + s->filled;
-        z->avail_out = full ? 1 : (uInt)((size_t)s->slots * s->step - s->filled);
+        z->avail_out = full ? 1 : (uInt)(room_left < image_left ? room_left : image_left);
         uInt room = z->avail_out, offered = z->avail_in;
         const uint8_t *from = z->next_in, *written = z->next_out;
         int r = inflate(z, Z_NO_FLUSH);
