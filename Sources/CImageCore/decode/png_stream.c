@@ -30,7 +30,10 @@
  * critical chunk after the IDATs, a cut inside them — is a data failure
  * (IC_ERR_CORRUPT), so incremental.c drops the engine and ic_decode decodes
  * the kept body: its answer, success or error, stands. Limits, memory and
- * cancellation fail as they are met and are final, as in ic_decode.
+ * cancellation fail as they are met and are final, as in ic_decode. One edge
+ * stays: the stream holds less than either whole-body path (no filtered
+ * image, no libpng buffers), so a max_memory_bytes set between the two can
+ * let a stream succeed where ic_decode fails on memory.
  *
  * Adam7 files are left to ic_decode on the whole body (IC_INC_WHOLE_BODY,
  * decided once the header is in, after the limits): their rows reach the
