@@ -12,10 +12,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 RUNS_EACH=${FUZZ_RUNS:--1}
 CORPUS=${CORPUS:-../shared/corpus}
-# `incremental` (streamed JPEG and PNG against ic_decode) is left out of the default list:
-# libpng's progressive reader still fails a few malformed PNGs that its sequential reader
-# decodes (a duplicate PLTE after the image data); run it with FUZZ_HARNESSES=incremental.
-HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp avif heif jxl resize store url head encode"}
+HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp incremental avif heif jxl resize store url head encode"}
 CC=${FUZZ_CC:-/opt/swift/usr/bin/clang}
 OUT=.build-fuzz
 mkdir -p "$OUT/artifacts"

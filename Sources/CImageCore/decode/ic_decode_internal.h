@@ -262,9 +262,11 @@ ic_status ic_jpeg_inc_new(ic_decoder *d, const ic_inc_engine **engine, void **st
 size_t ic_png_header_size(const uint8_t *data, size_t size);
 
 /**
- * A PNG engine for `d`: still PNGs and APNGs read as stills (not all_frames
- * with an acTL: the caller decides with ic_apng_frame_count on the header).
- * d->orientation must be set from the header already.
+ * A PNG engine for `d` (png_stream.c): still PNGs and APNGs read as stills
+ * (not all_frames with an acTL: the caller decides with ic_apng_frame_count on
+ * the header). Its first feed must hold ic_png_header_size bytes at least;
+ * it streams with the body kept (IC_INC_STREAMING_KEPT), Adam7 files ask for
+ * the whole body. d->orientation must be set from the header already.
  */
 ic_status ic_png_inc_new(ic_decoder *d, const ic_inc_engine **engine, void **state);
 

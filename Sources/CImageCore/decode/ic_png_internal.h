@@ -1,14 +1,17 @@
 /*
- * ic_png_internal.h — the PNG fast path (png_fast.c) as png.c drives it. Not
- * installed.
+ * ic_png_internal.h — the PNG fast path (png_fast.c) as png.c and the streamed
+ * engine (png_stream.c) drive it. Not installed.
  *
  * png.c reads the chunks before the first IDAT with libpng (IHDR, PLTE, tRNS,
- * iCCP with libpng's own checks), fills an ic_png_header, and asks png_fast.c
- * to inflate the whole IDAT stream at once with libdeflate. When that works
- * the pixels are unfiltered and expanded here, bit for bit as png.c's libpng
- * transforms would; when anything is unusual (see ic_png_fast_inflate) png.c
- * decodes the file with libpng instead, so errors and lenient cases stay
- * libpng's.
+ * iCCP with libpng's own checks; ic_png_read_header), fills an ic_png_header,
+ * and asks png_fast.c to inflate the whole IDAT stream at once with libdeflate.
+ * When that works the pixels are unfiltered and expanded here, bit for bit as
+ * png.c's libpng transforms would; when anything is unusual (see
+ * ic_png_fast_inflate) png.c decodes the file with libpng instead, so errors
+ * and lenient cases stay libpng's. The chunk walk (ic_png_walk) and the row
+ * functions (ic_png_unfilter_row, ic_png_expand_row) are the same code for the
+ * whole body and for the streamed engine, which applies the same rules to the
+ * bytes as they arrive.
  */
 #ifndef IC_PNG_INTERNAL_H
 #define IC_PNG_INTERNAL_H
@@ -37,16 +40,24 @@ typedef struct ic_png_header {
     uint16_t num_trans;
     uint8_t trans_alpha[256];
     uint16_t trans_gray, trans_red, trans_green, trans_blue;
-    /** Offset of the first IDAT chunk (its length field) in d->data. */
+    /** Offset of the first IDAT chunk (its length field) in the file. */
     size_t idat_at;
 } ic_png_header;
+
+/** How the rows of `h` are laid out and expanded (ic_png_format_init). */
+typedef struct ic_png_format {
+    uint32_t bits_per_pixel;
+    uint32_t filter_bpp;  /* bytes per pixel for the filters, at least 1 */
+    bool has_alpha;       /* an alpha channel or tRNS */
+    uint32_t palette[256]; /* RGBA8 entries, tRNS alphas applied */
+    uint64_t filtered;    /* bytes of the filtered image (every pass, filter bytes included) */
+} ic_png_format;
 
 /** The inflated image between ic_png_fast_inflate and ic_png_fast_emit. */
 typedef struct ic_png_fast {
     const ic_png_header *h;
     ic_dec_buffer filtered;
-    uint32_t bits_per_pixel;
-    uint32_t filter_bpp; /* bytes per pixel for the filters, at least 1 */
+    ic_png_format fmt;
 } ic_png_fast;
 
 /**
@@ -69,5 +80,86 @@ ic_status ic_png_fast_emit(ic_decoder *d, ic_png_fast *f);
 
 /** Frees what ic_png_fast_inflate kept; a zeroed ic_png_fast is allowed. */
 void ic_png_fast_free(ic_decoder *d, ic_png_fast *f);
+
+/**
+ * libpng reads the chunks of src[0..size) before the first IDAT into *h
+ * (IHDR, PLTE, tRNS, the first IDAT's offset), the size is checked against
+ * the limits and the iCCP profile taken (ic_color_take_profile). On failure
+ * *decline tells a failure of the data that libpng's full decode meets too
+ * (libpng's own error, an unknown compression or filter method; nothing kept)
+ * from a final one (a limit, memory).
+ */
+ic_status ic_png_read_header(ic_decoder *d, const uint8_t *src, size_t size, ic_png_header *h,
+                             bool *decline);
+
+/**
+ * Fills *fmt for `h`; IC_ERR_CORRUPT (error set) for a colour type and bit
+ * depth PNG does not define.
+ */
+ic_status ic_png_format_init(ic_decoder *d, const ic_png_header *h, ic_png_format *fmt);
+
+/** Bytes of one filtered row of `width` pixels, without its filter byte. */
+uint64_t ic_png_row_bytes(uint32_t width, uint32_t bits_per_pixel);
+
+/**
+ * False when zlib and libdeflate could disagree on a stream whose first byte
+ * (CMF) is `cmf` inflating to `filtered` bytes: zlib refuses distances past
+ * the declared window, libdeflate does not check, so only a full window, or
+ * an image that fits in the declared one, is the same to both.
+ */
+bool ic_png_window_ok(uint8_t cmf, uint64_t filtered);
+
+/**
+ * Unfilters one row in place: `type` is its filter byte (0…4), `cur` its
+ * `len` bytes, `prev` the previous unfiltered row of the pass (zeros for the
+ * first), `bpp` ic_png_format.filter_bpp.
+ */
+void ic_png_unfilter_row(uint8_t type, uint8_t *cur, const uint8_t *prev, size_t len, size_t bpp);
+
+/** Expands `width` pixels of an unfiltered row to straight RGBA8 at `dst`. */
+void ic_png_expand_row(const ic_png_header *h, const ic_png_format *fmt, const uint8_t *src,
+                       uint8_t *dst, uint32_t width);
+
+/**
+ * The chunk walk from the first IDAT on, fed the bytes in order (all at once
+ * for the whole body, piece by piece when streaming). It accepts what libpng's
+ * sequential reader silently reads once it has the pixels: IDAT chunks in one
+ * run, each within 16 MiB, then ancillary chunks, each with its CRC checked,
+ * up to IEND (bytes after it are ignored) or the end of the input (a cut in
+ * IEND or an ancillary chunk). It declines (IC_ERR_CORRUPT, error set) an
+ * IDAT after other chunks, a chunk over 16 MiB, an invalid chunk type, a CRC
+ * mismatch, a critical chunk after the image data, and an input that ends
+ * inside the IDATs.
+ */
+typedef struct ic_png_walk {
+    uint64_t pos;       /* offset in the file of the next byte */
+    uint64_t chunk_at;  /* offset of the current chunk */
+    uint64_t left;      /* bytes of the current chunk's data still to come */
+    uint32_t length;    /* the current chunk's data length */
+    uint32_t crc;       /* CRC of its type and the data so far */
+    uint8_t part;       /* header, data, CRC, or done (IEND read) */
+    uint8_t have;       /* bytes of the header or CRC gathered */
+    uint8_t head[8];
+    uint8_t crc_bytes[4];
+    bool in_idat;       /* no chunk but IDAT seen yet */
+    bool idat;          /* the current chunk is an IDAT */
+    uint64_t payload;   /* IDAT data bytes so far */
+    uint64_t idat_end;  /* offset of the first chunk after the IDATs, once seen */
+} ic_png_walk;
+
+/** Starts a walk at `idat_at`, the first IDAT chunk's offset. */
+void ic_png_walk_init(ic_png_walk *w, uint64_t idat_at);
+
+/**
+ * Walks the next bytes, data[0..size) at offset w->pos: consumes *used of
+ * them (at least one when size > 0); *idat is true when those bytes are IDAT
+ * data (the zlib stream, for the caller to inflate). Fails as the walk
+ * declines the file.
+ */
+ic_status ic_png_walk_feed(ic_decoder *d, ic_png_walk *w, const uint8_t *data, size_t size,
+                           size_t *used, bool *idat);
+
+/** The input ends where the walk is: IC_OK, or the decline of a cut inside the IDATs. */
+ic_status ic_png_walk_end(ic_decoder *d, const ic_png_walk *w);
 
 #endif /* IC_PNG_INTERNAL_H */

@@ -24,7 +24,8 @@ struct ic_incremental {
     ic_format format;
     uint64_t total;          /* bytes fed so far */
     /* Bytes kept: the start of the body before an engine takes over, or the
-     * whole body when the format is decoded at finish. */
+     * whole body when the format is decoded at finish or the engine streams
+     * with the body kept. */
     uint8_t *bytes;
     size_t size;
     size_t capacity;

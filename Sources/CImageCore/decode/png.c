@@ -7,7 +7,9 @@
  * When it declines a file (over its memory budget, anything unusual in or
  * after the IDATs, any zlib error) nothing has been delivered yet and the file
  * is decoded again here with libpng from the start, so errors, lenient cases
- * and huge images (row streaming) stay libpng's.
+ * and huge images (row streaming) stay libpng's. The incremental engine
+ * (png_stream.c) reads the header with the same ic_png_read_header and
+ * applies png_fast.c's rules to the bytes as they arrive.
  *
  * Every colour type and bit depth is expanded to RGBA8 by libpng's transforms
  * (palette and tRNS to alpha, low bit depths to 8, 16 bits truncated to 8,
@@ -34,7 +36,6 @@ typedef struct png_ctx {
     size_t src_size;
     size_t pos;
     bool eof;            /* the reader ran out of bytes */
-    bool progressive;    /* the progressive reader (incremental engine) */
     char message[160];   /* libpng's error text */
     ic_status status;    /* set before png_error when not libpng's own failure */
 } png_ctx;
@@ -45,15 +46,10 @@ static void on_error(png_structp png, png_const_charp msg) {
     png_longjmp(png, 1);
 }
 
+/* Warnings (benign errors included, as libpng's reader treats them) are not failures. */
 static void on_warning(png_structp png, png_const_charp msg) {
-    png_ctx *c = png_get_error_ptr(png);
-    /* The progressive reader only warns about a corrupt deflate stream in IDAT (a bad
-     * distance, the checksum), which the sequential reader fails on. */
-    if (c->progressive && msg && strstr(msg, "IDAT") &&
-        (strstr(msg, "Truncated compressed data") || strstr(msg, "ADLER32"))) {
-        c->status = ic_set_error(c->d->err, IC_ERR_CORRUPT, "PNG: %s", msg);
-        png_error(png, msg);
-    }
+    (void)png;
+    (void)msg;
 }
 
 static void on_read(png_structp png, png_bytep out, size_t count) {
@@ -190,24 +186,20 @@ static int start_pixels(png_ctx *c, png_structp png, png_infop info, bool *has_a
 
 static ic_status decode_libpng(ic_decoder *d);
 
-/* The fast path (png_fast.c): libpng reads the chunks before the first IDAT, png_fast.c
- * the pixels. Sets *fallback (error cleared, nothing kept) when libpng should decode the
- * file instead: libpng fails before the IDAT, or png_fast.c declines. */
-static ic_status decode_fast(ic_decoder *d, bool *fallback) {
-    *fallback = false;
+ic_status ic_png_read_header(ic_decoder *d, const uint8_t *src, size_t size, ic_png_header *h,
+                             bool *decline) {
+    *decline = false;
     png_ctx c;
     png_structp png;
     png_infop info;
-    ic_status created = create_reader(&c, d, d->data, d->size, &png, &info);
+    ic_status created = create_reader(&c, d, src, size, &png, &info);
     if (created != IC_OK) return created;
-    ic_png_header *volatile h = NULL;
     if (setjmp(png_jmpbuf(png))) {
         ic_status st = c.status;
         if (st == IC_OK) {
-            *fallback = true;
+            *decline = true;
             st = png_failure(&c);
         }
-        ic_dec_free(d, h, sizeof *h);
         png_destroy_read_struct(&png, &info, NULL);
         return st;
     }
@@ -218,10 +210,11 @@ static ic_status decode_fast(ic_decoder *d, bool *fallback) {
                  &filter);
     c.status = ic_dec_check_size(d, width, height, 1, 0);
     if (c.status != IC_OK) png_error(png, "limit");
-    h = ic_dec_malloc(d, sizeof *h);
-    if (!h) {
-        c.status = d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
-        png_error(png, "allocation");
+    if (compression != PNG_COMPRESSION_TYPE_BASE || filter != PNG_FILTER_TYPE_BASE) {
+        *decline = true;
+        c.status = ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: compression %d, filter method %d",
+                                compression, filter);
+        png_error(png, "method");
     }
     memset(h, 0, sizeof *h);
     h->width = width;
@@ -258,23 +251,26 @@ static ic_status decode_fast(ic_decoder *d, bool *fallback) {
     take_iccp(d, png, info, color_type);
     /* libpng's part is done: its memory goes before the image's arrives. */
     png_destroy_read_struct(&png, &info, NULL);
+    return IC_OK;
+}
 
-    ic_status st = IC_OK;
+/* The fast path (png_fast.c): libpng reads the chunks before the first IDAT, png_fast.c
+ * the pixels. Sets *fallback (error cleared, nothing kept) when libpng should decode the
+ * file instead: libpng fails before the IDAT, or png_fast.c declines. */
+static ic_status decode_fast(ic_decoder *d, bool *fallback) {
+    ic_png_header *h = ic_dec_malloc(d, sizeof *h);
+    if (!h) return d->err && d->err->code ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+    ic_status st = ic_png_read_header(d, d->data, d->size, h, fallback);
     ic_png_fast f;
-    if (compression != PNG_COMPRESSION_TYPE_BASE || filter != PNG_FILTER_TYPE_BASE) {
-        st = ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: compression %d, filter method %d",
-                          compression, filter);
-    } else {
+    if (st == IC_OK) {
         st = ic_png_fast_inflate(d, h, &f);
+        if (st != IC_OK) {
+            *fallback = true;
+            ic_color_free(d);
+            memset(&d->color, 0, sizeof d->color);
+        }
     }
-    if (st != IC_OK) {
-        *fallback = true;
-        ic_dec_free(d, h, sizeof *h);
-        ic_color_free(d);
-        memset(&d->color, 0, sizeof d->color);
-        return st;
-    }
-    st = ic_png_fast_emit(d, &f);
+    if (st == IC_OK) st = ic_png_fast_emit(d, &f);
     ic_dec_free(d, h, sizeof *h);
     return st;
 }
@@ -365,220 +361,6 @@ static ic_status decode_libpng(ic_decoder *d) {
     ic_dec_free(d, row_pointers, row_pointers_size);
     ic_dec_buffer_free(d, &staging);
     png_destroy_read_struct(&png, &info, NULL);
-    return IC_OK;
-}
-
-/* ---- The incremental engine: libpng's progressive reader. ---- */
-
-/* The sequential reader takes IDAT data in pieces of this size from the start of each chunk
- * (libpng's default IDAT_read_size), and only whole pieces. */
-#define PNG_IDAT_PIECE 8192u
-
-typedef struct png_inc {
-    png_ctx c;
-    png_structp png;
-    png_infop info;
-    bool has_alpha;
-    int passes;
-    uint32_t rows;         /* rows delivered to the sink */
-    bool complete;         /* the last row of the last pass is in */
-    uint64_t needed;       /* ... and the input must reach this offset (the IDAT's CRC) */
-    ic_dec_buffer staging; /* Adam7 with resampling: the full-size frame the passes build */
-    size_t stride;
-
-    /* The bytes not handed to libpng yet, from offset `at` of the stream. */
-    uint8_t *pending;
-    size_t pending_size;
-    size_t pending_capacity;
-    uint64_t at;
-    uint64_t next_chunk;   /* offset of the next chunk header */
-    uint64_t data_start;   /* the current chunk's data, when it is an IDAT */
-    uint64_t data_end;
-    bool idat;
-} png_inc;
-
-static void on_info(png_structp png, png_infop info) {
-    png_inc *s = png_get_progressive_ptr(png);
-    s->passes = start_pixels(&s->c, png, info, &s->has_alpha);
-    if (s->passes > 1 && !ic_dec_is_direct(s->c.d)) {
-        s->stride = ic_stride_for_width(png_get_image_width(png, info));
-        s->c.status = ic_dec_buffer_alloc(s->c.d, s->stride * png_get_image_height(png, info),
-                                          &s->staging);
-        if (s->c.status != IC_OK) png_error(png, "allocation");
-    }
-}
-
-/* Rows come one at a time; with interlace handling libpng calls this for every
- * row of every pass (new_row NULL where the pass has no pixels), and
- * png_progressive_combine_row merges a pass's pixels into the row, so the
- * finished frame is what the sequential reader's png_read_rows builds. */
-static void on_row(png_structp png, png_bytep new_row, png_uint_32 y, int pass) {
-    png_inc *s = png_get_progressive_ptr(png);
-    ic_decoder *d = s->c.d;
-    uint32_t height = d->codec_height;
-    if (y >= height) return;
-    if ((y & 63) == 0 && ic_dec_cancelled(d)) {
-        s->c.status = ic_dec_fail_cancelled(d);
-        png_error(png, "cancelled");
-    }
-    if (s->passes == 1) {
-        if (!new_row) return;
-        memcpy(ic_dec_row(d, 0, y), new_row, (size_t)d->codec_width * 4);
-        ic_dec_rows_done(d, 0, y, 1, s->has_alpha);
-        s->rows = y + 1;
-        s->complete = y + 1 == height;
-        s->needed = s->data_end + 4;
-        return;
-    }
-    uint8_t *row = s->staging.p ? s->staging.p + (size_t)y * s->stride : ic_dec_row(d, 0, y);
-    png_progressive_combine_row(png, row, new_row);
-    if (pass != 6 || y + 1 != height) return;
-    if (s->staging.p) {
-        ic_dec_put_rows(d, 0, 0, height, s->staging.p, s->stride, s->has_alpha);
-        ic_dec_buffer_free(d, &s->staging);
-    } else {
-        ic_dec_rows_done(d, 0, 0, height, s->has_alpha);
-    }
-    s->rows = height;
-    s->complete = true;
-    s->needed = s->data_end + 4;
-}
-
-/* Runs libpng over `size` bytes; its errors longjmp back here. */
-static ic_status process(png_inc *s, png_bytep data, size_t size) {
-    if (setjmp(png_jmpbuf(s->png))) {
-        return png_failure(&s->c);
-    }
-    png_process_data(s->png, s->info, data, size);
-    return IC_OK;
-}
-
-static bool valid_chunk_name(const uint8_t *t) {
-    for (int i = 0; i < 4; i++) {
-        if (!((t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z'))) return false;
-    }
-    return true;
-}
-
-/* A chunk name as libpng prints it: letters as they are, other bytes in hex brackets. */
-static void chunk_name_text(const uint8_t *t, char out[32]) {
-    size_t at = 0;
-    for (int i = 0; i < 4; i++) {
-        if ((t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z')) {
-            out[at++] = (char)t[i];
-        } else {
-            at += (size_t)snprintf(out + at, 32 - at, "[%02X]", t[i]);
-        }
-    }
-    out[at] = '\0';
-}
-
-/*
- * How many pending bytes libpng may read now (SIZE_MAX: the next chunk is invalid). IDAT data goes over in the
- * pieces the sequential reader reads (a whole piece or nothing), so a body cut
- * short or corrupt inside a piece fails as ic_decode fails on it; chunk
- * headers go over whole (they are parsed here too), everything else at once.
- */
-static size_t next_step(png_inc *s, const uint8_t *h, size_t avail) {
-    if (s->at == s->next_chunk) {
-        if (avail < 8) return 0;
-        uint32_t len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
-        bool after_idat = s->idat;
-        s->idat = memcmp(h + 4, "IDAT", 4) == 0;
-        /* The progressive reader does not check the name of the chunk after the
-         * IDATs; the sequential reader does. */
-        if (after_idat && !s->idat && !valid_chunk_name(h + 4)) {
-            char name[32];
-            chunk_name_text(h + 4, name);
-            ic_set_error(s->c.d->err, IC_ERR_CORRUPT, "PNG: %s: invalid chunk type", name);
-            return SIZE_MAX;
-        }
-        s->data_start = s->at + 8;
-        s->data_end = s->data_start + len;
-        s->next_chunk = s->data_end + 4;
-        return 8;
-    }
-    if (s->idat && s->at < s->data_end) {
-        uint64_t piece_end = s->data_start + ((s->at - s->data_start) / PNG_IDAT_PIECE + 1) * PNG_IDAT_PIECE;
-        if (piece_end > s->data_end) piece_end = s->data_end;
-        return avail >= piece_end - s->at ? (size_t)(piece_end - s->at) : 0;
-    }
-    return s->next_chunk - s->at < avail ? (size_t)(s->next_chunk - s->at) : avail;
-}
-
-static ic_status png_inc_feed(void *state, const uint8_t *data, size_t size) {
-    png_inc *s = state;
-    if (ic_dec_cancelled(s->c.d)) return ic_dec_fail_cancelled(s->c.d);
-    if (size > s->pending_capacity - s->pending_size) {
-        size_t capacity = s->pending_size + size;
-        if (capacity < 2 * PNG_IDAT_PIECE) capacity = 2 * PNG_IDAT_PIECE;
-        uint8_t *grown = realloc(s->pending, capacity);
-        if (!grown) {
-            return ic_set_error(s->c.d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot hold %zu input bytes",
-                                capacity);
-        }
-        s->pending = grown;
-        s->pending_capacity = capacity;
-    }
-    memcpy(s->pending + s->pending_size, data, size);
-    s->pending_size += size;
-    size_t done = 0, step;
-    while ((step = next_step(s, s->pending + done, s->pending_size)) > 0) {
-        if (step == SIZE_MAX) return IC_ERR_CORRUPT;
-        /* libpng reads the bytes; it does not write them. */
-        ic_status st = process(s, s->pending + done, step);
-        if (st != IC_OK) return st;
-        done += step;
-        s->at += step;
-        s->pending_size -= step;
-    }
-    if (done) memmove(s->pending, s->pending + done, s->pending_size);
-    return IC_OK;
-}
-
-static ic_status png_inc_end(void *state) {
-    png_inc *s = state;
-    /* Later chunks (and IEND) may be missing, as for ic_decode. */
-    if (s->complete && s->at + s->pending_size >= s->needed) return IC_OK;
-    return ic_set_error(s->c.d->err, IC_ERR_TRUNCATED, "PNG: truncated after %zu bytes",
-                        s->c.d->size);
-}
-
-static ic_inc_phase png_inc_phase(const void *state) {
-    (void)state;
-    return IC_INC_STREAMING; /* started once the chunks before IDAT are in */
-}
-
-static uint64_t png_inc_buffered(const void *state) {
-    return ((const png_inc *)state)->pending_size;
-}
-
-static uint32_t png_inc_rows(const void *state) { return ((const png_inc *)state)->rows; }
-
-static void png_inc_free(void *state) {
-    png_inc *s = state;
-    ic_dec_buffer_free(s->c.d, &s->staging);
-    png_destroy_read_struct(&s->png, &s->info, NULL);
-    free(s->pending);
-    free(s);
-}
-
-static const ic_inc_engine png_engine = {png_inc_feed, png_inc_end, png_inc_phase,
-                                         png_inc_buffered, png_inc_rows, png_inc_free};
-
-ic_status ic_png_inc_new(ic_decoder *d, const ic_inc_engine **engine, void **state) {
-    png_inc *s = calloc(1, sizeof *s);
-    if (!s) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot allocate a decoder");
-    ic_status st = create_reader(&s->c, d, NULL, 0, &s->png, &s->info);
-    if (st != IC_OK) {
-        free(s);
-        return st;
-    }
-    png_set_progressive_read_fn(s->png, s, on_info, on_row, NULL);
-    s->c.progressive = true;
-    s->next_chunk = 8; /* after the signature */
-    *engine = &png_engine;
-    *state = s;
     return IC_OK;
 }
 

@@ -57,7 +57,7 @@ static void pass_size(const ic_png_header *h, int pass, uint32_t *w, uint32_t *r
     *rows = h->height > y0 ? (h->height - y0 + adam7_dy[pass] - 1) / adam7_dy[pass] : 0;
 }
 
-static uint64_t row_bytes(uint32_t width, uint32_t bits_per_pixel) {
+uint64_t ic_png_row_bytes(uint32_t width, uint32_t bits_per_pixel) {
     return ((uint64_t)width * bits_per_pixel + 7) / 8;
 }
 
@@ -67,68 +67,126 @@ static uint64_t filtered_size(const ic_png_header *h, uint32_t bits_per_pixel) {
     for (int pass = 0; pass < (h->interlace ? 7 : 1); pass++) {
         uint32_t w, rows;
         pass_size(h, pass, &w, &rows);
-        if (w && rows) total += (uint64_t)rows * (1 + row_bytes(w, bits_per_pixel));
+        if (w && rows) total += (uint64_t)rows * (1 + ic_png_row_bytes(w, bits_per_pixel));
     }
     return total;
 }
 
 /* ---- Chunks. ---- */
 
-static bool chunk_crc_ok(const uint8_t *at, uint32_t length) {
-    uint32_t crc = libdeflate_crc32(0, at + 4, 4 + (size_t)length);
-    return crc == be32(at + 8 + length);
-}
-
 static bool is_letter(uint8_t c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 
-/* Checks the IDAT chunks from h->idat_at and the chunks after them up to IEND (or the end of
- * the input, which libpng accepts once the pixels are read); sets the IDAT chunks' range and
- * payload total. */
-static ic_status walk_chunks(ic_decoder *d, const ic_png_header *h, size_t *idat_end,
-                             uint64_t *payload) {
-    const uint8_t *p = d->data;
-    size_t n = d->size, pos = h->idat_at;
-    *payload = 0;
-    bool in_idat = true;
-    while (pos <= n && n - pos >= 8) {
-        uint32_t length = be32(p + pos);
-        const uint8_t *type = p + pos + 4;
-        bool idat = memcmp(type, "IDAT", 4) == 0;
-        if (!idat && in_idat) {
-            in_idat = false;
-            *idat_end = pos;
-        }
-        if (idat && !in_idat) return unusual(d, "IDAT after other chunks", pos);
-        /* libpng refuses other chunks over CHUNK_LIMIT; it allows bigger IDATs, which are
-         * rare enough to leave to it. */
-        if (length > CHUNK_LIMIT) return unusual(d, "chunk over 16 MiB", pos);
-        /* libpng checks the type with the length, before reading the data. */
-        if (!is_letter(type[0]) || !is_letter(type[1]) || !is_letter(type[2]) ||
-            !is_letter(type[3])) {
-            return unusual(d, "invalid chunk type", pos);
-        }
-        if ((size_t)length + 12 > n - pos) {
-            if (in_idat) return unusual(d, "truncated IDAT chunk", pos);
-            /* libpng refuses a critical chunk here (IHDR or PLTE out of place) before it
-             * reads the data; it stops at the end of the input in any other chunk once it
-             * has the pixels. */
-            if (!(type[0] & 0x20) && memcmp(type, "IEND", 4) != 0) {
-                return unusual(d, "critical chunk after the image data", pos);
-            }
-            return IC_OK;
-        }
-        if (!chunk_crc_ok(p + pos, length)) return unusual(d, "chunk CRC mismatch", pos);
-        if (idat) {
-            *payload += length;
-        } else if (memcmp(type, "IEND", 4) == 0) {
-            return IC_OK;
-        } else if (!(type[0] & 0x20)) {
-            return unusual(d, "critical chunk after the image data", pos);
-        }
-        pos += 12 + (size_t)length;
+enum { WALK_HEAD, WALK_DATA, WALK_CRC, WALK_DONE };
+
+void ic_png_walk_init(ic_png_walk *w, uint64_t idat_at) {
+    memset(w, 0, sizeof *w);
+    w->pos = w->chunk_at = idat_at;
+    w->in_idat = true;
+}
+
+/* The rules on a chunk's length and type, once its header is in (libpng checks them before
+ * it reads the data). */
+static ic_status walk_head(ic_decoder *d, ic_png_walk *w) {
+    const uint8_t *type = w->head + 4;
+    size_t at = (size_t)w->chunk_at;
+    w->length = be32(w->head);
+    w->idat = memcmp(type, "IDAT", 4) == 0;
+    if (!w->idat && w->in_idat) {
+        w->in_idat = false;
+        w->idat_end = w->chunk_at;
     }
-    if (in_idat) return unusual(d, "truncated IDAT chunk", pos);
+    if (w->idat && !w->in_idat) return unusual(d, "IDAT after other chunks", at);
+    /* libpng refuses other chunks over CHUNK_LIMIT; it allows bigger IDATs, which are
+     * rare enough to leave to it. */
+    if (w->length > CHUNK_LIMIT) return unusual(d, "chunk over 16 MiB", at);
+    if (!is_letter(type[0]) || !is_letter(type[1]) || !is_letter(type[2]) || !is_letter(type[3])) {
+        return unusual(d, "invalid chunk type", at);
+    }
+    /* libpng refuses a critical chunk here (IHDR or PLTE out of place), whole or cut short. */
+    if (!w->idat && !(type[0] & 0x20) && memcmp(type, "IEND", 4) != 0) {
+        return unusual(d, "critical chunk after the image data", at);
+    }
+    w->crc = (uint32_t)libdeflate_crc32(0, type, 4);
+    w->left = w->length;
+    w->part = w->length ? WALK_DATA : WALK_CRC;
     return IC_OK;
+}
+
+ic_status ic_png_walk_feed(ic_decoder *d, ic_png_walk *w, const uint8_t *data, size_t size,
+                           size_t *used, bool *idat) {
+    ic_status st = IC_OK;
+    size_t n;
+    *idat = false;
+    switch (w->part) {
+    case WALK_HEAD:
+        n = size < 8u - w->have ? size : 8u - w->have;
+        memcpy(w->head + w->have, data, n);
+        w->have = (uint8_t)(w->have + n);
+        if (w->have == 8) {
+            w->have = 0;
+            st = walk_head(d, w);
+        }
+        break;
+    case WALK_DATA:
+        n = w->left < size ? (size_t)w->left : size;
+        w->crc = (uint32_t)libdeflate_crc32(w->crc, data, n);
+        w->left -= n;
+        if (w->idat) {
+            *idat = true;
+            w->payload += n;
+        }
+        if (w->left == 0) w->part = WALK_CRC;
+        break;
+    case WALK_CRC:
+        n = size < 4u - w->have ? size : 4u - w->have;
+        memcpy(w->crc_bytes + w->have, data, n);
+        w->have = (uint8_t)(w->have + n);
+        if (w->have < 4) break;
+        w->have = 0;
+        if (w->crc != be32(w->crc_bytes)) {
+            st = unusual(d, "chunk CRC mismatch", (size_t)w->chunk_at);
+        } else if (!w->idat && memcmp(w->head + 4, "IEND", 4) == 0) {
+            w->part = WALK_DONE;
+        } else {
+            w->part = WALK_HEAD;
+            w->chunk_at = w->pos + n;
+        }
+        break;
+    default: /* after IEND: ignored, as libpng does not read it */
+        n = size;
+        break;
+    }
+    w->pos += n;
+    *used = n;
+    return st;
+}
+
+ic_status ic_png_walk_end(ic_decoder *d, const ic_png_walk *w) {
+    /* libpng stops at the end of the input in IEND or an ancillary chunk once it has the
+     * pixels; not inside the IDATs. */
+    if (w->part == WALK_DONE || !w->in_idat) return IC_OK;
+    return unusual(d, "truncated IDAT chunk", (size_t)w->chunk_at);
+}
+
+ic_status ic_png_format_init(ic_decoder *d, const ic_png_header *h, ic_png_format *fmt) {
+    static const uint8_t channels[7] = {1, 0, 3, 1, 2, 0, 4};
+    if (h->color_type > 6 || channels[h->color_type] == 0) {
+        return ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: colour type %u", h->color_type);
+    }
+    fmt->bits_per_pixel = (uint32_t)channels[h->color_type] * h->bit_depth;
+    fmt->filter_bpp = fmt->bits_per_pixel >= 8 ? fmt->bits_per_pixel / 8 : 1;
+    fmt->has_alpha = (h->color_type & 4) != 0 || h->has_trns;
+    for (int i = 0; i < 256; i++) {
+        uint8_t px[4] = {h->palette[i][0], h->palette[i][1], h->palette[i][2],
+                         i < h->num_trans ? h->trans_alpha[i] : 0xFF};
+        memcpy(&fmt->palette[i], px, 4);
+    }
+    fmt->filtered = filtered_size(h, fmt->bits_per_pixel);
+    return IC_OK;
+}
+
+bool ic_png_window_ok(uint8_t cmf, uint64_t filtered) {
+    return (cmf >> 4) >= 7 || filtered <= (1u << ((cmf >> 4) + 8));
 }
 
 /* ---- Inflating. ---- */
@@ -143,28 +201,34 @@ static uint64_t output_bytes(const ic_decoder *d, const ic_png_header *h, const 
                  (uint64_t)IC_SINK_ROWS * ic_stride_for_width(h->width);
         if (h->interlace) bytes += (uint64_t)ic_stride_for_width(h->width) * h->height;
     }
-    return bytes + (uint64_t)h->width * 4 + row_bytes(h->width, f->bits_per_pixel) + 1;
+    return bytes + (uint64_t)h->width * 4 + ic_png_row_bytes(h->width, f->fmt.bits_per_pixel) + 1;
 }
 
 ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast *f) {
     memset(f, 0, sizeof *f);
     f->h = h;
-    static const uint8_t channels[7] = {1, 0, 3, 1, 2, 0, 4};
-    if (h->color_type > 6 || channels[h->color_type] == 0) {
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: colour type %u", h->color_type);
-    }
-    f->bits_per_pixel = (uint32_t)channels[h->color_type] * h->bit_depth;
-    f->filter_bpp = f->bits_per_pixel >= 8 ? f->bits_per_pixel / 8 : 1;
-    uint64_t size = filtered_size(h, f->bits_per_pixel);
+    ic_status st = ic_png_format_init(d, h, &f->fmt);
+    if (st != IC_OK) return st;
+    uint64_t size = f->fmt.filtered;
     if (size > IC_PNG_FAST_MAX_FILTERED_BYTES) {
         return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
                             "PNG: the filtered image is %.1f MiB, over the fast path's %.1f MiB",
                             ic_mib(size), ic_mib(IC_PNG_FAST_MAX_FILTERED_BYTES));
     }
-    size_t idat_end = d->size;
-    uint64_t payload;
-    ic_status st = walk_chunks(d, h, &idat_end, &payload);
+    const uint8_t *p = d->data;
+    ic_png_walk w;
+    ic_png_walk_init(&w, h->idat_at);
+    for (size_t pos = h->idat_at; pos < d->size;) {
+        size_t used;
+        bool idat;
+        st = ic_png_walk_feed(d, &w, p + pos, d->size - pos, &used, &idat);
+        if (st != IC_OK) return st;
+        pos += used;
+    }
+    st = ic_png_walk_end(d, &w);
     if (st != IC_OK) return st;
+    size_t idat_end = (size_t)w.idat_end;
+    uint64_t payload = w.payload;
     if (payload < 2) return unusual(d, "no zlib stream in the IDAT chunks", h->idat_at);
     /* Once pixels are delivered there is no going back to libpng: everything the decode
      * will hold at once must fit in the memory limit now, or libpng (which needs only the
@@ -174,7 +238,6 @@ ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast
     ic_dec_release(d, size + payload + output_bytes(d, h, f));
 
     /* The zlib stream, contiguous: the single IDAT's payload, or all of them copied. */
-    const uint8_t *p = d->data;
     const uint8_t *stream = p + h->idat_at + 8;
     ic_dec_buffer joined = {0};
     if (payload != be32(p + h->idat_at)) {
@@ -189,11 +252,7 @@ ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast
         }
         stream = joined.p;
     }
-    /* zlib (as libpng uses it) honours the window the header declares: a distance past it
-     * is an error there, and libdeflate does not check. Only a full window, or an image
-     * that fits in the declared one, is the same to both. */
-    unsigned window = 1u << ((stream[0] >> 4) + 8);
-    if ((stream[0] >> 4) < 7 && size > window) {
+    if (!ic_png_window_ok(stream[0], size)) {
         ic_dec_buffer_free(d, &joined);
         return unusual(d, "zlib window smaller than the image", h->idat_at);
     }
@@ -227,7 +286,7 @@ ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast
         uint32_t w, rows;
         pass_size(h, pass, &w, &rows);
         if (!w || !rows) continue;
-        size_t step = 1 + (size_t)row_bytes(w, f->bits_per_pixel);
+        size_t step = 1 + (size_t)ic_png_row_bytes(w, f->fmt.bits_per_pixel);
         for (uint32_t y = 0; y < rows; y++, row += step) {
             if (*row > 4) {
                 unsigned filter = *row; /* read before the buffer goes */
@@ -344,7 +403,7 @@ unfilter_sse2(uint8_t type, uint8_t *cur, const uint8_t *prev, size_t len, size_
 }
 #endif
 
-static void unfilter_row(uint8_t type, uint8_t *cur, const uint8_t *prev, size_t len, size_t bpp) {
+void ic_png_unfilter_row(uint8_t type, uint8_t *cur, const uint8_t *prev, size_t len, size_t bpp) {
     if (type == 0) return;
 #ifdef PNG_FAST_SSE2
     if (type != 2 && bpp == 3) {
@@ -395,7 +454,7 @@ __attribute__((target("ssse3"))) static uint32_t rgb_to_rgba_ssse3(const uint8_t
 }
 #endif
 
-static void expand_row(const ic_png_header *h, const uint32_t *palette, const uint8_t *src,
+void ic_png_expand_row(const ic_png_header *h, const ic_png_format *fmt, const uint8_t *src,
                        uint8_t *dst, uint32_t width) {
     uint32_t depth = h->bit_depth;
     switch (h->color_type) {
@@ -452,7 +511,7 @@ static void expand_row(const ic_png_header *h, const uint32_t *palette, const ui
         break;
     case 3: /* palette */
         for (uint32_t x = 0; x < width; x++) {
-            uint32_t v = palette[low_sample(src, x, depth)];
+            uint32_t v = fmt->palette[low_sample(src, x, depth)];
             memcpy(dst + 4 * (size_t)x, &v, 4);
         }
         break;
@@ -486,29 +545,23 @@ static void expand_row(const ic_png_header *h, const uint32_t *palette, const ui
 /* Unfilters the rows of one pass in place; the row before the first is zeros. */
 static void unfilter_pass(ic_png_fast *f, uint8_t *rows_at, uint32_t w, uint32_t rows,
                           const uint8_t *zeros) {
-    size_t len = (size_t)row_bytes(w, f->bits_per_pixel), step = len + 1;
+    size_t len = (size_t)ic_png_row_bytes(w, f->fmt.bits_per_pixel), step = len + 1;
     for (uint32_t y = 0; y < rows; y++) {
         uint8_t *row = rows_at + (size_t)y * step;
         const uint8_t *prev = y ? row - step + 1 : zeros;
-        unfilter_row(row[0], row + 1, prev, len, f->filter_bpp);
+        ic_png_unfilter_row(row[0], row + 1, prev, len, f->fmt.filter_bpp);
     }
 }
 
 ic_status ic_png_fast_emit(ic_decoder *d, ic_png_fast *f) {
     const ic_png_header *h = f->h;
-    bool has_alpha = (h->color_type & 4) != 0 || h->has_trns;
-    uint32_t palette[256];
-    for (int i = 0; i < 256; i++) {
-        uint8_t px[4] = {h->palette[i][0], h->palette[i][1], h->palette[i][2],
-                         i < h->num_trans ? h->trans_alpha[i] : 0xFF};
-        memcpy(&palette[i], px, 4);
-    }
+    bool has_alpha = f->fmt.has_alpha;
     ic_status st = ic_dec_begin(d, h->width, h->height, 1);
     if (st != IC_OK) {
         ic_png_fast_free(d, f);
         return st;
     }
-    size_t max_len = (size_t)row_bytes(h->width, f->bits_per_pixel);
+    size_t max_len = (size_t)ic_png_row_bytes(h->width, f->fmt.bits_per_pixel);
     uint8_t *zeros = ic_dec_malloc(d, max_len + 1);
     if (!zeros) {
         ic_png_fast_free(d, f);
@@ -525,8 +578,8 @@ ic_status ic_png_fast_emit(ic_decoder *d, ic_png_fast *f) {
                 break;
             }
             uint8_t *row = data + (size_t)y * step;
-            unfilter_row(row[0], row + 1, y ? row - step + 1 : zeros, max_len, f->filter_bpp);
-            expand_row(h, palette, row + 1, ic_dec_row(d, 0, y), h->width);
+            ic_png_unfilter_row(row[0], row + 1, y ? row - step + 1 : zeros, max_len, f->fmt.filter_bpp);
+            ic_png_expand_row(h, &f->fmt, row + 1, ic_dec_row(d, 0, y), h->width);
             ic_dec_rows_done(d, 0, y, 1, has_alpha);
         }
     } else {
@@ -545,10 +598,10 @@ ic_status ic_png_fast_emit(ic_decoder *d, ic_png_fast *f) {
             uint32_t w, rows;
             pass_size(h, pass, &w, &rows);
             if (!w || !rows) continue;
-            size_t step = (size_t)row_bytes(w, f->bits_per_pixel) + 1;
+            size_t step = (size_t)ic_png_row_bytes(w, f->fmt.bits_per_pixel) + 1;
             unfilter_pass(f, data, w, rows, zeros);
             for (uint32_t i = 0; i < rows; i++) {
-                expand_row(h, palette, data + (size_t)i * step + 1, line, w);
+                ic_png_expand_row(h, &f->fmt, data + (size_t)i * step + 1, line, w);
                 uint32_t y = adam7_y0[pass] + i * adam7_dy[pass];
                 uint8_t *out = staging.p ? staging.p + (size_t)y * stride : ic_dec_row(d, 0, y);
                 for (uint32_t x = 0; x < w; x++) {

@@ -12,20 +12,26 @@
  * from different threads when each happens after the last). Formats without
  * an incremental decoder keep the bytes and decode them at finish.
  *
- * What streams (the bytes are consumed as they arrive, and released):
+ * What streams (decoded as the bytes arrive):
  *  - JPEG, every option: baseline rows go to the output (or the thumbnail's
  *    resampler) as their MCU rows arrive; a progressive file's scans are
  *    consumed into libjpeg's coefficient buffer as they arrive and output at
  *    the end, or — for a 1/8 thumbnail — once its DC scans are in, as
  *    ic_decode does. The bytes up to the first scan (the header, with the
- *    EXIF and ICC segments) are also kept until it is complete.
- *  - PNG stills, and APNGs decoded without all_frames (their IDAT image):
- *    libpng's progressive reader, with ic_decode's transforms. The chunks
- *    before the first IDAT are kept until it arrives (eXIf and acTL are read
- *    from them); Adam7 rows reach the output after the last pass.
+ *    EXIF and ICC segments) are kept until it is complete; the rest is
+ *    released as it is consumed.
+ *  - Non-interlaced PNG stills, and APNGs decoded without all_frames (their
+ *    IDAT image): once the chunks before the first IDAT are in (eXIf and acTL
+ *    are read from them), IDAT data is inflated with zlib as it arrives and
+ *    each row goes to the output as it completes, with the whole-body fast
+ *    path's chunk rules, CRC checks and row code. The body is kept to the
+ *    end: should the stream meet anything the fast path would not decode
+ *    itself (a CRC, a zlib error, a critical chunk after the image data, a
+ *    cut in the IDATs, ...), ic_decode decodes the kept body at finish and
+ *    its answer stands, so a malformed PNG gets exactly ic_decode's answer.
  * What is kept whole and decoded at finish: GIF, WebP, APNG with all_frames,
- * arithmetic-coded JPEG (libjpeg cannot suspend inside it; decided once the
- * header is in), any other format, a body of fewer than 64 bytes, and a PNG
+ * Adam7 PNG and arithmetic-coded JPEG (decided once the header is in, after
+ * the limits), any other format, a body of fewer than 64 bytes, and a PNG
  * whose chunks before IDAT cannot be walked.
  */
 #ifndef IC_INCREMENTAL_H
@@ -74,11 +80,10 @@ int ic_incremental_is_streaming(const ic_incremental *inc);
 /**
  * Bytes of the body the decode holds right now (input it has not consumed or
  * must keep). Streaming JPEG: the bytes libjpeg has not consumed yet (the
- * tail of an MCU row, or of a marker segment). Streaming PNG: IDAT bytes
- * waiting for the rest of the 8 KiB piece libpng's sequential reader would
- * read at once (so a body cut short fails as ic_decode fails), less than 8 KiB
- * plus the last piece fed; libpng's own copy of an ancillary chunk in
- * progress is not counted. Kept formats: every byte fed.
+ * tail of an MCU row, or of a marker segment), plus the header until its
+ * first scan. Streaming PNG: every byte fed (the body is kept in case
+ * ic_decode must decide; the pixels decoded so far are not counted). Kept
+ * formats: every byte fed.
  */
 uint64_t ic_incremental_buffered_bytes(const ic_incremental *inc);
 
@@ -88,8 +93,8 @@ uint64_t ic_incremental_buffered_bytes(const ic_incremental *inc);
  * format gives no partial images. Free a non-NULL *out with ic_image_free.
  * Baseline JPEG and non-interlaced PNG give the rows decoded so far (for a
  * thumbnail, the output rows the resampler has written). Progressive JPEG
- * and Adam7 PNG give nothing until their rows are output at the end; kept
- * formats give nothing.
+ * gives nothing until its rows are output at the end; kept formats (Adam7
+ * PNG included) give nothing.
  */
 ic_status ic_incremental_partial(ic_incremental *inc, ic_image **out, ic_error *err);
 

@@ -5,7 +5,8 @@ import XCTest
 /// The incremental decode (ic_incremental.h): fed in pieces split anywhere, it
 /// ends with exactly what ic_decode gives for the whole body; JPEG and PNG are
 /// consumed as they arrive (limits as soon as the header is in, cancellation
-/// between pieces, little input held, partial images).
+/// between pieces, little input held for JPEG, partial images), and a malformed
+/// PNG gets ic_decode's answer.
 final class IncrementalDecodeTests: XCTestCase {
     private struct Outcome {
         var status: ic_status
@@ -206,8 +207,10 @@ final class IncrementalDecodeTests: XCTestCase {
         }
     }
 
-    /// A thumbnail's body is consumed as it comes: the decode holds a piece at most, not the body.
-    func testInputHeldStaysSmallWhenFedIn16KiBPieces() {
+    /// A JPEG thumbnail's body is consumed as it comes: the decode holds a piece at most, not
+    /// the body. A PNG streams too, with its body kept (for ic_decode, should the stream meet
+    /// a malformed file): it holds exactly the bytes fed.
+    func testInputHeldWhenFedIn16KiBPieces() {
         var rng = SplitMix(seed: 3)
         let (w, h) = (2400, 1600)
         var noisy = Pixels.pattern(width: w, height: h)
@@ -222,16 +225,133 @@ final class IncrementalDecodeTests: XCTestCase {
             defer { ic_incremental_free(inc) }
             var most: UInt64 = 0
             for start in stride(from: 0, to: data.count, by: 16384) {
-                XCTAssertEqual(feed(inc, data[start..<min(start + 16384, data.count)]), IC_OK, label)
-                most = max(most, ic_incremental_buffered_bytes(inc))
+                let end = min(start + 16384, data.count)
+                XCTAssertEqual(feed(inc, data[start..<end]), IC_OK, label)
+                let held = ic_incremental_buffered_bytes(inc)
+                if label == "PNG" { XCTAssertEqual(held, UInt64(end), "PNG keeps its body") }
+                most = max(most, held)
             }
             XCTAssertEqual(ic_incremental_is_streaming(inc), 1, label)
-            XCTAssertLessThanOrEqual(most, 32768, "\(label): held \(most) of \(data.count) bytes")
+            if label == "JPEG" { XCTAssertLessThanOrEqual(most, 32768, "JPEG: held \(most) of \(data.count) bytes") }
             var out: UnsafeMutablePointer<ic_image>?
             var err = ic_error()
             XCTAssertEqual(ic_incremental_finish(inc, &out, nil, &err), IC_OK, label)
+            XCTAssertEqual(ic_incremental_buffered_bytes(inc), 0, "\(label): nothing held after finish")
             XCTAssertEqual(out.map { max($0.pointee.width, $0.pointee.height) }, 256, label)
             ic_image_free(out)
+        }
+    }
+
+    func testPartialImageOfAHalfFedPNGShowsTheTopRows() throws {
+        let (w, h) = (320, 240)
+        let png = PNGWriter(width: w, height: h, colorType: .rgb, bitDepth: 8,
+                            samples: Pixels.pattern(width: w, height: h, alpha: false).enumerated()
+                                .filter { $0.offset % 4 != 3 }.map { UInt16($0.element) }).encode()
+        let final = whole(png, options())
+        XCTAssertEqual(final.status, IC_OK)
+        var o = options()
+        let inc = newDecode(&o)
+        defer { ic_incremental_free(inc) }
+        XCTAssertEqual(feed(inc, png.prefix(png.count / 2)), IC_OK)
+        XCTAssertEqual(ic_incremental_is_streaming(inc), 1)
+        var partial: UnsafeMutablePointer<ic_image>?
+        var err = ic_error()
+        XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK)
+        let shown = outcome(IC_OK, try XCTUnwrap(partial))
+        let rowBytes = w * 4
+        let top = rowBytes * (h / 4), bottom = rowBytes * (h - h / 4)
+        XCTAssertTrue(shown.pixels[0..<top] == final.pixels[0..<top], "top rows are decoded")
+        XCTAssertTrue(shown.pixels[bottom...].allSatisfy { $0 == 0 }, "bottom rows are transparent")
+    }
+
+    /// The chunks of a PNG (type, data), after the signature.
+    private func chunks(_ png: [UInt8]) -> [(String, [UInt8])] {
+        var out: [(String, [UInt8])] = []
+        var at = 8
+        while at + 12 <= png.count {
+            let high = Int(png[at]) << 24 | Int(png[at + 1]) << 16
+            let length = high | Int(png[at + 2]) << 8 | Int(png[at + 3])
+            out.append((String(decoding: png[(at + 4)..<(at + 8)], as: UTF8.self), Array(png[(at + 8)..<(at + 8 + length)])))
+            at += 12 + length
+        }
+        return out
+    }
+
+    /// The signature, then the chunks as given (each already encoded).
+    private func assemble(_ encoded: [[UInt8]]) -> [UInt8] {
+        [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + encoded.flatMap { $0 }
+    }
+
+    /// `stream` in IDAT chunks of 8 KiB up to `last`, and one more with the rest.
+    private func idats(_ stream: [UInt8], lastFrom last: Int) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var at = 0
+        while at < last {
+            let n = min(8192, last - at)
+            out.append(PNGWriter.chunk("IDAT", Array(stream[at..<(at + n)])))
+            at += n
+        }
+        out.append(PNGWriter.chunk("IDAT", Array(stream[at...])))
+        return out
+    }
+
+    /// Malformed PNGs on which libpng's progressive reader (the previous engine) and
+    /// ic_decode disagreed, and others the stream meets late: the streamed decode gives
+    /// ic_decode's status and pixels, whatever the pieces.
+    func testMalformedPNGsDecodeAsTheWholeBodyDoes() {
+        var rng = SplitMix(seed: 11)
+        let (w, h) = (301, 203)
+        let parts = chunks(PNGWriter(width: w, height: h, colorType: .rgba, bitDepth: 8,
+                                     samples: Pixels.pattern(width: w, height: h, alpha: true).map { UInt16($0) }).encode())
+        let ihdr = parts.filter { $0.0 == "IHDR" }.map { PNGWriter.chunk($0.0, $0.1) }
+        let stream = parts.first { $0.0 == "IDAT" }!.1
+        let iend = [PNGWriter.chunk("IEND", [])]
+        // The last stored block's header (BFINAL and type, LEN, NLEN), in the last IDAT.
+        var lastBlock = 2
+        while stream[lastBlock] & 1 == 0 {
+            lastBlock += 5 + (Int(stream[lastBlock + 1]) | Int(stream[lastBlock + 2]) << 8)
+        }
+        let good = assemble(ihdr + idats(stream, lastFrom: lastBlock - 16) + iend)
+        var badStream = stream
+        badStream[lastBlock + 3] ^= 0xFF
+        let corruptThenCut = Array(assemble(ihdr + idats(badStream, lastFrom: lastBlock - 16) + iend).dropLast(2000))
+        var late = idats(stream, lastFrom: lastBlock - 16)
+        late[late.count - 2][late[late.count - 2].count - 1] ^= 0x01
+        let badLateCRC = assemble(ihdr + late + iend)
+        var badAdler = stream
+        badAdler[badAdler.count - 1] ^= 0x01
+        let adlerMismatch = assemble(ihdr + idats(badAdler, lastFrom: lastBlock - 16) + iend)
+        let trailing = good + (0..<300).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        let noIEND = Array(good.dropLast(12))
+        let cutInIEND = Array(good.dropLast(5))
+        let cutInIDAT = Array(good.dropLast(12 + 100))
+        var palette = PNGWriter(width: 64, height: 48, colorType: .palette, bitDepth: 8,
+                                samples: (0..<(64 * 48)).map { UInt16($0 % 7) })
+        var entries: [UInt8] = []
+        for i in 0..<7 { entries += [UInt8(i * 30), UInt8(255 - i * 30), 90] }
+        palette.palette = entries
+        let paletteGood = palette.encode()
+        palette.chunksAfterData = [("PLTE", [UInt8](repeating: 200, count: 21))]
+        let duplicatePLTE = palette.encode()
+        palette.chunksAfterData = [("tEXt", Array("Comment\0late".utf8))]
+        let textAfter = palette.encode()
+
+        XCTAssertEqual(whole(good, options()).status, IC_OK, "the unbroken file decodes")
+        var o = options()
+        let inc = newDecode(&o)
+        XCTAssertEqual(feed(inc, good[...]), IC_OK)
+        XCTAssertEqual(ic_incremental_is_streaming(inc), 1, "the unbroken file streams")
+        ic_incremental_free(inc)
+        XCTAssertNotEqual(whole(corruptThenCut, options()).status, IC_OK, "corrupt and cut short fails")
+        let cases: [(String, [UInt8])] = [
+            ("several IDATs", good), ("corrupt deflate data in the last IDAT, then cut", corruptThenCut),
+            ("bad CRC in a late IDAT", badLateCRC), ("Adler-32 mismatch", adlerMismatch),
+            ("garbage after IEND", trailing), ("no IEND", noIEND), ("cut in IEND", cutInIEND),
+            ("cut in the last IDAT", cutInIDAT), ("palette", paletteGood),
+            ("duplicate PLTE after the image data", duplicatePLTE), ("tEXt after the image data", textAfter),
+        ]
+        for (label, data) in cases {
+            for thumbnail: UInt32 in [0, 64] { assertSame(data, label, thumbnail: thumbnail, rng: &rng) }
         }
     }
 
