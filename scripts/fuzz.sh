@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 RUNS_EACH=${FUZZ_RUNS:--1}
 CORPUS=${CORPUS:-../shared/corpus}
-# `incremental` (streamed JPEG and PNG against ic_decode) is left out of the default list:
+# `incremental` (streamed JPEG, PNG and WebP against ic_decode) is left out of the default list:
 # libpng's progressive reader still fails a few malformed PNGs that its sequential reader
 # decodes (a duplicate PLTE after the image data); run it with FUZZ_HARNESSES=incremental.
 HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp avif heif jxl resize store url head encode"}
@@ -39,7 +39,7 @@ corpus, harness, dest = sys.argv[1:]
 m = json.load(open(os.path.join(corpus, "manifest.json")))
 for i, e in enumerate(m["entries"]):
     src = os.path.join(corpus, e["path"])
-    if harness == "incremental" and e["format"] in ("jpeg", "png") and os.path.getsize(src) <= 65536:
+    if harness == "incremental" and e["format"] in ("jpeg", "png", "webp") and os.path.getsize(src) <= 65536:
         # The harness reads 4 bytes of options and piece sizes before the file.
         with open(os.path.join(dest, "%04d.bin" % i), "wb") as f:
             f.write(bytes([i & 0xFF, 1 + i % 7, 64 + i % 61, 255]) + open(src, "rb").read())
