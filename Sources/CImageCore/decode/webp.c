@@ -475,11 +475,32 @@ static void inc_free(void *state) {
 static const ic_inc_engine webp_engine = {inc_feed, inc_end, inc_phase, inc_buffered, inc_rows,
                                           inc_free};
 
-ic_inc_phase ic_webp_inc_phase(const uint8_t *data, size_t size) {
-    WebPBitstreamFeatures f;
-    VP8StatusCode code = WebPGetFeatures(data, size, &f);
-    if (code == VP8_STATUS_NOT_ENOUGH_DATA) return IC_INC_HEADER;
-    return code == VP8_STATUS_OK && !f.has_animation ? IC_INC_STREAMING_KEPT : IC_INC_WHOLE_BODY;
+/* Chunks a still's headers may have before its image data (VP8X, ICCP, ALPH, EXIF, ...);
+ * a file with more is left to ic_decode rather than walked again at every piece. */
+#define WEBP_MAX_HEADER_CHUNKS 16
+
+ic_inc_phase ic_webp_inc_phase(const uint8_t *p, size_t n) {
+    /* Given fewer bytes than its headers, WebPGetFeatures answers from VP8X alone: the
+     * walk waits for the image data's chunk header and bitstream header (10 bytes for
+     * VP8, 5 for VP8L), within the size the RIFF header gives, as libwebp reads it. */
+    if (n < 21) return IC_INC_HEADER;
+    if (memcmp(p + 12, "VP8X", 4) == 0 && (p[20] & 0x02)) return IC_INC_WHOLE_BODY;
+    uint32_t riff = le32(p + 4);
+    if ((uint64_t)riff + 8 < n) n = (size_t)riff + 8;
+    size_t at = 12;
+    for (int chunk = 0; chunk < WEBP_MAX_HEADER_CHUNKS; chunk++) {
+        if (at > n || n - at < 8) return IC_INC_HEADER;
+        uint32_t size = le32(p + at + 4);
+        bool lossy = memcmp(p + at, "VP8 ", 4) == 0;
+        if (lossy || memcmp(p + at, "VP8L", 4) == 0) {
+            if (n - at - 8 < (lossy ? 10u : 5u)) return IC_INC_HEADER;
+            WebPBitstreamFeatures f;
+            bool still = WebPGetFeatures(p, n, &f) == VP8_STATUS_OK && !f.has_animation;
+            return still ? IC_INC_STREAMING_KEPT : IC_INC_WHOLE_BODY;
+        }
+        at += 8 + (size_t)size + (size & 1);
+    }
+    return IC_INC_WHOLE_BODY;
 }
 
 ic_status ic_webp_inc_new(ic_decoder *d, const uint8_t *const *body, const size_t *body_size,
