@@ -23,7 +23,18 @@
  *    libpng's progressive reader, with ic_decode's transforms. The chunks
  *    before the first IDAT are kept until it arrives (eXIf and acTL are read
  *    from them); Adam7 rows reach the output after the last pass.
- * What is kept whole and decoded at finish: GIF, WebP, APNG with all_frames,
+ *  - WebP stills, lossy and lossless: libwebp's incremental decoder with
+ *    ic_decode's settings, once the chunks before the image data and its
+ *    bitstream header are in; finished rows go to the output (or the
+ *    thumbnail's resampler) as libwebp decodes them. Every byte is kept to the
+ *    end: the EXIF chunk that usually follows the image data gives the
+ *    orientation, and a body the whole decode would judge differently (a
+ *    container claiming more bytes than it has, a decode libwebp does not
+ *    finish) is handed to ic_decode at finish, whose answer stands.
+ * What is kept whole and decoded at finish: GIF, animated WebP, a WebP
+ * thumbnail in a box that is not square when the file announces EXIF (its
+ * orientation turns the box, and comes after the image data), a WebP with
+ * more than 16 chunks before its image data, APNG with all_frames,
  * arithmetic-coded JPEG (libjpeg cannot suspend inside it; decided once the
  * header is in), any other format, a body of fewer than 64 bytes, and a PNG
  * whose chunks before IDAT cannot be walked.
@@ -78,7 +89,8 @@ int ic_incremental_is_streaming(const ic_incremental *inc);
  * waiting for the rest of the 8 KiB piece libpng's sequential reader would
  * read at once (so a body cut short fails as ic_decode fails), less than 8 KiB
  * plus the last piece fed; libpng's own copy of an ancillary chunk in
- * progress is not counted. Kept formats: every byte fed.
+ * progress is not counted. Streaming WebP and kept formats: every byte fed
+ * (libwebp reads the kept body in place).
  */
 uint64_t ic_incremental_buffered_bytes(const ic_incremental *inc);
 
@@ -86,8 +98,10 @@ uint64_t ic_incremental_buffered_bytes(const ic_incremental *inc);
  * A copy of the image as far as it is decoded, at the output size (rows not
  * decoded yet are transparent). *out is NULL (and IC_OK returned) when nothing is decoded yet or the
  * format gives no partial images. Free a non-NULL *out with ic_image_free.
- * Baseline JPEG and non-interlaced PNG give the rows decoded so far (for a
- * thumbnail, the output rows the resampler has written). Progressive JPEG
+ * Baseline JPEG, non-interlaced PNG and streaming WebP give the rows decoded
+ * so far (for a thumbnail, the output rows the resampler has written; WebP's
+ * rows advance when libwebp is handed more input: every 16 KiB for lossy
+ * data, every eighth of the file and at least 64 KiB for lossless). Progressive JPEG
  * and Adam7 PNG give nothing until their rows are output at the end; kept
  * formats give nothing.
  */
