@@ -91,6 +91,25 @@ static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, b
     return code;
 }
 
+/* libwebp's settings for a still: straight RGBA into `buf` (`stride` apart, `size`
+ * bytes), at scaled_w x scaled_h (0: full size); false if libwebp refuses its version. */
+static bool init_config(const ic_decoder *d, WebPDecoderConfig *config, uint8_t *buf,
+                        size_t stride, size_t size, uint32_t scaled_w, uint32_t scaled_h) {
+    if (!WebPInitDecoderConfig(config)) return false;
+    config->output.colorspace = MODE_RGBA;
+    config->output.is_external_memory = 1;
+    config->output.u.RGBA.rgba = buf;
+    config->output.u.RGBA.stride = (int)stride;
+    config->output.u.RGBA.size = size;
+    if (scaled_w) {
+        config->options.use_scaling = 1;
+        config->options.scaled_width = (int)scaled_w;
+        config->options.scaled_height = (int)scaled_h;
+    }
+    config->options.use_threads = d->opts.use_helper_thread != 0;
+    return true;
+}
+
 /*
  * Decodes into `buf` (straight RGBA, `stride` apart, `size` bytes) at
  * scaled_w x scaled_h (0: full size).
@@ -106,18 +125,9 @@ static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, b
 static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t size,
                              uint32_t scaled_w, uint32_t scaled_h) {
     WebPDecoderConfig config;
-    if (!WebPInitDecoderConfig(&config)) return vp8_failure(d, VP8_STATUS_INVALID_PARAM);
-    config.output.colorspace = MODE_RGBA;
-    config.output.is_external_memory = 1;
-    config.output.u.RGBA.rgba = buf;
-    config.output.u.RGBA.stride = (int)stride;
-    config.output.u.RGBA.size = 0;
-    if (scaled_w) {
-        config.options.use_scaling = 1;
-        config.options.scaled_width = (int)scaled_w;
-        config.options.scaled_height = (int)scaled_h;
+    if (!init_config(d, &config, buf, stride, 0, scaled_w, scaled_h)) {
+        return vp8_failure(d, VP8_STATUS_INVALID_PARAM);
     }
-    config.options.use_threads = d->opts.use_helper_thread != 0;
     if (container_overruns(d->data, d->size)) {
         VP8StatusCode code = WebPDecode(d->data, d->size, &config);
         if (code != VP8_STATUS_INVALID_PARAM) return vp8_failure(d, code);
@@ -136,6 +146,25 @@ static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t 
  * whatever its header's has_alpha hint says. */
 static bool may_have_alpha(const WebPBitstreamFeatures *f) { return f->has_alpha || f->format != 1; }
 
+/* The size libwebp decodes a thumbnail at. For opaque pictures libwebp's own
+ * area-averaging scaler shrinks on load (to no less than twice the output); it
+ * scales colour and alpha separately, which would fringe transparent edges, so
+ * pictures with alpha are decoded at full size and resampled premultiplied. */
+static void thumbnail_codec_size(const ic_decoder *d, uint32_t w, uint32_t h, bool alpha,
+                                 uint32_t *cw, uint32_t *ch) {
+    *cw = w;
+    *ch = h;
+    if (alpha) return;
+    const ic_geometry *g = &d->plan;
+    double k = 2.0 * g->out_w / g->crop.w;
+    double ky = 2.0 * g->out_h / g->crop.h;
+    if (ky > k) k = ky;
+    if (k < 1) {
+        *cw = (uint32_t)ceil(w * k);
+        *ch = (uint32_t)ceil(h * k);
+    }
+}
+
 static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
     uint32_t w = (uint32_t)f->width, h = (uint32_t)f->height;
     bool alpha = may_have_alpha(f);
@@ -150,21 +179,8 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
         if (alpha || ic_color_sink_converts(&d->color)) ic_dec_rows_done(d, 0, 0, h, alpha);
         return IC_OK;
     }
-    /* A thumbnail. For opaque pictures libwebp's own area-averaging scaler shrinks
-     * on load (to no less than twice the output); it scales colour and alpha
-     * separately, which would fringe transparent edges, so pictures with alpha
-     * are decoded at full size and resampled premultiplied. */
-    uint32_t cw = w, ch = h;
-    if (!alpha) {
-        const ic_geometry *g = &d->plan;
-        double k = 2.0 * g->out_w / g->crop.w;
-        double ky = 2.0 * g->out_h / g->crop.h;
-        if (ky > k) k = ky;
-        if (k < 1) {
-            cw = (uint32_t)ceil(w * k);
-            ch = (uint32_t)ceil(h * k);
-        }
-    }
+    uint32_t cw, ch;
+    thumbnail_codec_size(d, w, h, alpha, &cw, &ch);
     size_t stride = ic_stride_for_width(cw);
     ic_dec_buffer staging;
     st = ic_dec_buffer_alloc(d, stride * ch, &staging);
@@ -348,16 +364,7 @@ static ic_status inc_start(webp_inc *s) {
         s->stride = d->image->stride;
         size = d->image->frame_size;
     } else {
-        if (!s->alpha) {
-            const ic_geometry *g = &d->plan;
-            double k = 2.0 * g->out_w / g->crop.w;
-            double ky = 2.0 * g->out_h / g->crop.h;
-            if (ky > k) k = ky;
-            if (k < 1) {
-                cw = (uint32_t)ceil(w * k);
-                ch = (uint32_t)ceil(h * k);
-            }
-        }
+        thumbnail_codec_size(d, w, h, s->alpha, &cw, &ch);
         s->stride = ic_stride_for_width(cw);
         st = ic_dec_buffer_alloc(d, s->stride * ch, &s->staging);
         if (st != IC_OK) return st;
@@ -371,20 +378,10 @@ static ic_status inc_start(webp_inc *s) {
         size = s->staging.size;
     }
     s->height = ch;
-    if (!WebPInitDecoderConfig(&s->config)) return vp8_failure(d, VP8_STATUS_INVALID_PARAM);
-    WebPDecoderConfig *config = &s->config;
-    config->output.colorspace = MODE_RGBA;
-    config->output.is_external_memory = 1;
-    config->output.u.RGBA.rgba = buf;
-    config->output.u.RGBA.stride = (int)s->stride;
-    config->output.u.RGBA.size = size;
-    if (cw != w) {
-        config->options.use_scaling = 1;
-        config->options.scaled_width = (int)cw;
-        config->options.scaled_height = (int)ch;
+    if (!init_config(d, &s->config, buf, s->stride, size, cw == w ? 0 : cw, ch)) {
+        return vp8_failure(d, VP8_STATUS_INVALID_PARAM);
     }
-    config->options.use_threads = d->opts.use_helper_thread != 0;
-    s->idec = WebPIDecode(NULL, 0, config);
+    s->idec = WebPIDecode(NULL, 0, &s->config);
     if (!s->idec) return vp8_failure(d, VP8_STATUS_OUT_OF_MEMORY);
     size_t total = (size_t)le32(p + 4) + 8;
     s->step = f->format == 1 ? WEBP_LOSSY_STEP
