@@ -52,4 +52,8 @@ final class IncrementalBenchmarks: XCTestCase {
     func testJPEG12MPProgressiveThumbnail() { compare(BenchInputs.jpeg12MPProgressive, thumbnail: 256) }
 
     func testPNG8MPRGB() { compare(BenchInputs.png8MPRGB, thumbnail: 0) }
+
+    func testWebP12MPLossy() { compare(BenchInputs.webpLossy, thumbnail: 0) }
+
+    func testWebP12MPLossyThumbnail() { compare(BenchInputs.webpLossy, thumbnail: 256) }
 }

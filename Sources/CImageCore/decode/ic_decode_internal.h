@@ -270,6 +270,22 @@ size_t ic_png_header_size(const uint8_t *data, size_t size);
  */
 ic_status ic_png_inc_new(ic_decoder *d, const ic_inc_engine **engine, void **state);
 
+/**
+ * Whether a WebP whose first `size` bytes are `data` streams: IC_INC_HEADER while
+ * its headers (up to the image data's own) are not all in, IC_INC_STREAMING_KEPT
+ * once they are and it is a still, IC_INC_WHOLE_BODY for an animation or headers
+ * libwebp refuses (ic_decode then decides).
+ */
+ic_inc_phase ic_webp_inc_phase(const uint8_t *data, size_t size);
+
+/**
+ * A WebP engine for `d` (a still: ic_webp_inc_phase said so). It streams with the
+ * body kept and reads that body, *body and *body_size, which the caller keeps up
+ * to date before each feed and end (the buffer may move between calls).
+ */
+ic_status ic_webp_inc_new(ic_decoder *d, const uint8_t *const *body, const size_t *body_size,
+                          const ic_inc_engine **engine, void **state);
+
 /* ---- APNG (apng.c, on png.c's reader). ---- */
 
 /**

@@ -1,7 +1,8 @@
 /*
  * incremental.c — the incremental decode. The first bytes are kept until the
  * format is known (and, for PNG, until the chunks before the first IDAT are
- * in); then a format with an engine (ic_inc_engine: JPEG, PNG) consumes every
+ * in; for WebP, until the headers before the image data are); then a format
+ * with an engine (ic_inc_engine: JPEG, PNG, WebP stills) consumes every
  * piece as it arrives, writing rows into the same sink ic_decode uses, and
  * ends through the same ic_dec_complete. An engine may stream with the body
  * kept (IC_INC_STREAMING_KEPT): if it then fails on the data, ic_decode decodes
@@ -185,6 +186,15 @@ static ic_status maybe_start(ic_incremental *inc, ic_error *err) {
         }
         d->orientation = ic_png_exif_orientation(inc->bytes, inc->size);
         st = ic_png_inc_new(d, &inc->engine, &inc->state);
+    } else if (inc->format == IC_FORMAT_WEBP) {
+        ic_inc_phase phase = ic_webp_inc_phase(inc->bytes, inc->size);
+        if (phase == IC_INC_HEADER) return IC_OK;
+        if (phase == IC_INC_WHOLE_BODY) {
+            inc->gathering = true;
+            return IC_OK;
+        }
+        st = ic_webp_inc_new(d, (const uint8_t *const *)&inc->bytes, &inc->size, &inc->engine,
+                             &inc->state);
     } else {
         inc->gathering = true;
         return IC_OK;

@@ -11,6 +11,7 @@
  * still decode accepts and how it fails stay WebPDecode's (see decode_into).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <webp/decode.h>
@@ -90,6 +91,25 @@ static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, b
     return code;
 }
 
+/* libwebp's settings for a still: straight RGBA into `buf` (`stride` apart, `size`
+ * bytes), at scaled_w x scaled_h (0: full size); false if libwebp refuses its version. */
+static bool init_config(const ic_decoder *d, WebPDecoderConfig *config, uint8_t *buf,
+                        size_t stride, size_t size, uint32_t scaled_w, uint32_t scaled_h) {
+    if (!WebPInitDecoderConfig(config)) return false;
+    config->output.colorspace = MODE_RGBA;
+    config->output.is_external_memory = 1;
+    config->output.u.RGBA.rgba = buf;
+    config->output.u.RGBA.stride = (int)stride;
+    config->output.u.RGBA.size = size;
+    if (scaled_w) {
+        config->options.use_scaling = 1;
+        config->options.scaled_width = (int)scaled_w;
+        config->options.scaled_height = (int)scaled_h;
+    }
+    config->options.use_threads = d->opts.use_helper_thread != 0;
+    return true;
+}
+
 /*
  * Decodes into `buf` (straight RGBA, `stride` apart, `size` bytes) at
  * scaled_w x scaled_h (0: full size).
@@ -105,18 +125,9 @@ static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, b
 static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t size,
                              uint32_t scaled_w, uint32_t scaled_h) {
     WebPDecoderConfig config;
-    if (!WebPInitDecoderConfig(&config)) return vp8_failure(d, VP8_STATUS_INVALID_PARAM);
-    config.output.colorspace = MODE_RGBA;
-    config.output.is_external_memory = 1;
-    config.output.u.RGBA.rgba = buf;
-    config.output.u.RGBA.stride = (int)stride;
-    config.output.u.RGBA.size = 0;
-    if (scaled_w) {
-        config.options.use_scaling = 1;
-        config.options.scaled_width = (int)scaled_w;
-        config.options.scaled_height = (int)scaled_h;
+    if (!init_config(d, &config, buf, stride, 0, scaled_w, scaled_h)) {
+        return vp8_failure(d, VP8_STATUS_INVALID_PARAM);
     }
-    config.options.use_threads = d->opts.use_helper_thread != 0;
     if (container_overruns(d->data, d->size)) {
         VP8StatusCode code = WebPDecode(d->data, d->size, &config);
         if (code != VP8_STATUS_INVALID_PARAM) return vp8_failure(d, code);
@@ -135,6 +146,25 @@ static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t 
  * whatever its header's has_alpha hint says. */
 static bool may_have_alpha(const WebPBitstreamFeatures *f) { return f->has_alpha || f->format != 1; }
 
+/* The size libwebp decodes a thumbnail at. For opaque pictures libwebp's own
+ * area-averaging scaler shrinks on load (to no less than twice the output); it
+ * scales colour and alpha separately, which would fringe transparent edges, so
+ * pictures with alpha are decoded at full size and resampled premultiplied. */
+static void thumbnail_codec_size(const ic_decoder *d, uint32_t w, uint32_t h, bool alpha,
+                                 uint32_t *cw, uint32_t *ch) {
+    *cw = w;
+    *ch = h;
+    if (alpha) return;
+    const ic_geometry *g = &d->plan;
+    double k = 2.0 * g->out_w / g->crop.w;
+    double ky = 2.0 * g->out_h / g->crop.h;
+    if (ky > k) k = ky;
+    if (k < 1) {
+        *cw = (uint32_t)ceil(w * k);
+        *ch = (uint32_t)ceil(h * k);
+    }
+}
+
 static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
     uint32_t w = (uint32_t)f->width, h = (uint32_t)f->height;
     bool alpha = may_have_alpha(f);
@@ -149,21 +179,8 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
         if (alpha || ic_color_sink_converts(&d->color)) ic_dec_rows_done(d, 0, 0, h, alpha);
         return IC_OK;
     }
-    /* A thumbnail. For opaque pictures libwebp's own area-averaging scaler shrinks
-     * on load (to no less than twice the output); it scales colour and alpha
-     * separately, which would fringe transparent edges, so pictures with alpha
-     * are decoded at full size and resampled premultiplied. */
-    uint32_t cw = w, ch = h;
-    if (!alpha) {
-        const ic_geometry *g = &d->plan;
-        double k = 2.0 * g->out_w / g->crop.w;
-        double ky = 2.0 * g->out_h / g->crop.h;
-        if (ky > k) k = ky;
-        if (k < 1) {
-            cw = (uint32_t)ceil(w * k);
-            ch = (uint32_t)ceil(h * k);
-        }
-    }
+    uint32_t cw, ch;
+    thumbnail_codec_size(d, w, h, alpha, &cw, &ch);
     size_t stride = ic_stride_for_width(cw);
     ic_dec_buffer staging;
     st = ic_dec_buffer_alloc(d, stride * ch, &staging);
@@ -261,6 +278,238 @@ ic_status ic_webp_decode(ic_decoder *d) {
     ic_color_prepare(d, IC_COLOR_INPUT_RGBA);
     if (f.has_animation) return decode_animation(d);
     return decode_still(d, &f);
+}
+
+/* ---- The incremental engine: stills, on libwebp's incremental decoder. ---- */
+
+/*
+ * The engine decodes a still with decode_still's steps: the same checks and
+ * plan from the same headers, the same libwebp configuration, and the rows
+ * handed to the sink as decode_still hands them, only as libwebp finishes
+ * them instead of at the end. It reads the body incremental.c keeps (the
+ * engine streams with the body kept) and hands libwebp the whole of it with
+ * WebPIUpdate, which follows the buffer when it moves. Whatever decode_still
+ * would judge on the complete body (a container that claims more bytes than
+ * it has, headers that read differently, a decode libwebp does not finish)
+ * fails as a data failure, so ic_decode answers on the kept body instead.
+ */
+
+/* Lossy input between two updates: libwebp resumes a lossy picture at the
+ * macroblock it stopped in, so small steps cost little. A lossless picture
+ * restarts up to 8 rows at each step and takes decode_in_steps' steps. */
+#define WEBP_LOSSY_STEP ((size_t)16 * 1024)
+
+typedef struct webp_inc {
+    ic_decoder *d;
+    const uint8_t *const *body; /* incremental.c's kept body and its size */
+    const size_t *body_size;
+    bool started;
+    bool whole_body; /* the plan cannot be made from the headers: ic_decode decides */
+    bool done;       /* libwebp finished the picture */
+    WebPBitstreamFeatures features;
+    bool alpha;
+    WebPDecoderConfig config;
+    WebPIDecoder *idec;
+    ic_dec_buffer staging; /* a thumbnail's codec-size picture */
+    size_t stride;
+    uint32_t height;       /* codec rows */
+    uint32_t rows;         /* codec rows handed to the sink */
+    size_t step;           /* input bytes between two updates */
+    size_t fed;            /* input bytes libwebp was given */
+} webp_inc;
+
+static ic_status inc_data_failure(webp_inc *s, VP8StatusCode code) {
+    if (code == VP8_STATUS_NOT_ENOUGH_DATA || code == VP8_STATUS_SUSPENDED) {
+        return ic_set_error(s->d->err, IC_ERR_TRUNCATED, "WebP: truncated after %zu bytes",
+                            *s->body_size);
+    }
+    return ic_set_error(s->d->err, IC_ERR_CORRUPT, "WebP: %s", vp8_status_text(code));
+}
+
+/* Reads the headers and starts libwebp, as ic_webp_decode and decode_still do. */
+static ic_status inc_start(webp_inc *s) {
+    ic_decoder *d = s->d;
+    const uint8_t *p = *s->body;
+    size_t n = *s->body_size;
+    s->started = true;
+    WebPBitstreamFeatures *f = &s->features;
+    if (WebPGetFeatures(p, n, f) != VP8_STATUS_OK || f->has_animation) {
+        s->whole_body = true;
+        return IC_OK;
+    }
+    /* An EXIF chunk usually follows the image data; the orientation it gives turns a
+     * thumbnail's box, which only matters for a box that is not square. */
+    bool exif = n >= 21 && memcmp(p + 12, "VP8X", 4) == 0 && (p[20] & 0x08);
+    if (exif && !d->opts.keep_orientation && d->opts.thumbnail_width != d->opts.thumbnail_height) {
+        s->whole_body = true;
+        return IC_OK;
+    }
+    d->orientation = ic_webp_exif_orientation(p, n);
+    const uint8_t *icc;
+    size_t icc_size;
+    if (ic_icc_webp_find(p, n, &icc, &icc_size)) ic_color_take_profile(d, icc, icc_size);
+    ic_color_prepare(d, IC_COLOR_INPUT_RGBA);
+
+    uint32_t w = (uint32_t)f->width, h = (uint32_t)f->height;
+    s->alpha = may_have_alpha(f);
+    ic_status st = ic_dec_check_size(d, w, h, 1, 0);
+    if (st != IC_OK) return st;
+    uint32_t cw = w, ch = h;
+    uint8_t *buf;
+    size_t size;
+    if (!ic_dec_plans_resize(d)) {
+        st = ic_dec_begin(d, w, h, 1);
+        if (st != IC_OK) return st;
+        buf = d->image->pixels;
+        s->stride = d->image->stride;
+        size = d->image->frame_size;
+    } else {
+        thumbnail_codec_size(d, w, h, s->alpha, &cw, &ch);
+        s->stride = ic_stride_for_width(cw);
+        st = ic_dec_buffer_alloc(d, s->stride * ch, &s->staging);
+        if (st != IC_OK) return st;
+        /* decode_still starts the output after the decode, where a failure of the data
+         * comes first: one that fails here is left to ic_decode. */
+        if (ic_dec_begin(d, cw, ch, 1) != IC_OK) {
+            s->whole_body = true;
+            return IC_OK;
+        }
+        buf = s->staging.p;
+        size = s->staging.size;
+    }
+    s->height = ch;
+    if (!init_config(d, &s->config, buf, s->stride, size, cw == w ? 0 : cw, ch)) {
+        return vp8_failure(d, VP8_STATUS_INVALID_PARAM);
+    }
+    s->idec = WebPIDecode(NULL, 0, &s->config);
+    if (!s->idec) return vp8_failure(d, VP8_STATUS_OUT_OF_MEMORY);
+    size_t total = (size_t)le32(p + 4) + 8;
+    s->step = f->format == 1 ? WEBP_LOSSY_STEP
+              : total / WEBP_STEPS > WEBP_MIN_STEP ? total / WEBP_STEPS : WEBP_MIN_STEP;
+    return IC_OK;
+}
+
+/* Hands the rows libwebp finished since the last call to the sink, as decode_still does. */
+static void inc_emit(webp_inc *s) {
+    int last_y = 0;
+    if (!WebPIDecGetRGB(s->idec, &last_y, NULL, NULL, NULL) || last_y <= (int)s->rows) return;
+    uint32_t y = s->rows, count = (uint32_t)last_y - y;
+    ic_decoder *d = s->d;
+    if (s->staging.p) {
+        ic_dec_put_rows(d, 0, y, count, s->staging.p + (size_t)y * s->stride, s->stride, s->alpha);
+    } else if (s->alpha || ic_color_sink_converts(&d->color)) {
+        ic_dec_rows_done(d, 0, y, count, s->alpha);
+    }
+    s->rows = (uint32_t)last_y;
+}
+
+/* Gives libwebp the body so far; fails on anything but progress. */
+static ic_status inc_update(webp_inc *s) {
+    size_t n = *s->body_size;
+    s->fed = n;
+    VP8StatusCode code = WebPIUpdate(s->idec, *s->body, n);
+    if (code != VP8_STATUS_OK && code != VP8_STATUS_SUSPENDED) return inc_data_failure(s, code);
+    s->done = code == VP8_STATUS_OK;
+    inc_emit(s);
+    return IC_OK;
+}
+
+static ic_status inc_feed(void *state, const uint8_t *data, size_t size) {
+    (void)data;
+    (void)size;
+    webp_inc *s = state;
+    if (!s->started) {
+        ic_status st = inc_start(s);
+        if (st != IC_OK || s->whole_body) return st;
+    }
+    if (s->whole_body || s->done || *s->body_size - s->fed < s->step) return IC_OK;
+    return inc_update(s);
+}
+
+static ic_status inc_end(void *state) {
+    webp_inc *s = state;
+    ic_decoder *d = s->d;
+    if (!s->done) {
+        ic_status st = inc_update(s);
+        if (st != IC_OK) return st;
+        if (!s->done) return inc_data_failure(s, VP8_STATUS_SUSPENDED);
+    }
+    const uint8_t *p = *s->body;
+    size_t n = *s->body_size;
+    WebPBitstreamFeatures f;
+    if (container_overruns(p, n) || WebPGetFeatures(p, n, &f) != VP8_STATUS_OK ||
+        f.width != s->features.width || f.height != s->features.height ||
+        f.has_alpha != s->features.has_alpha || f.has_animation || f.format != s->features.format ||
+        s->rows != s->height) {
+        return ic_set_error(d->err, IC_ERR_CORRUPT, "WebP: the container reads differently whole");
+    }
+    d->orientation = ic_webp_exif_orientation(p, n);
+    return IC_OK;
+}
+
+static ic_inc_phase inc_phase(const void *state) {
+    const webp_inc *s = state;
+    return s->whole_body ? IC_INC_WHOLE_BODY : IC_INC_STREAMING_KEPT;
+}
+
+static uint64_t inc_buffered(const void *state) {
+    (void)state;
+    return 0; /* libwebp reads the body incremental.c keeps, and counts */
+}
+
+static uint32_t inc_rows(const void *state) {
+    const webp_inc *s = state;
+    return s->rows;
+}
+
+static void inc_free(void *state) {
+    webp_inc *s = state;
+    if (s->idec) WebPIDelete(s->idec);
+    ic_dec_buffer_free(s->d, &s->staging);
+    free(s);
+}
+
+static const ic_inc_engine webp_engine = {inc_feed, inc_end, inc_phase, inc_buffered, inc_rows,
+                                          inc_free};
+
+/* Chunks a still's headers may have before its image data (VP8X, ICCP, ALPH, EXIF, ...);
+ * a file with more is left to ic_decode rather than walked again at every piece. */
+#define WEBP_MAX_HEADER_CHUNKS 16
+
+ic_inc_phase ic_webp_inc_phase(const uint8_t *p, size_t n) {
+    /* Given fewer bytes than its headers, WebPGetFeatures answers from VP8X alone: the
+     * walk waits for the image data's chunk header and bitstream header (10 bytes for
+     * VP8, 5 for VP8L), within the size the RIFF header gives, as libwebp reads it. */
+    if (n < 21) return IC_INC_HEADER;
+    if (memcmp(p + 12, "VP8X", 4) == 0 && (p[20] & 0x02)) return IC_INC_WHOLE_BODY;
+    uint32_t riff = le32(p + 4);
+    if ((uint64_t)riff + 8 < n) n = (size_t)riff + 8;
+    size_t at = 12;
+    for (int chunk = 0; chunk < WEBP_MAX_HEADER_CHUNKS; chunk++) {
+        if (at > n || n - at < 8) return IC_INC_HEADER;
+        uint32_t size = le32(p + at + 4);
+        bool lossy = memcmp(p + at, "VP8 ", 4) == 0;
+        if (lossy || memcmp(p + at, "VP8L", 4) == 0) {
+            if (n - at - 8 < (lossy ? 10u : 5u)) return IC_INC_HEADER;
+            WebPBitstreamFeatures f;
+            bool still = WebPGetFeatures(p, n, &f) == VP8_STATUS_OK && !f.has_animation;
+            return still ? IC_INC_STREAMING_KEPT : IC_INC_WHOLE_BODY;
+        }
+        at += 8 + (size_t)size + (size & 1);
+    }
+    return IC_INC_WHOLE_BODY;
+}
+
+ic_status ic_webp_inc_new(ic_decoder *d, const uint8_t *const *body, const size_t *body_size,
+                          const ic_inc_engine **engine, void **state) {
+    webp_inc *s = calloc(1, sizeof *s);
+    if (!s) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "WebP: cannot allocate a decoder");
+    s->d = d;
+    s->body = body;
+    s->body_size = body_size;
+    *engine = &webp_engine;
+    *state = s;
+    return IC_OK;
 }
 
 ic_status ic_webp_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {

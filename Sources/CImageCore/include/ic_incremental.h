@@ -29,9 +29,20 @@
  *    itself (a CRC, a zlib error, a critical chunk after the image data, a
  *    cut in the IDATs, ...), ic_decode decodes the kept body at finish and
  *    its answer stands, so a malformed PNG gets exactly ic_decode's answer.
- * What is kept whole and decoded at finish: GIF, WebP, APNG with all_frames,
- * Adam7 PNG and arithmetic-coded JPEG (decided once the header is in, after
- * the limits), any other format, a body of fewer than 64 bytes, and a PNG
+ *  - WebP stills, lossy and lossless: libwebp's incremental decoder with
+ *    ic_decode's settings, once the chunks before the image data and its
+ *    bitstream header are in; finished rows go to the output (or the
+ *    thumbnail's resampler) as libwebp decodes them. Every byte is kept to the
+ *    end: the EXIF chunk that usually follows the image data gives the
+ *    orientation, and a body the whole decode would judge differently (a
+ *    container claiming more bytes than it has, a decode libwebp does not
+ *    finish) is handed to ic_decode at finish, whose answer stands.
+ * What is kept whole and decoded at finish: GIF, animated WebP, a WebP
+ * thumbnail in a box that is not square when the file announces EXIF (its
+ * orientation turns the box, and comes after the image data), a WebP with
+ * more than 16 chunks before its image data, APNG with all_frames, Adam7 PNG
+ * and arithmetic-coded JPEG (decided once the header is in, after the
+ * limits), any other format, a body of fewer than 64 bytes, and a PNG
  * whose chunks before IDAT cannot be walked.
  */
 #ifndef IC_INCREMENTAL_H
@@ -81,9 +92,9 @@ int ic_incremental_is_streaming(const ic_incremental *inc);
  * Bytes of the body the decode holds right now (input it has not consumed or
  * must keep). Streaming JPEG: the bytes libjpeg has not consumed yet (the
  * tail of an MCU row, or of a marker segment), plus the header until its
- * first scan. Streaming PNG: every byte fed (the body is kept in case
- * ic_decode must decide; the pixels decoded so far are not counted). Kept
- * formats: every byte fed.
+ * first scan. Streaming PNG and WebP: every byte fed (the body is kept in
+ * case ic_decode must decide; libwebp reads it in place; the pixels decoded
+ * so far are not counted). Kept formats: every byte fed.
  */
 uint64_t ic_incremental_buffered_bytes(const ic_incremental *inc);
 
@@ -91,9 +102,11 @@ uint64_t ic_incremental_buffered_bytes(const ic_incremental *inc);
  * A copy of the image as far as it is decoded, at the output size (rows not
  * decoded yet are transparent). *out is NULL (and IC_OK returned) when nothing is decoded yet or the
  * format gives no partial images. Free a non-NULL *out with ic_image_free.
- * Baseline JPEG and non-interlaced PNG give the rows decoded so far (for a
- * thumbnail, the output rows the resampler has written). Progressive JPEG
- * gives nothing until its rows are output at the end; kept formats (Adam7
+ * Baseline JPEG, non-interlaced PNG and streaming WebP give the rows decoded
+ * so far (for a thumbnail, the output rows the resampler has written; WebP's
+ * rows advance when libwebp is handed more input: every 16 KiB for lossy
+ * data, every eighth of the file and at least 64 KiB for lossless). Progressive
+ * JPEG gives nothing until its rows are output at the end; kept formats (Adam7
  * PNG included) give nothing.
  */
 ic_status ic_incremental_partial(ic_incremental *inc, ic_image **out, ic_error *err);

@@ -6,7 +6,7 @@ import Foundation
 #endif
 
 /// The built-in coder's incremental decoder: the C core's incremental decode (`ic_incremental`),
-/// which decodes JPEG, PNG, GIF and WebP as far as the bytes so far allow and finishes with
+/// which decodes JPEG, PNG and WebP stills as far as the bytes so far allow and finishes with
 /// exactly the pixels ``ImageDecoder`` gives for the whole body. Formats the core decodes only
 /// whole are gathered and decoded at ``finish()``.
 public final class IncrementalImageDecoder: IncrementalImageDecoding {

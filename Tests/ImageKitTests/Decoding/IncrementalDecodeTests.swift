@@ -1,12 +1,13 @@
+import CAnchors
 import CImageCore
 import Foundation
 import XCTest
 
 /// The incremental decode (ic_incremental.h): fed in pieces split anywhere, it
-/// ends with exactly what ic_decode gives for the whole body; JPEG and PNG are
-/// consumed as they arrive (limits as soon as the header is in, cancellation
+/// ends with exactly what ic_decode gives for the whole body; JPEG, PNG and WebP
+/// stills are consumed as they arrive (limits as soon as the header is in, cancellation
 /// between pieces, little input held for JPEG, partial images), and a malformed
-/// PNG gets ic_decode's answer.
+/// PNG or WebP gets ic_decode's answer.
 final class IncrementalDecodeTests: XCTestCase {
     private struct Outcome {
         var status: ic_status
@@ -25,9 +26,10 @@ final class IncrementalDecodeTests: XCTestCase {
             .appendingPathComponent("shared/corpus")
     }
 
-    private func options(thumbnail: UInt32 = 0) -> ic_decode_options {
+    private func options(thumbnail: UInt32 = 0, maxPixels: UInt64 = 0) -> ic_decode_options {
         var o = ic_decode_options()
         ic_decode_options_init(&o)
+        if maxPixels > 0 { o.limits.max_pixels = maxPixels }
         o.thumbnail_width = thumbnail
         o.thumbnail_height = thumbnail
         return o
@@ -77,9 +79,9 @@ final class IncrementalDecodeTests: XCTestCase {
         return outcome(ic_incremental_finish(inc, &out, nil, &err), out)
     }
 
-    private func assertSame(_ data: [UInt8], _ label: String, thumbnail: UInt32, rng: inout SplitMix,
-                            file: StaticString = #filePath, line: UInt = #line) {
-        let o = options(thumbnail: thumbnail)
+    private func assertSame(_ data: [UInt8], _ label: String, thumbnail: UInt32, maxPixels: UInt64 = 0,
+                            rng: inout SplitMix, file: StaticString = #filePath, line: UInt = #line) {
+        let o = options(thumbnail: thumbnail, maxPixels: maxPixels)
         let expected = whole(data, o)
         var splits: [(String, (inout SplitMix) -> Int)] = [
             ("random pieces", { Int($0.next() % 4096) + 1 }),
@@ -377,11 +379,25 @@ final class IncrementalDecodeTests: XCTestCase {
         XCTAssertTrue(shown.pixels[bottom...].allSatisfy { $0 == 0 }, "bottom rows are transparent")
     }
 
-    func testOnlyJPEGAndPNGStream() {
+    func testOnlyJPEGPNGAndWebPStillsStream() {
+        let frame = Pixels.pattern(width: 64, height: 64)
+        let second = Pixels.pattern(width: 64, height: 64, seed: 90)
+        let animated = anchorBytes { out, size in
+            frame.withUnsafeBufferPointer { a in
+                second.withUnsafeBufferPointer { b in
+                    var frames: [UnsafePointer<UInt8>?] = [a.baseAddress, b.baseAddress]
+                    return anchors_encode_webp_animation(&frames, 2, 64, 64, 50, out, size)
+                }
+            }
+        }!
+        XCTAssertEqual(animated[20] & 0x02, 0x02, "VP8X announces an animation")
         let cases: [(String, [UInt8], Int32)] = [
             ("JPEG", makeJPEG(Pixels.pattern(width: 64, height: 64), width: 64, height: 64), 1),
             ("PNG", PNGWriter(width: 64, height: 64, colorType: .rgb, bitDepth: 8,
                               samples: [UInt16](repeating: 1, count: 64 * 64 * 3)).encode(), 1),
+            ("lossy WebP", makeWebP(frame, width: 64, height: 64, quality: 80), 1),
+            ("lossless WebP", makeWebP(frame, width: 64, height: 64, quality: -1), 1),
+            ("animated WebP", animated, 0),
             ("GIF", GIFWriter(width: 64, height: 64, globalPalette: [0, 0, 0, 255, 255, 255],
                               frames: [.init(width: 64, height: 64, indices: [UInt8](repeating: 1, count: 64 * 64))]).encode(), 0),
         ]
@@ -392,5 +408,124 @@ final class IncrementalDecodeTests: XCTestCase {
             _ = feed(inc, data[...])
             XCTAssertEqual(ic_incremental_is_streaming(inc), streams, label)
         }
+    }
+
+    /// A noisy picture, so that its WebP is large enough to arrive in several pieces.
+    private func noisyWebP(width w: Int, height h: Int, alpha: Bool, quality: Float) -> [UInt8] {
+        var rng = SplitMix(seed: 11)
+        var px = Pixels.pattern(width: w, height: h, alpha: alpha)
+        for i in stride(from: 0, to: px.count, by: 4) { px[i] &+= UInt8(truncatingIfNeeded: rng.next() % 48) }
+        return makeWebP(px, width: w, height: h, quality: quality)
+    }
+
+    /// The offset of the first chunk named `fourCC` in a WebP's RIFF container.
+    private func chunkOffset(_ webp: [UInt8], _ fourCC: String) -> Int? {
+        var at = 12
+        while at + 8 <= webp.count {
+            let size = Int(webp[at + 4]) | Int(webp[at + 5]) << 8 | Int(webp[at + 6]) << 16 | Int(webp[at + 7]) << 24
+            if String(decoding: webp[at..<at + 4], as: UTF8.self) == fourCC { return at }
+            at += 8 + size + (size & 1)
+        }
+        return nil
+    }
+
+    private func settingLE32(_ data: [UInt8], at offset: Int, _ value: UInt32) -> [UInt8] {
+        var out = data
+        for i in 0..<4 { out[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(i))) }
+        return out
+    }
+
+    func testAStillWebPStreamsOnceItsHeadersAreIn() {
+        for (label, data) in [("lossy", noisyWebP(width: 900, height: 600, alpha: false, quality: 80)),
+                              ("lossy with alpha", noisyWebP(width: 900, height: 600, alpha: true, quality: 80)),
+                              ("lossless", noisyWebP(width: 300, height: 200, alpha: true, quality: -1))] {
+            var o = options()
+            let inc = newDecode(&o)
+            defer { ic_incremental_free(inc) }
+            let image = chunkOffset(data, label == "lossless" ? "VP8L" : "VP8 ")!
+            XCTAssertEqual(feed(inc, data.prefix(image)), IC_OK, label)
+            XCTAssertEqual(ic_incremental_is_streaming(inc), 0, "\(label): the image data's header is not in yet")
+            XCTAssertEqual(feed(inc, data[image..<image + 64]), IC_OK, label)
+            XCTAssertEqual(ic_incremental_is_streaming(inc), 1, label)
+            XCTAssertEqual(feed(inc, data[(image + 64)...]), IC_OK, label)
+            var out: UnsafeMutablePointer<ic_image>?
+            var err = ic_error()
+            let got = outcome(ic_incremental_finish(inc, &out, nil, &err), out)
+            let expected = whole(data, o)
+            XCTAssertEqual(got.status, IC_OK, label)
+            XCTAssertTrue(got.pixels == expected.pixels, "\(label): pixels differ")
+        }
+    }
+
+    /// Malformed WebPs: the engine streams them, and ends with ic_decode's answer on the whole body.
+    func testMalformedWebPsEndAsTheWholeDecodeEnds() {
+        var rng = SplitMix(seed: 21)
+        let lossy = noisyWebP(width: 700, height: 500, alpha: false, quality: 80)
+        let alpha = noisyWebP(width: 700, height: 500, alpha: true, quality: 80)
+        let lossless = noisyWebP(width: 300, height: 200, alpha: true, quality: -1)
+        let alph = chunkOffset(alpha, "ALPH")!
+        var badAlpha = alpha
+        for i in alph + 9..<min(alph + 200, alpha.count) { badAlpha[i] ^= 0x5A }
+        let vp8 = chunkOffset(lossy, "VP8 ")!
+        let vp8Size = UInt32(lossy.count - vp8 - 8)
+        var garbage: [UInt8] = []
+        for _ in 0..<3000 { garbage.append(UInt8(truncatingIfNeeded: rng.next())) }
+        var cases: [(String, [UInt8])] = [
+            ("corrupt ALPH", badAlpha),
+            ("RIFF claims more", settingLE32(lossy, at: 4, UInt32(lossy.count) + 5000)),
+            ("VP8 chunk claims more", settingLE32(lossy, at: vp8 + 4, vp8Size + 777)),
+            ("RIFF claims less", settingLE32(lossy, at: 4, UInt32(lossy.count) / 2)),
+            ("trailing garbage", lossy + garbage),
+            ("lossless with trailing garbage", lossless + garbage),
+        ]
+        for (label, data) in [("lossy", lossy), ("lossy with alpha", alpha), ("lossless", lossless)] {
+            cases.append(("\(label) cut at 2/3", Array(data.prefix(data.count * 2 / 3))))
+            cases.append(("\(label) cut in its last bytes", Array(data.dropLast(3))))
+        }
+        var corrupt = lossy
+        for i in stride(from: vp8 + 2000, to: lossy.count - 100, by: 997) { corrupt[i] ^= 0xFF }
+        cases.append(("corrupt VP8 data", corrupt))
+        for (label, data) in cases {
+            for thumbnail: UInt32 in [0, 256] {
+                assertSame(data, label, thumbnail: thumbnail, rng: &rng)
+            }
+        }
+        XCTAssertNotEqual(whole(Array(lossy.prefix(lossy.count * 2 / 3)), options()).status, IC_OK,
+                          "a cut body fails whole, so the streamed one must fail as well")
+    }
+
+    /// The fuzzers' inputs that once broke the incremental decode, with the fuzzers' limits.
+    func testFuzzRegressionsDecodeTheSameSplitAnywhereWithTheFuzzersLimits() throws {
+        let directory = fixtures.appendingPathComponent("fuzz-regressions")
+        var rng = SplitMix(seed: 5)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        XCTAssertTrue(files.contains("webp-vp8x-before-its-image-header.webp"))
+        for file in files {
+            let data = try [UInt8](Data(contentsOf: directory.appendingPathComponent(file)))
+            for thumbnail: UInt32 in [0, 62] {
+                assertSame(data, file, thumbnail: thumbnail, maxPixels: 1 << 16, rng: &rng)
+            }
+        }
+    }
+
+    func testPartialImageOfAHalfFedLossyWebPShowsTheTopRows() throws {
+        let (w, h) = (1200, 900)
+        let webp = noisyWebP(width: w, height: h, alpha: false, quality: 90)
+        XCTAssertGreaterThan(webp.count, 64 * 1024)
+        let final = whole(webp, options())
+        var o = options()
+        let inc = newDecode(&o)
+        defer { ic_incremental_free(inc) }
+        XCTAssertEqual(feed(inc, webp.prefix(webp.count / 2)), IC_OK)
+        var partial: UnsafeMutablePointer<ic_image>?
+        var err = ic_error()
+        XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK)
+        let shown = outcome(IC_OK, try XCTUnwrap(partial))
+        XCTAssertEqual(shown.width, w)
+        XCTAssertEqual(shown.height, h)
+        let rowBytes = w * 4
+        let top = rowBytes * (h / 8), bottom = rowBytes * (h - h / 8)
+        XCTAssertTrue(shown.pixels[0..<top] == final.pixels[0..<top], "top rows are decoded")
+        XCTAssertTrue(shown.pixels[bottom...].allSatisfy { $0 == 0 }, "bottom rows are transparent")
     }
 }
