@@ -85,6 +85,14 @@ uint32_t ic_range_helper_ready(const ic_range_helper *h);
 void ic_range_helper_extend(ic_range_helper *h, uint32_t end);
 
 /**
+ * Indices below the returned one are done: handed out and their work returned
+ * (the helper works through its claims in order). Called by the caller's thread
+ * before ic_range_helper_finish; what the helper wrote for them is visible to
+ * the caller afterwards (both sides take the lock).
+ */
+uint32_t ic_range_helper_done(ic_range_helper *h);
+
+/**
  * With `complete`, runs what is ready and unclaimed on the calling thread as well,
  * waits for the helper's last chunk, and ends it; without, claims nothing more and
  * ends the helper after its current chunk (a failed decode). Frees `h`.

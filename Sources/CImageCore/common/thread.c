@@ -22,6 +22,7 @@ struct ic_range_helper {
     uint32_t chunk;
     uint32_t next;  /* first index nobody has claimed */
     uint32_t ready; /* indices below this are ready */
+    uint32_t busy;  /* first index of the chunk the helper works on, or `next` when idle */
     bool closing;   /* finishing: claim partial chunks, then leave */
     bool stopping;  /* abandoning: claim nothing more */
 };
@@ -43,9 +44,11 @@ static void *helper_main(void *arg) {
     for (;;) {
         uint32_t begin, end;
         if (claim(h, h->closing, &begin, &end)) {
+            h->busy = begin;
             pthread_mutex_unlock(&h->lock);
             h->fn(h->ctx, begin, end);
             pthread_mutex_lock(&h->lock);
+            h->busy = h->next;
         } else if (h->closing || h->stopping) {
             break;
         } else {
@@ -62,7 +65,7 @@ ic_range_helper *ic_range_helper_start(ic_range_fn fn, void *ctx, uint32_t start
     h->fn = fn;
     h->ctx = ctx;
     h->chunk = chunk ? chunk : 1;
-    h->next = h->ready = start;
+    h->next = h->ready = h->busy = start;
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->wake, NULL);
     if (pthread_create(&h->thread, NULL, helper_main, h) != 0) {
@@ -84,6 +87,13 @@ void ic_range_helper_extend(ic_range_helper *h, uint32_t end) {
     bool wake = h->ready - h->next >= h->chunk;
     pthread_mutex_unlock(&h->lock);
     if (wake) pthread_cond_signal(&h->wake);
+}
+
+uint32_t ic_range_helper_done(ic_range_helper *h) {
+    pthread_mutex_lock(&h->lock);
+    uint32_t done = h->busy < h->next ? h->busy : h->next;
+    pthread_mutex_unlock(&h->lock);
+    return done;
 }
 
 void ic_range_helper_finish(ic_range_helper *h, bool complete) {

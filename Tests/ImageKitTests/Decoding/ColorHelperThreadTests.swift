@@ -1,3 +1,4 @@
+import CImageCore
 import Foundation
 import ImageKit
 import ImageKitTestSupport
@@ -5,7 +6,7 @@ import XCTest
 
 /// The conversion to sRGB on a helper thread (``DecodeOptions/usesHelperThread``): the same
 /// pixels and opacity as on one thread, and a decode that fails half-way (the helper busy with
-/// the rows before) ends it cleanly.
+/// the rows before) ends it cleanly; partial images of a streamed decode show converted rows only.
 final class ColorHelperThreadTests: XCTestCase {
     /// The Display P3 profile of Tests/Fixtures/color/p3.jpg (read per call: a static `Data`
     /// would stay allocated until exit, which LeakSanitizer reports).
@@ -55,5 +56,42 @@ final class ColorHelperThreadTests: XCTestCase {
         for cut in [data.count / 2, data.count - 100] {
             XCTAssertThrowsError(try decode(data.prefix(cut), helper: true), "cut at \(cut)")
         }
+    }
+
+    /// Partial images of a streamed decode whose rows the helper converts show only rows it
+    /// has converted: each row of a partial image is the final row or still transparent.
+    func testPartialImagesShowOnlyRowsTheHelperHasConverted() throws {
+        let data = [UInt8](try tagged(.jpeg(quality: 90), alpha: false))
+        let final = try decode(Data(data), helper: false).packedPixels()
+        var o = ic_decode_options()
+        ic_decode_options_init(&o)
+        o.use_helper_thread = 1
+        var inc: OpaquePointer?
+        var err = ic_error()
+        XCTAssertEqual(ic_incremental_new(&o, &inc, &err), IC_OK)
+        defer { ic_incremental_free(inc) }
+        var shownRows = 0
+        for start in stride(from: 0, to: data.count, by: 4096) {
+            let piece = data[start..<min(start + 4096, data.count)]
+            let fed = piece.withUnsafeBufferPointer { ic_incremental_feed(inc, $0.baseAddress, $0.count, &err) }
+            XCTAssertEqual(fed, IC_OK)
+            var partial: UnsafeMutablePointer<ic_image>?
+            XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK)
+            guard let image = partial?.pointee else { continue }
+            defer { ic_image_free(partial) }
+            let rowBytes = Int(image.width) * 4
+            for y in 0..<Int(image.height) {
+                let row = UnsafeBufferPointer(start: image.pixels + y * image.stride, count: rowBytes)
+                if row.allSatisfy({ $0 == 0 }) { continue }
+                guard row.elementsEqual(final[y * rowBytes..<(y + 1) * rowBytes]) else {
+                    return XCTFail("row \(y) of the partial image after \(start) bytes is not converted yet")
+                }
+                shownRows = max(shownRows, y + 1)
+            }
+        }
+        XCTAssertGreaterThan(shownRows, 0, "no partial image showed a row")
+        var out: UnsafeMutablePointer<ic_image>?
+        XCTAssertEqual(ic_incremental_finish(inc, &out, nil, &err), IC_OK)
+        ic_image_free(out)
     }
 }
