@@ -156,6 +156,9 @@ public final class DiskCache: Sendable {
         return state.withLock { !$0.loaded || $0.index.entries[name] != nil }
     }
 
+    /// The I/O threads as a task executor: a task running there reads entries in place.
+    var readExecutor: any TaskExecutor { pool }
+
     // MARK: - Original bytes
 
     /// Writes `data` (typically the original encoded file) for `key`,

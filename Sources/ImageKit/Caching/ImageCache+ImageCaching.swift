@@ -50,6 +50,14 @@ extension ImageCache: ImageCaching {
         }
     }
 
+    /// The disk tier's threads, when `tiers` include the disk and its index may know the entry
+    /// (an image is a bitmap entry, a variant or original bytes a data entry); nil otherwise.
+    public func readExecutor(forKey key: String, kind: ImageCacheEntryKind, from tiers: ImageCacheType)
+        -> (any TaskExecutor)? {
+        guard tiers.includesDisk, diskCache.mayHold(key, data: kind != .image) else { return nil }
+        return diskCache.readExecutor
+    }
+
     /// Stores `value` under `key`: an image or a variant in memory (for at most until
     /// `metadata.expires`) and on disk; original bytes on disk only.
     ///
