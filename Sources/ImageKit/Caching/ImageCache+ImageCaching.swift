@@ -34,17 +34,19 @@ extension ImageCache: ImageCaching {
         guard tiers.includesDisk else { return nil }
         switch kind {
         case .image:
-            guard diskCache.mayHold(key), let entry = try await diskCache.entry(forKey: key), !entry.isExpired
+            guard let name = diskCache.heldName(key), let entry = try await diskCache.entry(forKey: key, named: name),
+                  !entry.isExpired
             else { return nil }
             return ImageCacheHit(value: .image(entry.value), metadata: entry.metadata, tier: .disk)
         case .variant:
-            guard diskCache.mayHold(key, data: true), let entry = try await diskCache.dataEntry(forKey: key),
+            guard let name = diskCache.heldName(key, data: true),
+                  let entry = try await diskCache.dataEntry(forKey: key, named: name),
                   !entry.isExpired, let encoded = try? EncodedImage(data: entry.value)
             else { return nil }
             return ImageCacheHit(value: .variant(encoded), metadata: entry.metadata, tier: .disk)
         case .original:
-            guard diskCache.mayHold(key, data: true), let entry = try await diskCache.dataEntry(forKey: key),
-                  !entry.isExpired
+            guard let name = diskCache.heldName(key, data: true),
+                  let entry = try await diskCache.dataEntry(forKey: key, named: name), !entry.isExpired
             else { return nil }
             return ImageCacheHit(value: .original(entry.value), metadata: entry.metadata, tier: .disk)
         }
