@@ -78,7 +78,8 @@ bench: deps
 bench-peers: deps
 	@dpkg-query -W -f='$${Status}' libvips-dev 2>/dev/null | grep -q 'ok installed' || \
 	  { $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y libvips-dev; }
-	@[ -f .build/bench-inputs/jpeg-24mp-baseline.jpg ] && [ -f .build/bench-inputs/jpeg-12mp-p3.jpg ] || $(MAKE) bench
+	@[ -f .build/bench-inputs/jpeg-24mp-baseline.jpg ] && [ -f .build/bench-inputs/jpeg-12mp-p3.jpg ] && \
+	  [ -f .build/bench-inputs/webp-23.6mp-lossy.webp ] || $(MAKE) bench
 	cd Benchmarks/Peers && IMAGEKIT_BENCH_OUT=$(CURDIR)/bench-results $(SWIFT) test -c release
 	python3 scripts/bench_report.py bench-results/results.jsonl
 

@@ -19,8 +19,8 @@ final class WebPHelperThreadBenchmarks: XCTestCase {
 
     /// Records helper-thread figures against one-thread figures (the anchor), `loads` decodes a
     /// sample over `threads` threads, with the ratio of wall times per load.
-    private func compare(name: String, threads: Int, loads: Int, target: Double) throws {
-        let input = BenchInputs.webpLossy
+    private func compare(_ input: BenchInputs.Input = BenchInputs.webpLossy, name: String, threads: Int, loads: Int,
+                         target: Double) throws {
         let with = decoder(helper: true), without = decoder(helper: false)
         let image = try input.bytes.withUnsafeBytes { try with.decode($0) }
         XCTAssertLessThanOrEqual(max(image.width, image.height), 256)
@@ -71,8 +71,8 @@ final class WebPHelperThreadBenchmarks: XCTestCase {
 
     /// Records loads through a manager with the default helper-thread policy against one with it
     /// off (the anchor), `loads` loads a sample, `threads` at once.
-    private func compareManagers(name: String, threads: Int, loads: Int, target: Double) throws {
-        let input = BenchInputs.webpLossy
+    private func compareManagers(_ input: BenchInputs.Input = BenchInputs.webpLossy, name: String, threads: Int,
+                                 loads: Int, target: Double) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("imagekit-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
@@ -100,6 +100,30 @@ final class WebPHelperThreadBenchmarks: XCTestCase {
     /// Two loads at once through the manager: the policy must not cost throughput.
     func testManagerTwoLoadThroughput() throws {
         try compareManagers(name: "2 loads at once, default helper-thread policy", threads: 2, loads: 4, target: 1.0)
+    }
+
+    /// The 23.6 MP lossy WebP, one load at a time through the manager.
+    func testManagerLoneLoadLatency24MP() throws {
+        try compareManagers(BenchInputs.webpLossy24MP, name: "lone loads, default helper-thread policy", threads: 1,
+                            loads: 2, target: 0.8)
+    }
+
+    /// The 23.6 MP lossy WebP, two loads at once through the manager.
+    func testManagerTwoLoadThroughput24MP() throws {
+        try compareManagers(BenchInputs.webpLossy24MP, name: "2 loads at once, default helper-thread policy",
+                            threads: 2, loads: 4, target: 1.0)
+    }
+
+    /// The 16.8 MP WebP (lossless with alpha), one load at a time through the manager.
+    func testManagerLoneLoadLatency17MPLossless() throws {
+        try compareManagers(BenchInputs.webpLossless17MP, name: "lone loads, default helper-thread policy",
+                            threads: 1, loads: 2, target: 1.0)
+    }
+
+    /// The 16.8 MP WebP (lossless with alpha), two loads at once through the manager.
+    func testManagerTwoLoadThroughput17MPLossless() throws {
+        try compareManagers(BenchInputs.webpLossless17MP, name: "2 loads at once, default helper-thread policy",
+                            threads: 2, loads: 4, target: 1.0)
     }
 
     /// A lone load: the helper thread should take a fifth off its latency.

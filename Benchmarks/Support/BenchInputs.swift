@@ -81,6 +81,11 @@ enum BenchInputs {
     static var webpLossy: Input { webp("webp-12mp-lossy", 4000, 3000, quality: 80) }
     /// 2 MP lossless WebP with alpha.
     static var webpLossless: Input { webp("webp-2mp-lossless", 1600, 1250, quality: -1, alpha: true) }
+    /// 23.6 MP (5952×3968) lossy WebP, quality 80: the performance issue's larger WebP.
+    static var webpLossy24MP: Input { webp("webp-23.6mp-lossy", 5952, 3968, quality: 80) }
+    /// 16.8 MP (4752×3536) lossless WebP with alpha: the performance issue's other WebP (whose
+    /// kind the issue does not say; lossless with alpha is the case unlike the lossy ones).
+    static var webpLossless17MP: Input { webp("webp-16.8mp-lossless", 4752, 3536, quality: -1, alpha: true) }
     /// 12 MP HEIC (libheif's x265 encoder, built into Debian's libheif, quality 80), opaque with
     /// no alpha plane, as a camera's.
     static var heic12MP: Input {

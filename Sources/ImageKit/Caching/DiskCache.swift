@@ -123,7 +123,13 @@ public final class DiskCache: Sendable {
     /// The bitmap stored for `key` with its metadata, expired or not; `nil` if
     /// there is none (or it was damaged, and is now deleted).
     public func entry(forKey key: String) async throws(ImageKitError) -> DiskCacheEntry<Image>? {
-        try await readEntry(IC_STORE_KIND_BITMAP, key: key) { record in
+        try await entry(forKey: key, named: nil)
+    }
+
+    /// ``entry(forKey:)`` with the entry's file name already worked out (``heldName(_:data:)``),
+    /// or nil to work it out on the pool.
+    func entry(forKey key: String, named name: String?) async throws(ImageKitError) -> DiskCacheEntry<Image>? {
+        try await readEntry(IC_STORE_KIND_BITMAP, key: key, name: name) { record in
             guard let raw = record.image else { return nil }
             record.image = nil
             return Image(taking: raw)
@@ -154,9 +160,18 @@ public final class DiskCache: Sendable {
     /// index alone, so a cold load can skip a read on the cache's threads; entries written by
     /// other processes since the last sweep are not known yet.
     func mayHold(_ key: String, data: Bool = false) -> Bool {
-        let name = Self.entryName(data ? IC_STORE_KIND_DATA : IC_STORE_KIND_BITMAP, key)
-        return state.withLock { !$0.loaded || $0.index.entries[name] != nil }
+        heldName(key, data: data) != nil
     }
+
+    /// The file name of the bitmap (or, with `data`, the bytes) for `key`, unless a read would
+    /// surely miss (see ``mayHold(_:data:)``): a read given it does not work it out again.
+    func heldName(_ key: String, data: Bool = false) -> String? {
+        let name = Self.entryName(data ? IC_STORE_KIND_DATA : IC_STORE_KIND_BITMAP, key)
+        return state.withLock { !$0.loaded || $0.index.entries[name] != nil } ? name : nil
+    }
+
+    /// The I/O threads as a task executor: a task running there reads entries in place.
+    var readExecutor: any TaskExecutor { pool }
 
     // MARK: - Original bytes
 
@@ -178,7 +193,13 @@ public final class DiskCache: Sendable {
 
     /// The bytes stored for `key` with their metadata, expired or not; `nil` if there are none.
     public func dataEntry(forKey key: String) async throws(ImageKitError) -> DiskCacheEntry<Data>? {
-        try await readEntry(IC_STORE_KIND_DATA, key: key) { record in
+        try await dataEntry(forKey: key, named: nil)
+    }
+
+    /// ``dataEntry(forKey:)`` with the entry's file name already worked out (``heldName(_:data:)``),
+    /// or nil to work it out on the pool.
+    func dataEntry(forKey key: String, named name: String?) async throws(ImageKitError) -> DiskCacheEntry<Data>? {
+        try await readEntry(IC_STORE_KIND_DATA, key: key, name: name) { record in
             guard let bytes = record.data else { return nil }
             record.data = nil
             return Data(bytesNoCopy: bytes, count: record.data_size, deallocator: .free)
@@ -323,12 +344,13 @@ public final class DiskCache: Sendable {
         }
     }
 
-    /// Reads an entry of `kind` on the pool; `take` moves the value out of the record.
-    private func readEntry<Value: Sendable>(_ kind: ic_store_kind, key: String,
+    /// Reads an entry of `kind` (file `name`, or nil to work it out) on the pool; `take` moves the
+    /// value out of the record.
+    private func readEntry<Value: Sendable>(_ kind: ic_store_kind, key: String, name: String?,
                                             take: @escaping @Sendable (inout ic_store_record) -> Value?)
         async throws(ImageKitError) -> DiskCacheEntry<Value>? {
         try await pool.runTyped(priority: .high) { [self] in
-            guard var record = try read(kind, key: key) else { return nil }
+            guard var record = try read(kind, key: key, name: name) else { return nil }
             defer { ic_store_record_free(&record) }
             guard let value = take(&record) else { return nil }
             func text(_ p: UnsafePointer<CChar>?, _ n: Int) -> String? {
@@ -392,9 +414,10 @@ public final class DiskCache: Sendable {
         if overLimit { trim() }
     }
 
-    /// Reads one entry; `nil` for a miss (absent, another key, or damaged and now deleted).
-    private func read(_ kind: ic_store_kind, key original: String) throws -> ic_store_record? {
-        let name = Self.entryName(kind, original)
+    /// Reads one entry (file `name`, or nil to work it out); `nil` for a miss (absent, another key,
+    /// or damaged and now deleted).
+    private func read(_ kind: ic_store_kind, key original: String, name: String?) throws -> ic_store_record? {
+        let name = name ?? Self.entryName(kind, original)
         var options = ic_store_read_options()
         ic_store_read_options_init(&options)
         partRunner?.configure(&options, parts: configuration.decodeThreads)

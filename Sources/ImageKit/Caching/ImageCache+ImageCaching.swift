@@ -34,20 +34,30 @@ extension ImageCache: ImageCaching {
         guard tiers.includesDisk else { return nil }
         switch kind {
         case .image:
-            guard diskCache.mayHold(key), let entry = try await diskCache.entry(forKey: key), !entry.isExpired
+            guard let name = diskCache.heldName(key), let entry = try await diskCache.entry(forKey: key, named: name),
+                  !entry.isExpired
             else { return nil }
             return ImageCacheHit(value: .image(entry.value), metadata: entry.metadata, tier: .disk)
         case .variant:
-            guard diskCache.mayHold(key, data: true), let entry = try await diskCache.dataEntry(forKey: key),
+            guard let name = diskCache.heldName(key, data: true),
+                  let entry = try await diskCache.dataEntry(forKey: key, named: name),
                   !entry.isExpired, let encoded = try? EncodedImage(data: entry.value)
             else { return nil }
             return ImageCacheHit(value: .variant(encoded), metadata: entry.metadata, tier: .disk)
         case .original:
-            guard diskCache.mayHold(key, data: true), let entry = try await diskCache.dataEntry(forKey: key),
-                  !entry.isExpired
+            guard let name = diskCache.heldName(key, data: true),
+                  let entry = try await diskCache.dataEntry(forKey: key, named: name), !entry.isExpired
             else { return nil }
             return ImageCacheHit(value: .original(entry.value), metadata: entry.metadata, tier: .disk)
         }
+    }
+
+    /// The disk tier's threads, when `tiers` include the disk and its index may know the entry
+    /// (an image is a bitmap entry, a variant or original bytes a data entry); nil otherwise.
+    public func readExecutor(forKey key: String, kind: ImageCacheEntryKind, from tiers: ImageCacheType)
+        -> (any TaskExecutor)? {
+        guard tiers.includesDisk, diskCache.mayHold(key, data: kind != .image) else { return nil }
+        return diskCache.readExecutor
     }
 
     /// Stores `value` under `key`: an image or a variant in memory (for at most until

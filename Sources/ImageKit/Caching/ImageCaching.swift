@@ -58,6 +58,14 @@ public protocol ImageCaching: AnyObject, Sendable {
     func metadata(forKey key: String, kind: ImageCacheEntryKind, from tiers: ImageCacheType) async
         -> DiskCacheMetadata?
 
+    /// The executor whose threads ``entry(forKey:kind:from:)`` would read the entry of `kind`
+    /// under `key` in `tiers` on, running the read in place when called there; nil (the
+    /// default) when the read would surely miss or the cache has no such threads. The manager
+    /// starts a load that the read may answer on it, so a hit costs a hop to those threads and
+    /// one back, as the read alone does.
+    func readExecutor(forKey key: String, kind: ImageCacheEntryKind, from tiers: ImageCacheType)
+        -> (any TaskExecutor)?
+
     /// Completes the cache's pending writes and stops its threads; called by
     /// ``ImageManager/shutdown(_:)`` for the manager's cache. The default does nothing.
     func shutdown() async
@@ -75,6 +83,10 @@ extension ImageCaching {
         -> DiskCacheMetadata? {
         (try? await entry(forKey: key, kind: kind, from: tiers))?.metadata
     }
+
+    /// Nil: the manager starts its loads on the global concurrent executor.
+    public func readExecutor(forKey key: String, kind: ImageCacheEntryKind, from tiers: ImageCacheType)
+        -> (any TaskExecutor)? { nil }
 
     /// Nothing to stop.
     public func shutdown() async {}

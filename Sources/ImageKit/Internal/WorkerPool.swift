@@ -52,9 +52,15 @@ final class WorkerPool: Sendable {
     /// or releasing it does not drop a queued job) and the call returns when it
     /// ends. If the pool is already shut down, the body does not run and
     /// ``ImageKitError/shutDown(_:)`` is thrown.
+    ///
+    /// Called from one of the pool's own threads (a task running on the pool as its executor,
+    /// see ``enqueue(_:)``), `body` runs there at once: it is on the pool already, and queueing
+    /// it would only cost a hop and a wake-up (a pool shutting down still runs it, as it runs
+    /// the jobs queued before).
     func run<T: Sendable>(priority: ImagePriority = .normal,
                           _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try Task.checkCancellation()
+        if core.isCurrentThread { return try body() }
         // The result also travels through a lock: TSan cannot see the ordering a
         // continuation resumed from one of our threads provides, and would report
         // races on everything the job wrote (an image's fields, …).
@@ -136,6 +142,18 @@ final class WorkerPool: Sendable {
             return threads - idle <= 1 && zip(queues, heads).allSatisfy { $0.count == $1 }
         }
 
+        /// Whether the calling thread is one of this pool's.
+        var isCurrentThread: Bool {
+            pthread_getspecific(Core.threadKey) == Unmanaged.passUnretained(self).toOpaque()
+        }
+
+        /// The thread-specific slot where each pool thread keeps its core, for ``isCurrentThread``.
+        private static let threadKey: pthread_key_t = {
+            var key = pthread_key_t()
+            precondition(pthread_key_create(&key, nil) == 0, "ImageKit: no thread-specific key left")
+            return key
+        }()
+
         func shutdown() {
             wake.lock()
             stopping = true
@@ -204,6 +222,7 @@ final class WorkerPool: Sendable {
             let rc = pthread_create(&thread, &attributes, { raw in
                 let core = Unmanaged<Core>.fromOpaque(raw!).takeRetainedValue()
                 ic_thread_set_name(core.name)
+                pthread_setspecific(Core.threadKey, raw)
                 while let job = core.nextJob() { job() }
                 core.threadExited()
                 return nil

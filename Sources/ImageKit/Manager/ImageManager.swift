@@ -623,10 +623,11 @@ public final class ImageManager: Sendable {
         counters.withLock { $0.jobs -= 1 }
     }
 
-    /// Starts a Swift task counted in ``statistics`` until it ends.
-    func spawn(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+    /// Starts a Swift task counted in ``statistics`` until it ends, on `executor` when given.
+    func spawn(on executor: (any TaskExecutor)? = nil,
+               _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         counters.withLock { $0.backgroundTasks += 1 }
-        return Task {
+        return Task(executorPreference: executor) {
             await body()
             self.counters.withLock { $0.backgroundTasks -= 1 }
         }

@@ -59,6 +59,24 @@ final class LibvipsThumbnailBenchmarks: XCTestCase {
         try compare("webp-12mp-lossy.webp", megapixels: 12, target: 1.0, helperThread: true)
     }
 
+    /// The performance issue's 23.6 MP lossy WebP (BenchInputs.webpLossy24MP), on one thread.
+    func testWebP24MP() throws { try compare("webp-23.6mp-lossy.webp", megapixels: 23.6, target: 1.0) }
+
+    /// The same with libwebp's helper thread, as the manager decodes a lone load.
+    func testWebP24MPHelperThread() throws {
+        try compare("webp-23.6mp-lossy.webp", megapixels: 23.6, target: 1.0, helperThread: true)
+    }
+
+    /// The performance issue's 16.8 MP WebP (BenchInputs.webpLossless17MP: lossless with alpha),
+    /// on one thread.
+    func testWebP17MPLossless() throws { try compare("webp-16.8mp-lossless.webp", megapixels: 16.8, target: 1.0) }
+
+    /// The same with the helper thread asked for, as the manager decodes a lone load (libwebp
+    /// uses it for lossy images only).
+    func testWebP17MPLosslessHelperThread() throws {
+        try compare("webp-16.8mp-lossless.webp", megapixels: 16.8, target: 1.0, helperThread: true)
+    }
+
     /// The 12 MP AVIF of AVIFBenchmarks (avif-12mp-q60); libvips reads it through libheif.
     func testAVIF12MP() throws { try compare("avif-12mp-q60.avif", megapixels: 12, target: 1.0) }
 

@@ -14,7 +14,8 @@ import Foundation
 ///
 /// The pipeline runs in one Swift task that only awaits: disk I/O runs on the disk cache's
 /// threads, the download on the loader's, decoding and transforming on the manager's
-/// worker threads. When the last load waiting on it is cancelled (before the result exists),
+/// worker threads. A load that a disk read may answer starts its task on the disk cache's
+/// threads (``ImageCaching/readExecutor(forKey:kind:from:)``), where the read runs in place. When the last load waiting on it is cancelled (before the result exists),
 /// the task is cancelled — which aborts the download — and the decode's ``DecodeCancellation``
 /// is cancelled. Decoding and encoding go through the load's ``ImageCoding`` coder only.
 ///
@@ -109,9 +110,10 @@ final class ImageLoadJob: Sendable {
         }
     }
 
-    /// Starts the pipeline's task.
+    /// Starts the pipeline's task: on the cache's read executor when a disk read may answer the
+    /// load (see ``readExecutor()``), else on the global concurrent executor.
     func start() {
-        let task = manager.spawn { [self] in
+        let task = manager.spawn(on: readExecutor()) { [self] in
             await run()
             manager.jobEnded(self)
         }
@@ -119,6 +121,22 @@ final class ImageLoadJob: Sendable {
         case .none: break
         case .cancel: task.cancel()
         }
+    }
+
+    /// The executor of the cache's threads when the pipeline's first disk query (the variant,
+    /// else the decoded image) may hit there and, on a hit, ends the load: the task then starts
+    /// on the thread that reads, and a lone disk hit costs a hop there and one back to the
+    /// caller. Nil for a refreshed load, which downloads after its hit.
+    private func readExecutor() -> (any TaskExecutor)? {
+        let r = request
+        guard !r.isRefresh else { return nil }
+        let tiers = r.cache.answersMemoryQueriesSynchronously ? r.query.excludingMemory : r.query
+        guard !tiers.isEmpty else { return nil }
+        if let variantKey = r.variantKey, let executor = r.cache.readExecutor(forKey: variantKey, kind: .variant,
+                                                                            from: tiers) {
+            return executor
+        }
+        return r.cache.readExecutor(forKey: r.key, kind: .image, from: tiers)
     }
 
     // MARK: - The pipeline
