@@ -6,7 +6,16 @@
  * further. Warnings that mean pixels are missing (premature end of file,
  * premature end of an entropy segment) are errors: a partial image is never
  * returned as a success.
+ *
+ * With use_helper_thread, a large sequential full-size decode runs on two
+ * threads: the caller decodes the top rows while a helper thread runs a second
+ * decompression of the same bytes that skips them (jpeg_skip_scanlines still
+ * decodes their entropy-coded data, but not their IDCT, upsampling and colour
+ * conversion) and decodes the bottom rows. The rows are those of one decode,
+ * and so is the outcome: the first failure in the file is the caller's, or
+ * else the helper's.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +25,7 @@
 #include <jerror.h>
 
 #include "ic_decode_internal.h"
+#include "ic_thread.h"
 
 /* Progressive files with more scans than this are refused: each scan walks
  * the whole coefficient buffer, so scan count is a CPU-time bomb. */
@@ -45,6 +55,9 @@ typedef struct jpeg_ctx {
     uint64_t reserved; /* coefficient bytes counted against the limit */
     bool cmyk;
     bool dc_only;
+    uint32_t rows_end;      /* read_rows stops here (0: at the last row) */
+    struct jpeg_band *band; /* the helper's decode of the rows below rows_end */
+    const int *stop;        /* the helper's: set when the caller gives up on it */
 
     /* The suspending source (incremental decodes): the unconsumed bytes, and
      * the bytes libjpeg asked to skip beyond them. */
@@ -83,7 +96,7 @@ static void on_emit_message(j_common_ptr cinfo, int level) {
 
 static void on_progress(j_common_ptr cinfo) {
     jpeg_ctx *c = (jpeg_ctx *)cinfo->err;
-    if (ic_dec_cancelled(c->d)) {
+    if (ic_dec_cancelled(c->d) || (c->stop && __atomic_load_n(c->stop, __ATOMIC_ACQUIRE))) {
         c->status = ic_dec_fail_cancelled(c->d);
         longjmp(c->jump, 1);
     }
@@ -285,13 +298,14 @@ static ic_status read_rows(jpeg_ctx *c) {
     j_decompress_ptr cinfo = &c->cinfo;
     bool inverted = cinfo->saw_Adobe_marker;
     JSAMPROW rows[IC_SINK_ROWS];
-    while (cinfo->output_scanline < cinfo->output_height) {
+    uint32_t end = c->rows_end ? c->rows_end : cinfo->output_height;
+    while (cinfo->output_scanline < end) {
         if (ic_dec_cancelled(d)) {
             c->status = ic_dec_fail_cancelled(d);
             longjmp(c->jump, 1);
         }
         uint32_t y = cinfo->output_scanline;
-        uint32_t n = cinfo->output_height - y;
+        uint32_t n = end - y;
         if (n > IC_SINK_ROWS) n = IC_SINK_ROWS;
         for (uint32_t i = 0; i < n; i++) rows[i] = ic_dec_row(d, 0, y + i);
         JDIMENSION got = jpeg_read_scanlines(cinfo, rows, n);
@@ -312,6 +326,117 @@ static ic_status read_rows(jpeg_ctx *c) {
     }
     c->stage = STAGE_DONE;
     return IC_OK;
+}
+
+/* ---- A lone full decode on two threads. ---- */
+
+/* Smallest image (pixels) whose decode gets a helper thread: its start and its second
+ * header read cost tens of microseconds. */
+#define BAND_MIN_PIXELS ((uint64_t)1 << 21)
+
+static void ctx_init(jpeg_ctx *c, ic_decoder *d, bool suspending);
+static void ctx_end(jpeg_ctx *c);
+
+/* The helper's decode: rows [split, height) of its own decompression of the same bytes. */
+typedef struct jpeg_band {
+    pthread_t thread;
+    ic_decoder d; /* a copy of the caller's, with an error of its own */
+    ic_error err;
+    jpeg_ctx c;
+    uint32_t split;
+    int stop; /* set (atomically) when the caller failed: the helper stops at its next row */
+    ic_status status;
+} jpeg_band;
+
+/* The helper's work; libjpeg's errors longjmp back here. */
+static ic_status band_run(jpeg_band *b) {
+    jpeg_ctx *c = &b->c;
+    j_decompress_ptr cinfo = &c->cinfo;
+    if (setjmp(c->jump)) {
+        return c->status != IC_OK ? c->status : libjpeg_failure(cinfo, c->d);
+    }
+    jpeg_create_decompress(cinfo);
+    c->created = true;
+    cinfo->progress = &c->progress;
+    jpeg_mem_src(cinfo, b->d.data, (unsigned long)b->d.size);
+    jpeg_read_header(cinfo, TRUE);
+    if (b->d.opts.limits.max_memory_bytes) cinfo->mem->max_memory_to_use = 8 << 20;
+    cinfo->out_color_space = JCS_EXT_RGBA;
+    jpeg_start_decompress(cinfo);
+    if (jpeg_skip_scanlines(cinfo, b->split) != b->split) {
+        c->status = ic_set_error(&b->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes", b->d.size);
+        longjmp(c->jump, 1);
+    }
+    JSAMPROW rows[IC_SINK_ROWS];
+    while (cinfo->output_scanline < cinfo->output_height) {
+        if (ic_dec_cancelled(&b->d) || __atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) {
+            c->status = ic_dec_fail_cancelled(&b->d);
+            longjmp(c->jump, 1);
+        }
+        uint32_t y = cinfo->output_scanline;
+        uint32_t n = cinfo->output_height - y;
+        if (n > IC_SINK_ROWS) n = IC_SINK_ROWS;
+        for (uint32_t i = 0; i < n; i++) rows[i] = ic_dec_row(&b->d, 0, y + i);
+        if (jpeg_read_scanlines(cinfo, rows, n) == 0) {
+            c->status = ic_set_error(&b->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes",
+                                     b->d.size);
+            longjmp(c->jump, 1);
+        }
+    }
+    return IC_OK;
+}
+
+static void *band_main(void *arg) {
+    jpeg_band *b = arg;
+    ic_thread_set_name("imagekit-help");
+    b->status = band_run(b);
+    ctx_end(&b->c);
+    return NULL;
+}
+
+/* After ic_dec_begin: hands the bottom third of a large sequential full-size decode whose
+ * rows need no further work to a helper thread (the caller then stops above it). The
+ * helper's skip decodes the entropy-coded data above its rows again (about half the cost of
+ * decoding them), so a third balances the two threads. Without a thread, nothing changes. */
+static void band_start(jpeg_ctx *c) {
+    ic_decoder *d = c->d;
+    j_decompress_ptr cinfo = &c->cinfo;
+    uint32_t h = cinfo->output_height;
+    if (!d->opts.use_helper_thread || c->suspending || c->cmyk || cinfo->progressive_mode ||
+        cinfo->buffered_image || cinfo->comps_in_scan != cinfo->num_components ||
+        cinfo->scale_denom != 1 || !ic_dec_is_direct(d) || ic_color_sink_converts(&d->color) ||
+        (uint64_t)cinfo->output_width * h < BAND_MIN_PIXELS) {
+        return;
+    }
+    jpeg_band *b = calloc(1, sizeof *b);
+    if (!b) return;
+    b->d = *d;
+    b->d.err = &b->err;
+    b->split = h - h / 3;
+    ctx_init(&b->c, &b->d, false);
+    b->c.stop = &b->stop;
+    if (pthread_create(&b->thread, NULL, band_main, b) != 0) {
+        free(b);
+        return;
+    }
+    c->band = b;
+    c->rows_end = b->split;
+}
+
+/* Waits for the helper, telling it to stop when the caller failed (`st`); the outcome: the
+ * caller's failure, else the helper's (its error copied to the caller's), else IC_OK. */
+static ic_status band_end(jpeg_ctx *c, ic_status st) {
+    jpeg_band *b = c->band;
+    if (!b) return st;
+    if (st != IC_OK) __atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
+    pthread_join(b->thread, NULL);
+    if (st == IC_OK && b->status != IC_OK) {
+        st = b->status;
+        if (c->d->err) *c->d->err = b->err;
+    }
+    free(b);
+    c->band = NULL;
+    return st;
 }
 
 /*
@@ -382,6 +507,7 @@ static ic_status run(jpeg_ctx *c) {
     begin:
         st = ic_dec_begin(d, cinfo->output_width, cinfo->output_height, 1);
         if (st != IC_OK) return st;
+        band_start(c);
         c->stage = STAGE_ROWS;
         /* fall through */
     case STAGE_ROWS:
@@ -415,7 +541,7 @@ static void ctx_end(jpeg_ctx *c) {
 ic_status ic_jpeg_decode(ic_decoder *d) {
     jpeg_ctx c;
     ctx_init(&c, d, false);
-    ic_status st = run(&c);
+    ic_status st = band_end(&c, run(&c));
     ctx_end(&c);
     return st;
 }

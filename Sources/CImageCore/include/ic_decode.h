@@ -99,8 +99,10 @@ typedef struct ic_decode_options {
      * (libwebp's use_threads: loop filtering, scaling and colour conversion on a second
      * thread), and the conversion to sRGB of a full-size decode with an ICC profile (rows
      * converted on a second thread, 32 at a time, while the codec decodes the next ones;
-     * the pixels are the same as on one thread). It cuts the latency of a lone decode for a
-     * little more CPU time; a caller whose cores are all busy loses throughput to it.
+     * the pixels are the same as on one thread), and a full-size decode of a large (2 MP or
+     * more) sequential JPEG needing no conversion (its bottom third decoded by a second
+     * decompression that skips the rows above: about a third more CPU time; same pixels,
+     * same failures). It cuts the latency of a lone decode for more CPU time; a caller whose cores are all busy loses throughput to it.
      * Default 0: the calling thread only.
      */
     int use_helper_thread;

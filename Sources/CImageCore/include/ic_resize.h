@@ -37,6 +37,18 @@ typedef enum ic_resize_mode {
 ic_status ic_resize(const ic_image *src, uint32_t width, uint32_t height, ic_resize_mode mode,
                     int allow_upscale, ic_image **out, ic_error *err);
 
+/**
+ * ic_resize, with `use_helper_thread` 1 allowed one helper thread of its own: a large
+ * still (a million input pixels or more) is then resized in bands of output rows that the
+ * calling thread and the helper claim in turn — lower latency for a lone job on an idle
+ * core, for a little more CPU time (the input rows at band edges go through the horizontal
+ * pass twice: 3 % of the work or less, up to 8 % for reductions of 15x and more). The pixels are the same either way; animations and small images are
+ * resized on the calling thread alone.
+ */
+ic_status ic_resize_with_helper(const ic_image *src, uint32_t width, uint32_t height,
+                                ic_resize_mode mode, int allow_upscale, int use_helper_thread,
+                                ic_image **out, ic_error *err);
+
 /** Copies the rectangle (x, y, width, height) of every frame; it must lie inside the image. */
 ic_status ic_crop(const ic_image *src, uint32_t x, uint32_t y, uint32_t width, uint32_t height,
                   ic_image **out, ic_error *err);

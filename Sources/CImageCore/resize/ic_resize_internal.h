@@ -48,6 +48,21 @@ void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row);
 bool ic_scaler_done(const ic_scaler *s);
 /** Output rows of the frame written so far (top down; for partial images). */
 uint32_t ic_scaler_rows_written(const ic_scaler *s);
+/**
+ * A second scaler for the same geometry that shares the banks of `s` (which must outlive
+ * it) and has work rows of its own, so two threads can run bands of one frame at once.
+ * Freed with ic_scaler_free.
+ */
+ic_status ic_scaler_fork(const ic_scaler *s, ic_scaler **out, ic_error *err);
+/**
+ * Writes output rows [out_begin, out_end) of a frame held whole in memory (src: input
+ * rows src_stride apart) to dst, reading only the input rows they depend on. The rows
+ * are bit-identical to those of the same frame pushed whole.
+ */
+void ic_scaler_run_band(ic_scaler *s, const uint8_t *src, size_t src_stride, uint8_t *dst,
+                        size_t dst_stride, uint32_t out_begin, uint32_t out_end);
+/** Input rows that two adjacent bands both run through the horizontal pass (about). */
+double ic_scaler_band_overlap(const ic_scaler *s);
 /** First and last input rows the output depends on. */
 uint32_t ic_scaler_first_row(const ic_scaler *s);
 uint32_t ic_scaler_last_row(const ic_scaler *s);

@@ -10,6 +10,11 @@
  * Horizontal stages run on each incoming row (shrinking it early), vertical
  * stages on the resulting narrow rows. All arithmetic is on premultiplied
  * values, so transparent pixels cannot darken their neighbours.
+ *
+ * A frame held whole in memory can also be run in bands of output rows
+ * (ic_scaler_run_band), each reading only the input rows it needs, on
+ * scalers that share one set of filter banks (ic_scaler_fork): the bands of a
+ * frame may then run on two threads, with the pixels of a whole-frame pass.
  */
 #include <math.h>
 #include <pthread.h>
@@ -197,6 +202,7 @@ struct ic_scaler {
     float *ring;
     uint32_t ring_rows;
     uint32_t next_out;   /* next output row to produce */
+    uint32_t out_end;    /* output rows stop here (out_h, or a band's end) */
     uint32_t first_in, last_in; /* input rows that matter */
     /* Destination of the current frame. */
     uint8_t *dst;
@@ -248,6 +254,7 @@ ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, ui
     if (s->v.area) s->vacc = carve(&cursor, (size_t)4 * out_w * 4);
     s->ring_rows = ring_size(&s->v);
     s->ring = carve(&cursor, (size_t)s->ring_rows * out_w * 4);
+    s->out_end = out_h;
     /* Input rows that contribute to any output row. */
     const ic_bank *first_bank = s->v.area ? &s->v.area_bank : &s->v.lanczos_bank;
     s->first_in = first_bank->start[0];
@@ -258,10 +265,36 @@ ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, ui
 
 void ic_scaler_free(ic_scaler *s) { free(s); }
 
+/* Bytes of a scaler's work rows (rowf, hmid, hrow, vacc, ring), alignment included. */
+static size_t work_bytes(const ic_scaler *s) {
+    size_t floats = (size_t)(s->in_w + (s->h.area ? s->h.mid : 0) + s->out_w) * 4 +
+                    (s->v.area ? (size_t)4 * s->out_w * 4 : 0) + (size_t)s->ring_rows * s->out_w * 4;
+    return floats * sizeof(float) + 64 * 6;
+}
+
+ic_status ic_scaler_fork(const ic_scaler *s, ic_scaler **out, ic_error *err) {
+    *out = NULL;
+    size_t bytes = sizeof(ic_scaler) + work_bytes(s);
+    uint8_t *mem = calloc(1, bytes);
+    if (!mem) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "resample: cannot allocate %zu bytes", bytes);
+    ic_scaler *f = (ic_scaler *)mem;
+    *f = *s; /* the banks stay the parent's */
+    uint8_t *cursor = mem + sizeof *f;
+    f->rowf = carve(&cursor, (size_t)s->in_w * 4);
+    f->hmid = s->h.area ? carve(&cursor, (size_t)s->h.mid * 4) : NULL;
+    f->hrow = carve(&cursor, (size_t)s->out_w * 4);
+    f->vacc = s->v.area ? carve(&cursor, (size_t)4 * s->out_w * 4) : NULL;
+    f->ring = carve(&cursor, (size_t)s->ring_rows * s->out_w * 4);
+    f->dst = NULL;
+    *out = f;
+    return IC_OK;
+}
+
 void ic_scaler_begin_frame(ic_scaler *s, uint8_t *dst, size_t dst_stride) {
     s->dst = dst;
     s->dst_stride = dst_stride;
     s->next_out = 0;
+    s->out_end = s->out_h;
     s->vacc_next = 0;
     if (s->vacc) memset(s->vacc, 0, sizeof(float) * 4 * s->out_w * 4);
 }
@@ -422,7 +455,7 @@ static void narrow(const float *in, uint8_t *out, uint32_t count) {
 static void emit_ready(ic_scaler *s, uint32_t have) {
     const ic_bank *b = &s->v.lanczos_bank;
     const size_t width = (size_t)s->out_w * 4;
-    while (s->next_out < s->out_h) {
+    while (s->next_out < s->out_end) {
         uint32_t k = s->next_out;
         if (b->start[k] + b->count[k] > have) return;
         float *acc = s->hrow; /* free now: reuse as the accumulator */
@@ -443,7 +476,7 @@ static float *ring_slot(ic_scaler *s, uint32_t index) {
 }
 
 void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row) {
-    if (y < s->first_in || y > s->last_in || s->next_out >= s->out_h) return;
+    if (y < s->first_in || y > s->last_in || s->next_out >= s->out_end) return;
     if (!s->v.area) {
         horizontal(s, row, ring_slot(s, y));
         emit_ready(s, y + 1);
@@ -475,3 +508,40 @@ uint32_t ic_scaler_rows_written(const ic_scaler *s) { return s->next_out; }
 uint32_t ic_scaler_first_row(const ic_scaler *s) { return s->first_in; }
 
 uint32_t ic_scaler_last_row(const ic_scaler *s) { return s->last_in; }
+
+/* The inputs filter outputs [begin, end) of bank b read: [*first, *last]. */
+static void bank_span(const ic_bank *b, uint32_t begin, uint32_t end, uint32_t *first, uint32_t *last) {
+    *first = b->start[begin];
+    *last = b->start[begin] + b->count[begin] - 1;
+    for (uint32_t j = begin + 1; j < end; j++) {
+        if (b->start[j] < *first) *first = b->start[j];
+        if (b->start[j] + b->count[j] - 1 > *last) *last = b->start[j] + b->count[j] - 1;
+    }
+}
+
+void ic_scaler_run_band(ic_scaler *s, const uint8_t *src, size_t src_stride, uint8_t *dst,
+                        size_t dst_stride, uint32_t out_begin, uint32_t out_end) {
+    if (out_end > s->out_h) out_end = s->out_h;
+    if (out_begin >= out_end) return;
+    ic_scaler_begin_frame(s, dst, dst_stride);
+    s->next_out = out_begin;
+    s->out_end = out_end;
+    /* The vertical-Lanczos inputs of the band: input rows, or mid rows of the area stage. */
+    uint32_t first, last;
+    bank_span(&s->v.lanczos_bank, out_begin, out_end, &first, &last);
+    if (s->v.area) {
+        /* The area stage starts at the band's first mid row, its accumulators clear: each
+         * mid row then sums the same input rows in the same order as in a whole frame. */
+        s->vacc_next = first;
+        bank_span(&s->v.area_bank, first, last + 1, &first, &last);
+    }
+    for (uint32_t y = first; y <= last && s->next_out < s->out_end; y++) {
+        ic_scaler_push(s, y, src + (size_t)y * src_stride);
+    }
+}
+
+double ic_scaler_band_overlap(const ic_scaler *s) {
+    double rows = s->v.lanczos_bank.taps - 1;
+    if (s->v.area) rows *= (double)(s->last_in - s->first_in + 1) / s->v.mid;
+    return rows;
+}

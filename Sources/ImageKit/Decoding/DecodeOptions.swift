@@ -37,8 +37,10 @@ public struct DecodeOptions: Sendable, Hashable {
     /// Let the decode run part of its work on one helper thread of its own: lossy WebP then
     /// filters, scales and converts colours on a second thread (libwebp's `use_threads`), and a
     /// full-size decode of an image with an ICC profile converts its rows to sRGB on a second
-    /// thread while the codec decodes the next ones (pixels identical to one thread's). It
-    /// shortens a lone decode for a little more CPU time. Default `false` — a caller
+    /// thread while the codec decodes the next ones (pixels identical to one thread's), and a
+    /// full-size decode of a large (2 MP or more) sequential JPEG without one decodes its bottom
+    /// third on a second thread (about a third more CPU time; same pixels and failures). It
+    /// shortens a lone decode for more CPU time. Default `false` — a caller
     /// whose cores are all busy would lose throughput; ``ImageManager`` turns it on for a
     /// decode only while its other workers are idle
     /// (``ImageManagerConfiguration/decodeHelperThreadWhenIdle``).
