@@ -244,26 +244,39 @@ final class IncrementalDecodeTests: XCTestCase {
         }
     }
 
+    /// Feeds the first half of `data` and checks the partial image: `width` x `height`, the top
+    /// `1/fraction` of its rows as the whole decode has them, the bottom `1/fraction` transparent.
+    private func assertHalfFedShowsTopRows(_ data: [UInt8], width w: Int, height h: Int, fraction: Int,
+                                           streams: Bool = true, file: StaticString = #filePath,
+                                           line: UInt = #line) throws {
+        let final = whole(data, options())
+        XCTAssertEqual(final.status, IC_OK, file: file, line: line)
+        var o = options()
+        let inc = newDecode(&o)
+        defer { ic_incremental_free(inc) }
+        var partial: UnsafeMutablePointer<ic_image>?
+        var err = ic_error()
+        XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK, file: file, line: line)
+        XCTAssertNil(partial, "nothing decoded yet", file: file, line: line)
+        XCTAssertEqual(feed(inc, data.prefix(data.count / 2)), IC_OK, file: file, line: line)
+        if streams { XCTAssertEqual(ic_incremental_is_streaming(inc), 1, file: file, line: line) }
+        XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK, file: file, line: line)
+        let shown = outcome(IC_OK, try XCTUnwrap(partial, file: file, line: line))
+        XCTAssertEqual(shown.width, w, file: file, line: line)
+        XCTAssertEqual(shown.height, h, file: file, line: line)
+        let rowBytes = w * 4
+        let top = rowBytes * (h / fraction), bottom = rowBytes * (h - h / fraction)
+        XCTAssertTrue(shown.pixels[0..<top] == final.pixels[0..<top], "top rows are decoded", file: file, line: line)
+        XCTAssertTrue(shown.pixels[bottom...].allSatisfy { $0 == 0 }, "bottom rows are transparent",
+                      file: file, line: line)
+    }
+
     func testPartialImageOfAHalfFedPNGShowsTheTopRows() throws {
         let (w, h) = (320, 240)
         let png = PNGWriter(width: w, height: h, colorType: .rgb, bitDepth: 8,
                             samples: Pixels.pattern(width: w, height: h, alpha: false).enumerated()
                                 .filter { $0.offset % 4 != 3 }.map { UInt16($0.element) }).encode()
-        let final = whole(png, options())
-        XCTAssertEqual(final.status, IC_OK)
-        var o = options()
-        let inc = newDecode(&o)
-        defer { ic_incremental_free(inc) }
-        XCTAssertEqual(feed(inc, png.prefix(png.count / 2)), IC_OK)
-        XCTAssertEqual(ic_incremental_is_streaming(inc), 1)
-        var partial: UnsafeMutablePointer<ic_image>?
-        var err = ic_error()
-        XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK)
-        let shown = outcome(IC_OK, try XCTUnwrap(partial))
-        let rowBytes = w * 4
-        let top = rowBytes * (h / 4), bottom = rowBytes * (h - h / 4)
-        XCTAssertTrue(shown.pixels[0..<top] == final.pixels[0..<top], "top rows are decoded")
-        XCTAssertTrue(shown.pixels[bottom...].allSatisfy { $0 == 0 }, "bottom rows are transparent")
+        try assertHalfFedShowsTopRows(png, width: w, height: h, fraction: 4)
     }
 
     /// The chunks of a PNG (type, data), after the signature.
@@ -359,24 +372,8 @@ final class IncrementalDecodeTests: XCTestCase {
 
     func testPartialImageOfAHalfFedBaselineJPEGShowsTheTopRows() throws {
         let (w, h) = (640, 480)
-        let jpeg = makeJPEG(Pixels.pattern(width: w, height: h), width: w, height: h)
-        let final = whole(jpeg, options())
-        var o = options()
-        let inc = newDecode(&o)
-        defer { ic_incremental_free(inc) }
-        var partial: UnsafeMutablePointer<ic_image>?
-        var err = ic_error()
-        XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK)
-        XCTAssertNil(partial, "nothing decoded yet")
-        XCTAssertEqual(feed(inc, jpeg.prefix(jpeg.count / 2)), IC_OK)
-        XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK)
-        let shown = outcome(IC_OK, try XCTUnwrap(partial))
-        XCTAssertEqual(shown.width, w)
-        XCTAssertEqual(shown.height, h)
-        let rowBytes = w * 4
-        let top = rowBytes * (h / 8), bottom = rowBytes * (h - h / 8)
-        XCTAssertTrue(shown.pixels[0..<top] == final.pixels[0..<top], "top rows are decoded")
-        XCTAssertTrue(shown.pixels[bottom...].allSatisfy { $0 == 0 }, "bottom rows are transparent")
+        try assertHalfFedShowsTopRows(makeJPEG(Pixels.pattern(width: w, height: h), width: w, height: h),
+                                      width: w, height: h, fraction: 8)
     }
 
     func testOnlyJPEGPNGAndWebPStillsStream() {
@@ -512,20 +509,6 @@ final class IncrementalDecodeTests: XCTestCase {
         let (w, h) = (1200, 900)
         let webp = noisyWebP(width: w, height: h, alpha: false, quality: 90)
         XCTAssertGreaterThan(webp.count, 64 * 1024)
-        let final = whole(webp, options())
-        var o = options()
-        let inc = newDecode(&o)
-        defer { ic_incremental_free(inc) }
-        XCTAssertEqual(feed(inc, webp.prefix(webp.count / 2)), IC_OK)
-        var partial: UnsafeMutablePointer<ic_image>?
-        var err = ic_error()
-        XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK)
-        let shown = outcome(IC_OK, try XCTUnwrap(partial))
-        XCTAssertEqual(shown.width, w)
-        XCTAssertEqual(shown.height, h)
-        let rowBytes = w * 4
-        let top = rowBytes * (h / 8), bottom = rowBytes * (h - h / 8)
-        XCTAssertTrue(shown.pixels[0..<top] == final.pixels[0..<top], "top rows are decoded")
-        XCTAssertTrue(shown.pixels[bottom...].allSatisfy { $0 == 0 }, "bottom rows are transparent")
+        try assertHalfFedShowsTopRows(webp, width: w, height: h, fraction: 8)
     }
 }
