@@ -15,8 +15,9 @@ import Foundation
 /// The pipeline runs in one Swift task that only awaits: disk I/O runs on the disk cache's
 /// threads, the download on the loader's, decoding and transforming on the manager's
 /// worker threads. A load that a disk read may answer starts its task on the disk cache's
-/// threads (``ImageCaching/readExecutor(forKey:kind:from:)``), where the read runs in place. When the last load waiting on it is cancelled (before the result exists),
-/// the task is cancelled — which aborts the download — and the decode's ``DecodeCancellation``
+/// threads (``ImageCaching/readExecutor(forKey:kind:from:)``), where the read runs in place.
+/// When the last load waiting on it is cancelled (before the result exists), the task is
+/// cancelled — which aborts the download — and the decode's ``DecodeCancellation``
 /// is cancelled. Decoding and encoding go through the load's ``ImageCoding`` coder only.
 ///
 /// When the loader streams (``ImageStreamingLoading``) and nothing needs the whole body first,
