@@ -37,6 +37,25 @@ static bool same_pixels(const ic_image *a, const ic_image *b) {
     return true;
 }
 
+/*
+ * libpng refused the file on the Huffman codes of its zlib stream. libdeflate, by design,
+ * does not refuse every such stream (its own tests say it may map invalid streams to valid
+ * ones and accepts some incomplete Huffman codes), so the fast path may decode what zlib
+ * refuses (found by this harness in CI: a fixed-code block that zlib stops at an invalid
+ * literal/length code). The Adler-32 of what it decoded must still match, and the
+ * automatic choice must give the fast path's image: the only difference allowed.
+ */
+static bool libdeflate_may_accept(ic_status s, const ic_error *e) {
+    static const char *const codes[] = {"invalid literal/length code", "invalid distance code",
+                                        "invalid code lengths set", "invalid literal/lengths set",
+                                        "invalid distances set"};
+    if (s != IC_ERR_CORRUPT) return false;
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        if (strstr(e->message, codes[i])) return true;
+    }
+    return false;
+}
+
 /* Decodes through libpng, the fast path and the automatic choice; traps on a difference. */
 static void differential(const uint8_t *data, size_t size, uint32_t knobs) {
     ic_decode_options o;
@@ -47,9 +66,13 @@ static void differential(const uint8_t *data, size_t size, uint32_t knobs) {
     ic_status s1 = ic_decode_png_path(data, size, &o, IC_PNG_PATH_LIBPNG, &ref, NULL, &e1);
     ic_status s2 = ic_decode_png_path(data, size, &o, IC_PNG_PATH_FAST, &fast, NULL, &e2);
     ic_status s3 = ic_decode_png_path(data, size, &o, IC_PNG_PATH_AUTO, &automatic, NULL, &e3);
-    if (s2 == IC_OK && (s1 != IC_OK || !same_pixels(ref, fast))) __builtin_trap();
-    if (s3 != s1 || (s1 == IC_OK && !same_pixels(ref, automatic))) __builtin_trap();
-    if (s1 != IC_OK && strcmp(e1.message, e3.message) != 0) __builtin_trap();
+    if (s2 == IC_OK && s1 != IC_OK && libdeflate_may_accept(s1, &e1)) {
+        if (s3 != IC_OK || !same_pixels(fast, automatic)) __builtin_trap();
+    } else {
+        if (s2 == IC_OK && (s1 != IC_OK || !same_pixels(ref, fast))) __builtin_trap();
+        if (s3 != s1 || (s1 == IC_OK && !same_pixels(ref, automatic))) __builtin_trap();
+        if (s1 != IC_OK && strcmp(e1.message, e3.message) != 0) __builtin_trap();
+    }
     if (ref) ic_image_free(ref);
     if (fast) ic_image_free(fast);
     if (automatic) ic_image_free(automatic);

@@ -321,6 +321,17 @@ ic_status ic_heif_decode(ic_decoder *d) {
     uint32_t coded_w = cw > 0 ? (uint32_t)cw : w, coded_h = ch > 0 ? (uint32_t)ch : h;
     uint64_t work = working_bytes(coded_w, coded_h, bits, alpha);
     st = ic_dec_check_size(d, coded_w, coded_h, 1, work);
+    /* A grid's or overlay's canvas is allocated at the size its item data declares, whatever
+     * ispe says: that size meets the limits too, before libheif allocates it. */
+    uint32_t canvas_w, canvas_h;
+    int derived = ic_heif_derived_canvas(d->data, d->size, &canvas_w, &canvas_h);
+    if (st == IC_OK && derived < 0) {
+        st = ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
+                          "%s: the primary image's grid or overlay data cannot be located", name(d));
+    }
+    if (st == IC_OK && derived > 0) {
+        st = ic_dec_check_size(d, canvas_w, canvas_h, 1, working_bytes(canvas_w, canvas_h, bits, alpha));
+    }
     if (st == IC_OK) st = ic_dec_check_size(d, w, h, 1, work);
     d->orientation = orientation;
     d->codec_oriented = true;

@@ -1,5 +1,6 @@
 /*
- * heif_boxes.c — the orientation of a HEIF file's primary item, read from its
+ * heif_boxes.c — the orientation of a HEIF file's primary item, and the canvas of a
+ * derived (grid, overlay) primary image, read from its
  * ISO-BMFF boxes: meta → pitm (the primary item), iprp → ipco (the properties)
  * and ipma (which properties an item has, in order). libheif 1.15 applies irot
  * and imir but does not report them, and ImageKit reports an orientation.
@@ -127,5 +128,159 @@ uint8_t ic_heif_orientation(const uint8_t *data, size_t size) {
         }
         return exif_value(t);
     }
+    return 1;
+}
+
+/* ---- The canvas of a derived primary image (grid, iovl). ---- */
+
+/* The primary item's id and the meta box's children, or false. */
+static bool primary_item(const uint8_t *data, size_t size, box *children, uint32_t *id) {
+    box meta, pitm;
+    if (!find_box(data, size, "meta", &meta) || meta.size < 4) return false;
+    children->body = meta.body + 4;
+    children->size = meta.size - 4;
+    if (!find_box(children->body, children->size, "pitm", &pitm) || pitm.size < 6) return false;
+    if (pitm.body[0] == 0) {
+        *id = be16(pitm.body + 4);
+    } else {
+        if (pitm.size < 8) return false;
+        *id = be32(pitm.body + 4);
+    }
+    return true;
+}
+
+/* The item type of item `id` from iinf's infe entries (version 2 and 3), or false. */
+static bool item_type(const box *children, uint32_t id, char type[4]) {
+    box iinf;
+    if (!find_box(children->body, children->size, "iinf", &iinf) || iinf.size < 6) return false;
+    size_t at = iinf.body[0] == 0 ? 6 : 8;
+    if (at > iinf.size) return false;
+    box entries = {iinf.body + at, iinf.size - at};
+    while (entries.size >= 8) {
+        box infe;
+        if (!find_box(entries.body, entries.size, "infe", &infe)) return false;
+        if (infe.size >= 4 && (infe.body[0] == 2 || infe.body[0] == 3)) {
+            size_t id_bytes = infe.body[0] == 2 ? 2 : 4;
+            if (infe.size >= 4 + id_bytes + 2 + 4) {
+                uint32_t item = id_bytes == 2 ? be16(infe.body + 4) : be32(infe.body + 4);
+                if (item == id) {
+                    memcpy(type, infe.body + 4 + id_bytes + 2, 4);
+                    return true;
+                }
+            }
+        }
+        size_t used = (size_t)(infe.body + infe.size - entries.body);
+        entries.body += used;
+        entries.size -= used;
+    }
+    return false;
+}
+
+/* An unsigned big-endian field of `bytes` (0, 4 or 8) bytes at *at, bounded by `end`. */
+static bool field(const uint8_t **at, const uint8_t *end, unsigned bytes, uint64_t *out) {
+    if (bytes != 0 && bytes != 4 && bytes != 8) return false;
+    if ((size_t)(end - *at) < bytes) return false;
+    *out = bytes == 0 ? 0 : bytes == 4 ? be32(*at) : (uint64_t)be32(*at) << 32 | be32(*at + 4);
+    *at += bytes;
+    return true;
+}
+
+/* The payload of item `id` when iloc gives it as one extent in the file (construction
+ * method 0) or in idat (1); false otherwise. */
+static bool item_payload(const uint8_t *data, size_t size, const box *children, uint32_t id, box *out) {
+    box iloc;
+    if (!find_box(children->body, children->size, "iloc", &iloc) || iloc.size < 8) return false;
+    const uint8_t *p = iloc.body, *end = iloc.body + iloc.size;
+    uint8_t version = p[0];
+    if (version > 2) return false;
+    unsigned offset_size = p[4] >> 4, length_size = p[4] & 15, base_size = p[5] >> 4;
+    unsigned index_size = version >= 1 ? p[5] & 15 : 0;
+    p += 6;
+    uint32_t count;
+    if (version < 2) {
+        if (end - p < 2) return false;
+        count = be16(p);
+        p += 2;
+    } else {
+        if (end - p < 4) return false;
+        count = be32(p);
+        p += 4;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t item;
+        unsigned method = 0;
+        if (version < 2) {
+            if (end - p < 2) return false;
+            item = be16(p);
+            p += 2;
+        } else {
+            if (end - p < 4) return false;
+            item = be32(p);
+            p += 4;
+        }
+        if (version >= 1) {
+            if (end - p < 2) return false;
+            method = p[1] & 15;
+            p += 2;
+        }
+        if (end - p < 2) return false;
+        p += 2; /* data_reference_index */
+        uint64_t base, extents_left;
+        if (!field(&p, end, base_size, &base) || end - p < 2) return false;
+        extents_left = be16(p);
+        p += 2;
+        uint64_t offset = 0, length = 0;
+        for (uint64_t e = 0; e < extents_left; e++) {
+            uint64_t index;
+            if ((version >= 1 && !field(&p, end, index_size, &index)) || !field(&p, end, offset_size, &offset) ||
+                !field(&p, end, length_size, &length)) {
+                return false;
+            }
+        }
+        if (item != id) continue;
+        if (extents_left != 1 || method > 1) return false;
+        const uint8_t *from = data;
+        size_t from_size = size;
+        box idat;
+        if (method == 1) {
+            if (!find_box(children->body, children->size, "idat", &idat)) return false;
+            from = idat.body;
+            from_size = idat.size;
+        }
+        if (base > from_size || offset > from_size - base) return false;
+        uint64_t at = base + offset;
+        if (length == 0) length = from_size - at;
+        if (length > from_size - at) return false;
+        out->body = from + at;
+        out->size = (size_t)length;
+        return true;
+    }
+    return false;
+}
+
+int ic_heif_derived_canvas(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height) {
+    box children, payload;
+    uint32_t id;
+    char type[4];
+    if (!primary_item(data, size, &children, &id) || !item_type(&children, id, type)) return 0;
+    size_t skip;
+    if (memcmp(type, "grid", 4) == 0) {
+        skip = 4; /* version, flags, rows - 1, columns - 1 */
+    } else if (memcmp(type, "iovl", 4) == 0) {
+        skip = 2; /* version, flags; then the fill values, one 16-bit value per channel */
+    } else {
+        return 0;
+    }
+    if (!item_payload(data, size, &children, id, &payload) || payload.size < skip) return -1;
+    bool wide = payload.body[1] & 1;
+    if (memcmp(type, "iovl", 4) == 0) {
+        /* libheif reads four fill values of 16 bits whatever the image's channels. */
+        skip += 8;
+    }
+    size_t need = skip + (wide ? 8 : 4);
+    if (payload.size < need) return -1;
+    const uint8_t *q = payload.body + skip;
+    *width = wide ? be32(q) : be16(q);
+    *height = wide ? be32(q + 4) : be16(q + 2);
     return 1;
 }

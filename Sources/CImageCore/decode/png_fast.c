@@ -7,6 +7,11 @@
  * grey to RGB, opaque filler). Adam7 passes are unfiltered one after the
  * other and scattered into the output rows.
  *
+ * One difference from libpng stays, libdeflate's: it does not refuse every
+ * invalid deflate stream (some invalid or incomplete Huffman codes decode), so
+ * a file whose IDAT stream zlib refuses may decode here when its Adler-32
+ * still matches; a file zlib decodes always decodes the same.
+ *
  * See ic_png_internal.h for when png.c uses this path and when libpng instead.
  */
 #include <string.h>
