@@ -168,6 +168,22 @@ final class HEIFDecodeTests: XCTestCase {
         XCTAssertNoThrow(try ImageDecoder.info(bytes))
     }
 
+    /// An overlay (iovl) whose item data declares a 16705 x 16705 canvas behind a 66 x 64 ispe
+    /// (found by fuzz_heif: libheif allocates the canvas before it checks it) is refused on the
+    /// canvas's size, before libheif decodes.
+    func testADerivedImagesCanvasMeetsTheLimits() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/fuzz-regressions/heif-overlay-canvas-over-the-limits.heic")
+        let bytes = try Data(contentsOf: url)
+        var stats = DecodeStatistics()
+        XCTAssertThrowsError(try bytes.withUnsafeBytes { try ImageDecoder().decode($0, statistics: &stats) }) { error in
+            let e = error as? ImageKitError
+            XCTAssertEqual(e?.code, .limitExceeded)
+            XCTAssertEqual(e?.message.contains("16705x16705"), true, e?.message ?? "")
+        }
+        XCTAssertLessThan(stats.peakBytes, 1 << 20)
+    }
+
     func testLimitsAndCancellation() throws {
         let bytes = try fixtures().bytes("C042.heic")
         let tooMany = FixtureReferences.failure(bytes, DecodeOptions(limits: DecodeLimits(maxPixels: 1000)))
