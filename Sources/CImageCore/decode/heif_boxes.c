@@ -89,15 +89,27 @@ static uint8_t exif_value(turn t) {
     return t.m ? mirrored[t.r] : plain[t.r];
 }
 
+/* The primary item's id and the meta box's children, or false. */
+static bool primary_item(const uint8_t *data, size_t size, box *children, uint32_t *id) {
+    box meta, pitm;
+    if (!find_box(data, size, "meta", &meta) || meta.size < 4) return false;
+    children->body = meta.body + 4;
+    children->size = meta.size - 4;
+    if (!find_box(children->body, children->size, "pitm", &pitm) || pitm.size < 6) return false;
+    if (pitm.body[0] == 0) {
+        *id = be16(pitm.body + 4);
+    } else {
+        if (pitm.size < 8) return false;
+        *id = be32(pitm.body + 4);
+    }
+    return true;
+}
+
 uint8_t ic_heif_orientation(const uint8_t *data, size_t size) {
-    box meta, pitm, iprp, ipco, ipma;
-    if (!find_box(data, size, "meta", &meta) || meta.size < 4) return 1;
-    const uint8_t *mp = meta.body + 4; /* full box: version and flags */
-    size_t mn = meta.size - 4;
-    if (!find_box(mp, mn, "pitm", &pitm) || pitm.size < 6) return 1;
-    uint32_t primary = pitm.body[0] == 0 ? be16(pitm.body + 4)
-                                         : (pitm.size >= 8 ? be32(pitm.body + 4) : 0);
-    if (!find_box(mp, mn, "iprp", &iprp) || !find_box(iprp.body, iprp.size, "ipco", &ipco) ||
+    box children, iprp, ipco, ipma;
+    uint32_t primary;
+    if (!primary_item(data, size, &children, &primary)) return 1;
+    if (!find_box(children.body, children.size, "iprp", &iprp) || !find_box(iprp.body, iprp.size, "ipco", &ipco) ||
         !find_box(iprp.body, iprp.size, "ipma", &ipma) || ipma.size < 8) {
         return 1;
     }
@@ -133,22 +145,6 @@ uint8_t ic_heif_orientation(const uint8_t *data, size_t size) {
 
 /* ---- The canvas of a derived primary image (grid, iovl). ---- */
 
-/* The primary item's id and the meta box's children, or false. */
-static bool primary_item(const uint8_t *data, size_t size, box *children, uint32_t *id) {
-    box meta, pitm;
-    if (!find_box(data, size, "meta", &meta) || meta.size < 4) return false;
-    children->body = meta.body + 4;
-    children->size = meta.size - 4;
-    if (!find_box(children->body, children->size, "pitm", &pitm) || pitm.size < 6) return false;
-    if (pitm.body[0] == 0) {
-        *id = be16(pitm.body + 4);
-    } else {
-        if (pitm.size < 8) return false;
-        *id = be32(pitm.body + 4);
-    }
-    return true;
-}
-
 /* The item type of item `id` from iinf's infe entries (version 2 and 3), or false. */
 static bool item_type(const box *children, uint32_t id, char type[4]) {
     box iinf;
@@ -176,11 +172,14 @@ static bool item_type(const box *children, uint32_t id, char type[4]) {
     return false;
 }
 
-/* An unsigned big-endian field of `bytes` (0, 4 or 8) bytes at *at, bounded by `end`. */
+/* An unsigned big-endian field of `bytes` (0, 2, 4 or 8) bytes at *at, bounded by `end`. */
 static bool field(const uint8_t **at, const uint8_t *end, unsigned bytes, uint64_t *out) {
-    if (bytes != 0 && bytes != 4 && bytes != 8) return false;
+    if (bytes != 0 && bytes != 2 && bytes != 4 && bytes != 8) return false;
     if ((size_t)(end - *at) < bytes) return false;
-    *out = bytes == 0 ? 0 : bytes == 4 ? be32(*at) : (uint64_t)be32(*at) << 32 | be32(*at + 4);
+    *out = bytes == 0   ? 0
+           : bytes == 2 ? be16(*at)
+           : bytes == 4 ? be32(*at)
+                        : (uint64_t)be32(*at) << 32 | be32(*at + 4);
     *at += bytes;
     return true;
 }
@@ -196,39 +195,23 @@ static bool item_payload(const uint8_t *data, size_t size, const box *children, 
     unsigned offset_size = p[4] >> 4, length_size = p[4] & 15, base_size = p[5] >> 4;
     unsigned index_size = version >= 1 ? p[5] & 15 : 0;
     p += 6;
-    uint32_t count;
-    if (version < 2) {
-        if (end - p < 2) return false;
-        count = be16(p);
-        p += 2;
-    } else {
-        if (end - p < 4) return false;
-        count = be32(p);
-        p += 4;
-    }
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t item;
+    unsigned id_size = version < 2 ? 2 : 4; /* the item count and each item's id */
+    uint64_t count;
+    if (!field(&p, end, id_size, &count)) return false;
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t item;
         unsigned method = 0;
-        if (version < 2) {
-            if (end - p < 2) return false;
-            item = be16(p);
-            p += 2;
-        } else {
-            if (end - p < 4) return false;
-            item = be32(p);
-            p += 4;
-        }
+        if (!field(&p, end, id_size, &item)) return false;
         if (version >= 1) {
             if (end - p < 2) return false;
             method = p[1] & 15;
             p += 2;
         }
-        if (end - p < 2) return false;
-        p += 2; /* data_reference_index */
-        uint64_t base, extents_left;
-        if (!field(&p, end, base_size, &base) || end - p < 2) return false;
-        extents_left = be16(p);
-        p += 2;
+        uint64_t data_reference_index, base, extents_left;
+        if (!field(&p, end, 2, &data_reference_index) || !field(&p, end, base_size, &base) ||
+            !field(&p, end, 2, &extents_left)) {
+            return false;
+        }
         uint64_t offset = 0, length = 0;
         for (uint64_t e = 0; e < extents_left; e++) {
             uint64_t index;
