@@ -527,3 +527,29 @@ void anchors_lcms_apply(void *transform, uint8_t *rgba, size_t pixels) {
 void anchors_lcms_free(void *transform) {
     if (transform) cmsDeleteTransform(transform);
 }
+
+int anchors_make_rgb_profile(const double xy[6], const double gamma[3], uint8_t **out, size_t *out_size) {
+    cmsCIExyY white;
+    cmsWhitePointFromTemp(&white, 6504);
+    cmsCIExyYTRIPLE primaries = {{xy[0], xy[1], 1}, {xy[2], xy[3], 1}, {xy[4], xy[5], 1}};
+    cmsToneCurve *curves[3] = {cmsBuildGamma(NULL, gamma[0]), cmsBuildGamma(NULL, gamma[1]),
+                               cmsBuildGamma(NULL, gamma[2])};
+    cmsHPROFILE p = curves[0] && curves[1] && curves[2] ? cmsCreateRGBProfile(&white, &primaries, curves) : NULL;
+    for (int i = 0; i < 3; i++) {
+        if (curves[i]) cmsFreeToneCurve(curves[i]);
+    }
+    if (!p) return -1;
+    cmsUInt32Number size = 0;
+    int rc = -1;
+    if (cmsSaveProfileToMem(p, NULL, &size) && size > 0 && (*out = malloc(size)) != NULL) {
+        if (cmsSaveProfileToMem(p, *out, &size)) {
+            *out_size = size;
+            rc = 0;
+        } else {
+            free(*out);
+            *out = NULL;
+        }
+    }
+    cmsCloseProfile(p);
+    return rc;
+}

@@ -61,6 +61,12 @@ bool ic_ms_build(ic_matrix_shaper *f, const double linear[3][256], const double 
 /** Converts one row of `width` RGBA8 pixels in place (alpha kept). */
 void ic_ms_convert(const ic_matrix_shaper *f, uint8_t *row, uint32_t width);
 
+/**
+ * ic_ms_convert through one kernel (an ic_color_kernel other than IC_COLOR_KERNEL_LCMS), for
+ * ic_color_convert_with; false when this CPU or build lacks it.
+ */
+bool ic_ms_convert_kernel(const ic_matrix_shaper *f, int kernel, uint8_t *row, uint32_t width);
+
 /** A decode's colour state (part of ic_decoder). */
 typedef struct ic_color_state {
     /** Profile bytes (counted against the decode's memory), or NULL. */

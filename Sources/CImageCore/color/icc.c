@@ -36,6 +36,7 @@
 
 #include "../decode/ic_decode_internal.h"
 #include "ic_color_internal.h"
+#include "ic_color_testing.h"
 #include "ic_hash.h"
 
 /* What a profile does to pixels of one layout. */
@@ -265,6 +266,20 @@ static cmsColorSpaceSignature lcms_space(ic_color_input input) {
     }
 }
 
+/* lcms's transform from `src` to `dst` (sRGB) for pixels of `input`, as every decode builds it:
+ * perceptual intent (else the profile's own), black-point compensation, alpha copied, no
+ * one-pixel cache (so threads may share it). NULL when lcms cannot build it. */
+static cmsHTRANSFORM make_transform(cmsHPROFILE src, cmsHPROFILE dst, ic_color_input input) {
+    cmsUInt32Number intent = INTENT_PERCEPTUAL;
+    if (!cmsIsIntentSupported(src, intent, LCMS_USED_AS_INPUT)) intent = cmsGetHeaderRenderingIntent(src);
+    cmsUInt32Number flags = cmsFLAGS_BLACKPOINTCOMPENSATION | cmsFLAGS_NOCACHE;
+    cmsUInt32Number out_format = input == IC_COLOR_INPUT_GRAY ? TYPE_RGB_8 : TYPE_RGBA_8;
+    if (input == IC_COLOR_INPUT_RGBA) flags |= cmsFLAGS_COPY_ALPHA;
+    cmsHTRANSFORM t = cmsCreateTransformTHR(context, src, lcms_format(input), dst, out_format, intent, flags);
+    if (t) __atomic_add_fetch(&transforms_created, 1, __ATOMIC_RELAXED);
+    return t;
+}
+
 /* Fills e->verdict (and its transform) for profile bytes. */
 static void build(ic_color_entry *e, const uint8_t *icc, size_t size) {
     e->verdict = VERDICT_UNUSABLE;
@@ -286,14 +301,7 @@ static void build(ic_color_entry *e, const uint8_t *icc, size_t size) {
         cmsCloseProfile(src);
         return;
     }
-    cmsUInt32Number intent = INTENT_PERCEPTUAL;
-    if (!cmsIsIntentSupported(src, intent, LCMS_USED_AS_INPUT)) intent = cmsGetHeaderRenderingIntent(src);
-    cmsUInt32Number flags = cmsFLAGS_BLACKPOINTCOMPENSATION | cmsFLAGS_NOCACHE;
-    cmsUInt32Number out_format = e->input == IC_COLOR_INPUT_GRAY ? TYPE_RGB_8 : TYPE_RGBA_8;
-    if (e->input == IC_COLOR_INPUT_RGBA) flags |= cmsFLAGS_COPY_ALPHA;
-    cmsHTRANSFORM t = cmsCreateTransformTHR(context, src, lcms_format(e->input), dst, out_format,
-                                            intent, flags);
-    if (t) __atomic_add_fetch(&transforms_created, 1, __ATOMIC_RELAXED);
+    cmsHTRANSFORM t = make_transform(src, dst, e->input);
     if (t && e->input == IC_COLOR_INPUT_RGBA && build_fast(e, src, dst, t)) {
         cmsDeleteTransform(t);
         t = NULL;
@@ -523,4 +531,65 @@ void ic_color_free(ic_decoder *d) {
     c->icc_size = 0;
     if (c->entry) release(c->entry);
     c->entry = NULL;
+}
+
+/* ---- The test hook (ic_color_testing.h). ---- */
+
+/* Pixels handed to one kernel call (its width is 32-bit). */
+#define TEST_CHUNK ((size_t)1 << 20)
+
+/* `count` pixels through a new lcms transform for the profile, as a decode without the fast
+ * path would convert them. */
+static ic_status convert_lcms(const uint8_t *icc, size_t size, uint8_t *rgba, size_t count, ic_error *err) {
+    cmsHPROFILE src = cmsOpenProfileFromMemTHR(context, icc, (cmsUInt32Number)size);
+    cmsHPROFILE dst = src ? cmsCreate_sRGBProfileTHR(context) : NULL;
+    cmsHTRANSFORM t = dst ? make_transform(src, dst, IC_COLOR_INPUT_RGBA) : NULL;
+    if (src) cmsCloseProfile(src);
+    if (dst) cmsCloseProfile(dst);
+    if (!t) return ic_set_error(err, IC_ERR_INTERNAL, "colour: lcms built no transform for a profile it read before");
+    for (size_t done = 0; done < count; done += TEST_CHUNK) {
+        size_t n = count - done < TEST_CHUNK ? count - done : TEST_CHUNK;
+        cmsDoTransform(t, rgba + 4 * done, rgba + 4 * done, (cmsUInt32Number)n);
+    }
+    cmsDeleteTransform(t);
+    return IC_OK;
+}
+
+static const char *kernel_name(ic_color_kernel kernel) {
+    switch (kernel) {
+    case IC_COLOR_KERNEL_LCMS: return "lcms";
+    case IC_COLOR_KERNEL_PORTABLE: return "portable";
+    case IC_COLOR_KERNEL_AVX2: return "AVX2";
+    case IC_COLOR_KERNEL_AVX512: return "AVX-512";
+    }
+    return "unknown";
+}
+
+ic_status ic_color_convert_with(const uint8_t *icc, size_t size, ic_color_kernel kernel,
+                                uint8_t *rgba, size_t count, ic_error *err) {
+    if (!icc || size == 0 || size > IC_ICC_MAX_BYTES || (!rgba && count > 0)) {
+        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "colour: a profile of 1 byte to 4 MiB and pixels are needed");
+    }
+    ic_color_entry *e = acquire(icc, size, IC_COLOR_INPUT_RGBA);
+    if (!e) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "colour: out of memory for the profile's cache entry");
+    ic_status st = IC_OK;
+    if (e->verdict != VERDICT_CONVERT) {
+        st = ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "colour: a decode converts nothing with this profile (%s)",
+                          e->verdict == VERDICT_SRGB ? "it describes sRGB" : "lcms cannot use it for RGB pixels");
+    } else if (kernel == IC_COLOR_KERNEL_LCMS) {
+        st = convert_lcms(icc, size, rgba, count, err);
+    } else if (!e->use_fast) {
+        st = ic_set_error(err, IC_ERR_UNSUPPORTED_FEATURE,
+                          "colour: lcms converts this profile (no matrix/shaper path for it)");
+    } else {
+        for (size_t done = 0; done < count && st == IC_OK; done += TEST_CHUNK) {
+            size_t n = count - done < TEST_CHUNK ? count - done : TEST_CHUNK;
+            if (!ic_ms_convert_kernel(&e->fast, (int)kernel, rgba + 4 * done, (uint32_t)n)) {
+                st = ic_set_error(err, IC_ERR_UNSUPPORTED_FEATURE, "colour: no %s kernel on this CPU or in this build",
+                                  kernel_name(kernel));
+            }
+        }
+    }
+    release(e);
+    return st;
 }

@@ -16,15 +16,20 @@
  * - Elsewhere: float tables and a 16384-entry encoding table, vectorised by the
  *   compiler for AVX2 + FMA where the CPU has it (gathers).
  *
- * Alpha is left as it is in both.
+ * Alpha is left as it is in both. Builds for other CPUs, and builds with
+ * IC_NO_CPU_DISPATCH (as premul.c and resample.c), have the portable loop only.
  */
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
-#include <immintrin.h>
-
 #include "ic_color_internal.h"
+#include "ic_color_testing.h"
+
+#if defined(__x86_64__) && defined(__clang__) && !defined(IC_NO_CPU_DISPATCH)
+#define IC_MS_SIMD 1
+#include <immintrin.h>
+#endif
 
 /* sRGB's encoding: linear light in 0...1 to 0...1. */
 static double srgb_oetf(double v) {
@@ -37,7 +42,9 @@ static double srgb_oetf(double v) {
 #define ENCODE_ONE ((float)(ENCODE_SIZE - 1))
 
 static uint8_t srgb_encode[ENCODE_SIZE];
+#ifdef IC_MS_SIMD
 static bool have_avx2, have_avx512;
+#endif
 
 void ic_ms_init(void) {
     /* Entry i serves linear values in [i, i + 1): it encodes the midpoint. */
@@ -45,10 +52,12 @@ void ic_ms_init(void) {
         double mid = ((double)i + 0.5) / (ENCODE_SIZE - 1);
         srgb_encode[i] = (uint8_t)lround(srgb_oetf(mid > 1 ? 1 : mid) * 255.0);
     }
+#ifdef IC_MS_SIMD
     __builtin_cpu_init();
     have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     have_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vbmi");
+#endif
 }
 
 /* One loop, compiled twice (baseline and AVX2 + FMA, where clang vectorises it). Its shape is
@@ -72,14 +81,16 @@ void ic_ms_init(void) {
         }                                                                                        \
     } while (0)
 
+static void table_plain(const ic_matrix_shaper *restrict f, uint8_t *restrict p, uint32_t width) {
+    TABLE_LOOP(f, p, width);
+}
+
+#ifdef IC_MS_SIMD
 __attribute__((target("avx2,fma"))) static void table_avx2(const ic_matrix_shaper *restrict f,
                                                            uint8_t *restrict p, uint32_t width) {
     TABLE_LOOP(f, p, width);
 }
-
-static void table_plain(const ic_matrix_shaper *restrict f, uint8_t *restrict p, uint32_t width) {
-    TABLE_LOOP(f, p, width);
-}
+#endif
 
 /* ---- The AVX-512 kernel. ---- */
 
@@ -114,6 +125,7 @@ static void fit_segments(ic_matrix_shaper *f) {
     }
 }
 
+#ifdef IC_MS_SIMD
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 
 /* 16-bit linear values of 64 bytes through one curve held as lo/hi byte tables. */
@@ -199,6 +211,7 @@ AVX512 static void convert_avx512(const ic_matrix_shaper *f, uint8_t *p, uint32_
         }
     }
 }
+#endif /* IC_MS_SIMD */
 
 /* ---- Building and converting. ---- */
 
@@ -238,11 +251,35 @@ bool ic_ms_build(ic_matrix_shaper *f, const double linear[3][256], const double 
 }
 
 void ic_ms_convert(const ic_matrix_shaper *f, uint8_t *row, uint32_t width) {
+#ifdef IC_MS_SIMD
     if (have_avx512) {
         convert_avx512(f, row, width);
-    } else if (have_avx2) {
+        return;
+    }
+    if (have_avx2) {
         table_avx2(f, row, width);
-    } else {
+        return;
+    }
+#endif
+    table_plain(f, row, width);
+}
+
+bool ic_ms_convert_kernel(const ic_matrix_shaper *f, int kernel, uint8_t *row, uint32_t width) {
+    switch (kernel) {
+    case IC_COLOR_KERNEL_PORTABLE:
         table_plain(f, row, width);
+        return true;
+#ifdef IC_MS_SIMD
+    case IC_COLOR_KERNEL_AVX2:
+        if (!have_avx2) return false;
+        table_avx2(f, row, width);
+        return true;
+    case IC_COLOR_KERNEL_AVX512:
+        if (!have_avx512) return false;
+        convert_avx512(f, row, width);
+        return true;
+#endif
+    default:
+        return false;
     }
 }

@@ -154,6 +154,13 @@ void anchors_lcms_apply(void *transform, uint8_t *rgba, size_t pixels);
 /** Deletes a transform from anchors_lcms_rgba_to_srgb. */
 void anchors_lcms_free(void *transform);
 
+/**
+ * A matrix/shaper RGB profile made by lcms (cmsCreateRGBProfile, saved to memory): white
+ * point D65, primaries `xy` (red x, y, green x, y, blue x, y) and a pure power curve per
+ * channel (`gamma` red, green, blue). 0 with the bytes in `out` (free them), -1 on failure.
+ */
+int anchors_make_rgb_profile(const double xy[6], const double gamma[3], uint8_t **out, size_t *out_size);
+
 /* ---- HEIC and JPEG XL (heifjxl.c) ---- */
 
 /** HEIC (libheif's x265 encoder, lossy `quality` 0-100) of the colour of RGBA pixels, no alpha plane; -1 without an HEVC encoder. */
