@@ -98,14 +98,6 @@ final class StreamingLoadTests: ManagerTestCase {
         await ManagerTesting.assertIdle(whole)
     }
 
-    /// Whether the C core's incremental decoder consumes `bytes` as they arrive (true once the
-    /// streaming decoders are in; the first implementation gathers and decodes at the end).
-    private static func decoderStreams(_ bytes: [UInt8]) throws -> Bool {
-        let decoder = try IncrementalImageDecoder(options: DecodeOptions())
-        try decoder.feed(Data(bytes.prefix(bytes.count / 2)))
-        return decoder.isStreaming
-    }
-
     func testProgressiveLoadHandsPartialImagesBeforeTheFinalOneAndCachesOnlyTheFinal() async throws {
         let cache = try makeCache()
         let m = try makeManager(cache: cache)
@@ -129,11 +121,8 @@ final class StreamingLoadTests: ManagerTestCase {
                                "\(name): a partial image is at the output size")
                 XCTAssertFalse(partial === final.image)
             }
-            if try Self.decoderStreams(bytes) {
-                XCTAssertGreaterThanOrEqual(partials.all.count, 1, "\(name): a slowly served file shows partial images")
-            } else {
-                XCTAssertEqual(partials.all.count, 0, "\(name): a gathering decoder has nothing to show before the end")
-            }
+            // The JPEG and the PNG both stream (their decoders give partial images).
+            XCTAssertGreaterThanOrEqual(partials.all.count, 1, "\(name): a slowly served file shows partial images")
             let key = try XCTUnwrap(m.cacheKey(for: url, context: context))
             guard case .image(let cached)? = cache.memoryValue(forKey: key, kind: .image) else {
                 return XCTFail("\(name): the final image is in the memory tier")
@@ -164,7 +153,7 @@ final class StreamingLoadTests: ManagerTestCase {
         let result = try XCTUnwrap(final)
         XCTAssertEqual([result.image.width, result.image.height], [300, 200])
         XCTAssertGreaterThanOrEqual(progress, 1)
-        if try Self.decoderStreams(bytes) { XCTAssertGreaterThanOrEqual(partials, 1) } else { XCTAssertEqual(partials, 0) }
+        XCTAssertGreaterThanOrEqual(partials, 1, "a streamed PNG shows partial images")
         await ManagerTesting.assertIdle(m)
     }
 
@@ -248,6 +237,28 @@ final class StreamingLoadTests: ManagerTestCase {
             XCTAssertEqual(result.image.packedPixels(), reference.image.packedPixels())
             await ManagerTesting.assertIdle(m)
         }
+    }
+
+    /// A JPEG over the pixel limit fails on its header while the server still holds the rest
+    /// of the body: the decode's failure stops the download (a whole-body decode would wait for
+    /// the last byte), and the load reports the limit, not a cancellation.
+    func testADecodeFailureStopsTheDownload() async throws {
+        let f = try fixture
+        let recorder = EventRecorder()
+        let m = try makeManager {
+            $0.decodeLimits = DecodeLimits(maxPixels: 1000)
+            $0.observers = [recorder]
+        }
+        let bytes = Self.files[0].bytes
+        let key = unique("refused")
+        let url = try trickle(bytes, named: "refused.jpg", query: "&hold=\(bytes.count / 2)&key=\(key)")
+        let error = await ManagerTesting.error(m, url, context: Self.noOriginals)
+        XCTAssertEqual(error?.code, .limitExceeded, "\(String(describing: error))")
+        try await DownloadTesting.waitUntil("the server sees the client go") { try f.script.stats(key).aborted }
+        try f.script.open(key)
+        await ManagerTesting.assertIdle(m)
+        XCTAssertTrue(recorder.names.contains("decode failed \(ImageKitError.Code.limitExceeded.rawValue)"),
+                      "the failure is reported as the decode's: \(recorder.names)")
     }
 
     func testFileURLsAreDecodedWhole() async throws {

@@ -203,7 +203,7 @@ final class ImageLoadJob: Sendable {
         let streaming = streamingDecode(validators: validators)
         let fetched: Fetched
         do {
-            fetched = try await fetch(validators: validators, streaming: streaming)
+            fetched = try await fetchUntilDecodeFails(validators: validators, streaming: streaming)
             if let validator = r.context.responseValidator, let response = fetched.response {
                 do {
                     try validator(response)
@@ -216,6 +216,12 @@ final class ImageLoadJob: Sendable {
             }
         } catch {
             streaming?.abandon()
+            if let failure = streaming?.failure, !Task.isCancelled {
+                // The decode failed first (a header over the limits, corrupt data) and stopped the
+                // download: the load fails with the decode's error.
+                emit(.decodeFailed(url: r.url, key: r.key, error: failure, duration: .zero))
+                return fail(failure)
+            }
             return fail(ImageKitError(wrapping: error))
         }
         guard !Task.isCancelled else {
@@ -382,6 +388,22 @@ final class ImageLoadJob: Sendable {
         return { [weak self] image in
             guard let self else { return }
             for task in self.state.withLock({ $0.waiters }) { task.partial(image) }
+        }
+    }
+
+    /// ``fetch(validators:streaming:)``, cancelled as soon as the streamed decode fails: the
+    /// rest of the body could not change the outcome, so a file refused on its header (an
+    /// image over the limits) costs its first bytes, not the whole download. A transfer that
+    /// other loads share goes on for them (cancelling one waiter cancels only its share).
+    private func fetchUntilDecodeFails(validators: DownloadRequest.Validators?,
+                                       streaming: StreamingDecode?) async throws -> Fetched {
+        guard let streaming else { return try await fetch(validators: validators, streaming: nil) }
+        let transfer = Task { try await self.fetch(validators: validators, streaming: streaming) }
+        streaming.whenFailed { transfer.cancel() }
+        return try await withTaskCancellationHandler {
+            try await transfer.value
+        } onCancel: {
+            transfer.cancel()
         }
     }
 

@@ -35,6 +35,8 @@ final class StreamingDecode: Sendable {
         var failure: ImageKitError?
         var waiter: CheckedContinuation<Result<Image, ImageKitError>, Never>?
         var lastPartial: UInt64 = 0
+        /// Called once when the decode fails (``whenFailed(_:)``).
+        var onFailure: (@Sendable () -> Void)?
         /// Time spent feeding and finishing, on the workers.
         var work: Duration = .zero
     }
@@ -110,6 +112,20 @@ final class StreamingDecode: Sendable {
 
     /// The most bytes that waited in the queue at once.
     var peakQueuedBytes: Int { state.withLock { $0.peakPendingBytes } }
+
+    /// The decode's error once a piece failed it (the rest of the body would change nothing).
+    var failure: ImageKitError? { state.withLock { $0.failure } }
+
+    /// Calls `handler` once, on the worker thread that finds the decode failed, or at once when
+    /// it has failed already: the load stops its download there rather than after the last byte.
+    func whenFailed(_ handler: @escaping @Sendable () -> Void) {
+        let failed = state.withLock { s -> Bool in
+            guard s.failure == nil else { return true }
+            s.onFailure = handler
+            return false
+        }
+        if failed { handler() }
+    }
 
     // MARK: - On the workers
 
@@ -189,7 +205,12 @@ final class StreamingDecode: Sendable {
             }
             if let decoder { offerPartial(decoder) }
         } catch {
-            state.withLock { $0.failure = ImageKitError(wrapping: error) }
+            let handler = state.withLock { s -> (@Sendable () -> Void)? in
+                s.failure = ImageKitError(wrapping: error)
+                defer { s.onFailure = nil }
+                return s.onFailure
+            }
+            handler?()
         }
     }
 
