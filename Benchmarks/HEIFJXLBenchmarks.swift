@@ -5,9 +5,11 @@ import XCTest
 /// 12 MP HEIC and JPEG XL: ImageKit's full decode and 256 px thumbnail against the bare library
 /// decode of the same bytes in the same process (libheif's heif_decode_image to interleaved
 /// RGBA; libjxl's JxlDecoder with the whole input, RGBA8 into a buffer allocated and touched
-/// once, no parallel runner). Neither library can shrink on load, so the thumbnail is the full
-/// decode plus ImageKit's resampling, and its ratio shows what that costs; for HEIC, libheif
-/// hands over its YCbCr planes, box-averaged before the YUV to RGB step (decode/yuv.c).
+/// once, no parallel runner). Neither library can shrink on load (libjxl 0.7's progressive DC
+/// comes out upsampled to full size and costs more than the full decode: see decode/jxl.c), so
+/// the thumbnail is the full decode plus ImageKit's resampling, and its ratio shows what that
+/// costs; for HEIC, libheif hands over its YCbCr planes, box-averaged before the YUV to RGB
+/// step (decode/yuv.c).
 final class HEIFJXLBenchmarks: XCTestCase {
     override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
 

@@ -36,8 +36,17 @@
  * before the output is allocated.
  *
  * The input is handed over in steps (JxlDecoderSetInput/ReleaseInput) and the
- * cancel flag is looked at between them and between frames. Thumbnails decode
- * the full frame and shrink it through the sink.
+ * cancel flag is looked at between them and between frames.
+ *
+ * Thumbnails decode the full frame and shrink it through the sink. libjxl 0.7's
+ * progressive DC (JxlDecoderSetProgressiveDetail kDC, JXL_DEC_FRAME_PROGRESSION,
+ * JxlDecoderFlushImage) was measured as the source of a 256 px thumbnail of a
+ * 12 MP lossy file (distance 1, effort 3; callgrind instruction counts, full
+ * input, RGBA8 out): reaching the DC costs 0.44 G of the full decode's 3.06 G,
+ * but 0.7 has no downsampled output — the flush renders the DC upsampled 8x to
+ * full size — so the DC path costs 5.52 G, 1.8x the full decode (1.4x at effort 7
+ * or distance 0.5), for a thumbnail 57 dB from the full one. Lossless and other
+ * modular files send no DC event.
  */
 #include <math.h>
 #include <stdlib.h>
