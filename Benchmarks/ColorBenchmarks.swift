@@ -58,6 +58,13 @@ final class ColorBenchmarks: XCTestCase {
         try compareWithRaw(helper: true)
     }
 
+    /// A lone load as the manager runs it, both ways with the helper thread: the sRGB decode
+    /// converts on it while libjpeg decodes, the raw decode (an untagged photo) uses it for the
+    /// JPEG's bottom-third split. What colour management adds to a lone load's latency.
+    func testConversionCostBothWithHelperThread() throws {
+        try compareWithRaw(helper: true, rawHelper: true)
+    }
+
     /// Two full decodes at once on two threads: the helper thread must not cost throughput.
     func testTwoDecodesThroughput() throws {
         let input = BenchInputs.jpeg12MPP3
@@ -72,17 +79,18 @@ final class ColorBenchmarks: XCTestCase {
                               target: 1.0)
     }
 
-    private func compareWithRaw(helper: Bool) throws {
+    private func compareWithRaw(helper: Bool, rawHelper: Bool = false) throws {
         let input = BenchInputs.jpeg12MPP3
         let converting = ImageDecoder(options: DecodeOptions(usesHelperThread: helper))
-        let raw = ImageDecoder(options: DecodeOptions(colorMode: .raw))
+        let raw = ImageDecoder(options: DecodeOptions(usesHelperThread: rawHelper, colorMode: .raw))
         let image = try converting.decode(Data(input.bytes))
         XCTAssertTrue(image.isColorConverted)
         _ = WallAndCPU.sample(raw, input.bytes, threads: 1, loads: 1)
-        let name = helper ? "12 MP P3 JPEG: sRGB decode, conversion on a helper thread / raw decode"
+        let name = rawHelper ? "12 MP P3 JPEG, lone load: sRGB decode / raw decode, both with the helper thread"
+            : helper ? "12 MP P3 JPEG: sRGB decode, conversion on a helper thread / raw decode"
             : "12 MP P3 JPEG: sRGB decode / raw decode (one thread)"
         try WallAndCPU.record(section: "colour", name: name, megapixels: input.megapixels, samples: Self.samples,
-                              anchor: ("ours, ColorMode.raw", "raw"), ours: (helper ? "sRGB, 2 threads" : "sRGB", {
+                              anchor: (rawHelper ? "ours, ColorMode.raw, helper thread" : "ours, ColorMode.raw", "raw"), ours: (helper ? "sRGB, 2 threads" : "sRGB", {
                                   WallAndCPU.sample(converting, input.bytes, threads: 1, loads: 1)
                               }), theirs: { WallAndCPU.sample(raw, input.bytes, threads: 1, loads: 1) },
                               target: 1.10)
