@@ -16,8 +16,14 @@
  * colour is premultiplied already is passed through as final.
  *
  * Colour: an ICC profile ('prof'/'rICC' colr box) goes to the colour code like
- * JPEG's and PNG's. An nclx colr box is used by libheif for the YCbCr to RGB
- * matrix; its primaries and transfer are taken as sRGB (not converted).
+ * JPEG's and PNG's and wins over an nclx box. Without one, an nclx colr box is
+ * used by libheif for the YCbCr to RGB matrix, and its primaries and transfer go
+ * to the code AVIF's go to (color/cicp.c): Display P3 (primaries 12, sRGB
+ * transfer 13) is converted through the P3 profile ImageKit builds, which the
+ * output image then carries; BT.709/sRGB and unspecified need nothing; other code
+ * points (BT.2020, PQ, HLG: HDR is out of scope) are left as they are, their
+ * values read as sRGB. An nclx in the HEVC stream only (no colr box) sets the
+ * matrix, not the colour (libheif 1.15 reports it after the decode only).
  *
  * Limits: the coded size (ispe: libheif decodes all of it before cropping) and
  * the output size are checked (ic_dec_check_size) before libheif decodes, with an estimate of libheif's working memory: the decoded YCbCr 4:2:0
@@ -269,18 +275,24 @@ static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, 
     return st;
 }
 
-/* The ICC profile of `handle`, if it has one, to the colour code. */
-static void take_profile(ic_decoder *d, struct heif_image_handle *handle) {
+/* The colour of `handle` to the colour code: its ICC profile if it has one (one that cannot be
+ * read is ignored), else what its nclx colour box signals (color/cicp.c, as AVIF's). */
+static void take_color(ic_decoder *d, struct heif_image_handle *handle) {
     enum heif_color_profile_type type = heif_image_handle_get_color_profile_type(handle);
     if (type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC) {
         size_t size = heif_image_handle_get_raw_color_profile_size(handle);
-        if (size > 0 && size <= IC_ICC_MAX_BYTES) {
-            uint8_t *icc = ic_dec_malloc(d, size);
-            if (icc && heif_image_handle_get_raw_color_profile(handle, icc).code == heif_error_Ok) {
-                ic_color_take_profile(d, icc, size);
-            }
-            ic_dec_free(d, icc, size);
+        uint8_t *icc = size > 0 && size <= IC_ICC_MAX_BYTES ? ic_dec_malloc(d, size) : NULL;
+        if (icc && heif_image_handle_get_raw_color_profile(handle, icc).code == heif_error_Ok) {
+            ic_color_take_profile(d, icc, size);
+        } else {
+            ic_color_ignore(d);
         }
+        ic_dec_free(d, icc, size);
+    }
+    struct heif_color_profile_nclx *nclx = NULL;
+    if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
+        ic_color_take_cicp(d, (uint16_t)nclx->color_primaries, (uint16_t)nclx->transfer_characteristics);
+        heif_nclx_color_profile_free(nclx);
     }
     ic_color_prepare(d, IC_COLOR_INPUT_RGBA);
 }
@@ -337,7 +349,7 @@ ic_status ic_heif_decode(ic_decoder *d) {
     d->codec_oriented = true;
     if (st == IC_OK && ic_dec_cancelled(d)) st = ic_dec_fail_cancelled(d);
     if (st == IC_OK) {
-        take_profile(d, primary);
+        take_color(d, primary);
         struct heif_image_handle *thumb = d->opts.keep_orientation ? NULL : pick_thumbnail(d, primary);
         /* The YUV path for an opaque 8-bit primary image shrunk 4x or more. */
         bool planar = !thumb && !alpha && bits == 8 &&

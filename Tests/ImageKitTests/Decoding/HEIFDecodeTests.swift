@@ -1,10 +1,13 @@
+import CAnchors
 import CImageCore
 import Foundation
+import Glibc
 import ImageKit
 import XCTest
 
 /// HEIC/HEIF through libheif: third-party files (Tests/Fixtures/heic) against heif-convert's
-/// pixels, orientation from irot/imir, embedded thumbnails, alpha, limits and hostile input.
+/// pixels, nclx colour, orientation from irot/imir, embedded thumbnails, alpha, limits and
+/// hostile input.
 final class HEIFDecodeTests: XCTestCase {
     private func fixtures() throws -> FixtureReferences { try FixtureReferences("heic") }
 
@@ -197,6 +200,108 @@ final class HEIFDecodeTests: XCTestCase {
             XCTAssertEqual(st, IC_ERR_CANCELLED)
             XCTAssertEqual(message, "HEIC: decode cancelled")
         }
+    }
+
+    /// HEIC from libheif's x265 encoder (Tests/CAnchors): RGBA `samples`, 4 a pixel, of `bits`.
+    private func encode(_ samples: [UInt16], width: Int, height: Int, bits: Int, alpha: Bool = false,
+                        nclx: (primaries: Int32, transfer: Int32, matrix: Int32)? = nil,
+                        icc: [UInt8] = []) throws -> [UInt8] {
+        var opts = anchors_heic_options()
+        opts.quality = 90
+        opts.bits = Int32(bits)
+        opts.alpha = alpha ? 1 : 0
+        if let nclx {
+            opts.nclx = 1
+            (opts.primaries, opts.transfer, opts.matrix) = nclx
+        }
+        var out: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        let rc = icc.withUnsafeBufferPointer { profile in
+            opts.icc = profile.baseAddress
+            opts.icc_size = profile.count
+            if bits == 8 {
+                return samples.map { UInt8($0) }.withUnsafeBytes {
+                    anchors_encode_heic_with($0.baseAddress, Int32(width), Int32(height), &opts, &out, &size)
+                }
+            }
+            return samples.withUnsafeBytes {
+                anchors_encode_heic_with($0.baseAddress, Int32(width), Int32(height), &opts, &out, &size)
+            }
+        }
+        XCTAssertEqual(rc, 0, "libheif's HEVC encoder")
+        defer { free(out) }
+        return Array(UnsafeBufferPointer(start: try XCTUnwrap(out), count: size))
+    }
+
+    // MARK: - nclx colour
+
+    /// Fails with the number of differing bytes and the first, not the whole arrays.
+    private func assertSame(_ a: [UInt8], _ b: [UInt8], _ what: String, file: StaticString = #filePath,
+                            line: UInt = #line) {
+        XCTAssertEqual(a.count, b.count, what, file: file, line: line)
+        let differ = a.indices.filter { $0 < b.count && a[$0] != b[$0] }
+        XCTAssertTrue(differ.isEmpty, "\(what): \(differ.count) bytes differ, the first at \(differ.first ?? 0)",
+                      file: file, line: line)
+    }
+
+    /// Saturated colours (which Display P3 to sRGB changes) as 8-bit RGBA samples.
+    private func colourful(width w: Int, height h: Int) -> [UInt16] {
+        var px = [UInt16](repeating: 255, count: w * h * 4)
+        for i in 0..<w * h {
+            let (x, y) = (i % w, i / w)
+            px[i * 4] = UInt16(x * 255 / (w - 1))
+            px[i * 4 + 1] = UInt16(255 - y * 255 / (h - 1))
+            px[i * 4 + 2] = UInt16((x / 8 + y / 8) % 2 * 255)
+        }
+        return px
+    }
+
+    /// An nclx box of Display P3 (primaries 12, sRGB transfer) converts as AVIF's does, through
+    /// the same built P3 profile, which the image then carries: the result equals the untagged
+    /// pixels in a PNG tagged with that profile, decoded by ImageKit. sRGB/BT.709 and BT.2020 PQ
+    /// (HDR: out of scope) leave the pixels bit-identical to the untagged file; an ICC profile
+    /// wins over the nclx box.
+    func testNclxDisplayP3IsConvertedLikeAVIFs() throws {
+        let w = 64, h = 48
+        let px = colourful(width: w, height: h)
+        // Full-range BT.601 (matrix 6) throughout, libheif's default without an nclx box: the same
+        // coded pixels in every file.
+        let untagged = try ImageDecoder().decode(try encode(px, width: w, height: h, bits: 8))
+        XCTAssertFalse(untagged.isColorConverted)
+        XCTAssertNil(untagged.iccProfile)
+
+        let p3File = try encode(px, width: w, height: h, bits: 8, nclx: (12, 13, 6))
+        let p3 = try ImageDecoder().decode(p3File)
+        XCTAssertTrue(p3.isColorConverted)
+        XCTAssertEqual(p3.iccProfileSpace, .rgb)
+        XCTAssertNil(try ImageDecoder.info(p3File).iccProfileSpace)  // as AVIF's: no profile in the file
+        let avif = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/avif/kodim23_p3_cicp.avif")
+        let profile = try XCTUnwrap(p3.iccProfile)
+        XCTAssertEqual(profile, try ImageDecoder().decode(try Data(contentsOf: avif)).iccProfile)
+        let raw = try ImageDecoder(options: DecodeOptions(colorMode: .raw)).decode(p3File)
+        XCTAssertFalse(raw.isColorConverted)
+        assertSame(raw.packedPixels(), untagged.packedPixels(), "raw")
+        XCTAssertNotEqual(p3.packedPixels(), untagged.packedPixels())
+        let png = try ImageEncoder.encode(untagged, as: .png(), iccProfile: profile)
+        let tagged = try ImageDecoder().decode(png)
+        XCTAssertTrue(tagged.isColorConverted)
+        assertSame(p3.packedPixels(), tagged.packedPixels(), "against the P3-tagged PNG")
+
+        for (what, nclx) in [("sRGB", (Int32(1), Int32(13), Int32(6))), ("BT.2020 PQ", (9, 16, 6))] {
+            let image = try ImageDecoder().decode(try encode(px, width: w, height: h, bits: 8, nclx: nclx))
+            XCTAssertFalse(image.isColorConverted, what)
+            XCTAssertNil(image.iccProfile, what)
+            assertSame(image.packedPixels(), untagged.packedPixels(), what)
+        }
+
+        let srgbICC = [UInt8](try Data(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/icc/srgb.icc")))
+        let both = try encode(px, width: w, height: h, bits: 8, nclx: (12, 13, 6), icc: srgbICC)
+        let iccWins = try ImageDecoder().decode(both)
+        XCTAssertEqual(iccWins.iccProfile.map { [UInt8]($0) }, srgbICC)
+        XCTAssertFalse(iccWins.isColorConverted)
+        assertSame(iccWins.packedPixels(), untagged.packedPixels(), "sRGB ICC with a P3 nclx")
     }
 
     func testGarbageFailsCleanly() throws {
