@@ -142,6 +142,49 @@ int anchors_decode_heic(const uint8_t *data, size_t size) {
     return rc;
 }
 
+int anchors_decode_heic_samples(const uint8_t *data, size_t size, uint16_t *dst, size_t capacity,
+                                int *width, int *height, int *bits) {
+    struct heif_context *ctx = heif_context_alloc();
+    struct heif_image_handle *h = NULL;
+    struct heif_image *img = NULL;
+    int rc = -1;
+    if (heif_context_read_from_memory_without_copy(ctx, data, size, NULL).code ||
+        heif_context_get_primary_image_handle(ctx, &h).code) {
+        goto done;
+    }
+    int alpha = heif_image_handle_has_alpha_channel(h);
+    if (heif_decode_image(h, &img, heif_colorspace_RGB,
+                          alpha ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RRGGBB_LE,
+                          NULL).code) {
+        goto done;
+    }
+    int stride = 0, channels = alpha ? 4 : 3;
+    const uint8_t *src = heif_image_get_plane_readonly(img, heif_channel_interleaved, &stride);
+    int w = heif_image_get_width(img, heif_channel_interleaved);
+    int hh = heif_image_get_height(img, heif_channel_interleaved);
+    int depth = heif_image_get_bits_per_pixel_range(img, heif_channel_interleaved);
+    if (!src || w <= 0 || hh <= 0 || depth < 1 || depth > 16 || (size_t)w * hh * 4 > capacity) goto done;
+    for (int y = 0; y < hh; y++) {
+        const uint8_t *row = src + (size_t)y * stride;
+        for (int x = 0; x < w; x++) {
+            uint16_t *px = dst + ((size_t)y * w + x) * 4;
+            for (int c = 0; c < channels; c++) {
+                px[c] = (uint16_t)(row[2 * (channels * x + c)] | row[2 * (channels * x + c) + 1] << 8);
+            }
+            if (!alpha) px[3] = (uint16_t)((1u << depth) - 1);
+        }
+    }
+    *width = w;
+    *height = hh;
+    *bits = depth;
+    rc = 0;
+done:
+    if (img) heif_image_release(img);
+    if (h) heif_image_handle_release(h);
+    heif_context_free(ctx);
+    return rc;
+}
+
 int anchors_encode_jxl(const uint8_t *rgba, int width, int height, float distance, int effort,
                        uint8_t **out, size_t *out_size) {
     JxlEncoder *enc = JxlEncoderCreate(NULL);

@@ -187,6 +187,13 @@ int anchors_encode_heic_with(const void *rgba, int width, int height, const anch
 /** The bare libheif decode: primary image to interleaved RGBA8 (transformations applied). */
 int anchors_decode_heic(const uint8_t *data, size_t size);
 
+/** libheif's own decode of the primary image to 16-bit RGB(A) at the coded depth
+ * (heif_chroma_interleaved_RRGGBB(AA)_LE, transformations applied): 4 native uint16_t a
+ * pixel into `dst` (alpha 2^bits - 1 without an alpha plane), *bits the depth libheif
+ * reports; -1 on failure or when `capacity` samples are too few. */
+int anchors_decode_heic_samples(const uint8_t *data, size_t size, uint16_t *dst, size_t capacity,
+                                int *width, int *height, int *bits);
+
 /** JPEG XL (libjxl's JxlEncoder, XYB at `distance`, `effort` 1-9) of RGBA's colour, sRGB. */
 int anchors_encode_jxl(const uint8_t *rgba, int width, int height, float distance, int effort,
                        uint8_t **out, size_t *out_size);
