@@ -209,8 +209,9 @@ static bool wrap_planes(const struct heif_image *img, avifImage *pic) {
         pic->matrixCoefficients = (avifMatrixCoefficients)nclx->matrix_coefficients;
         pic->colorPrimaries = (avifColorPrimaries)nclx->color_primaries;
         pic->transferCharacteristics = (avifTransferCharacteristics)nclx->transfer_characteristics;
-        heif_nclx_color_profile_free(nclx);
     }
+    /* Allocated even when libheif refuses the code points (see take_color). */
+    if (nclx) heif_nclx_color_profile_free(nclx);
     return true;
 }
 
@@ -367,11 +368,12 @@ static void take_color(ic_decoder *d, struct heif_image_handle *handle) {
         }
         ic_dec_free(d, icc, size);
     }
+    /* libheif 1.15 allocates the profile before it checks the code points: free it either way. */
     struct heif_color_profile_nclx *nclx = NULL;
     if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
         ic_color_take_cicp(d, (uint16_t)nclx->color_primaries, (uint16_t)nclx->transfer_characteristics);
-        heif_nclx_color_profile_free(nclx);
     }
+    if (nclx) heif_nclx_color_profile_free(nclx);
     ic_color_prepare(d, IC_COLOR_INPUT_RGBA);
 }
 
