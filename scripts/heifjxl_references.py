@@ -5,9 +5,13 @@ HEIFDecodeTests and JXLDecodeTests.
 
 HEIC: heif-convert (libheif-examples 1.15.1, the same libheif and the same conversion ImageKit
 uses) writes a PNG of the primary image with its transformations applied; every file is
-compared bit-exactly. A 10-bit file comes out of heif-convert as a 16-bit PNG (samples
-v << 6 | v >> 4), which Pillow reads as 8 bits by keeping the high byte, v >> 2: the same
-truncation libheif's own 8-bit output makes (MIAF002.heic is identical).
+compared bit-exactly. A file of more than 8 bits (MIAF002.heic: 10) is decoded to 16 bits by a
+second implementation, pillow-heif (its own libheif, a later version), whose samples hold the
+coded value v of b bits shifted up (v << (16 - b)); each is rounded to 8 bits here as ImageKit
+does, round(v * 255 / (2^b - 1)) = (v * 255 + (2^b - 1) // 2) // (2^b - 1). heif-convert's
+16-bit PNG (samples v << 6 | v >> 4 at 10 bits), which Pillow reads as 8 bits by keeping the
+high byte, v >> (b - 8), must equal pillow-heif's v truncated the same way: the two decoders
+agree, and the truncation (libheif's own 8-bit output) is what ImageKit no longer does.
 
 JPEG XL: djxl (libjxl-tools 0.7.0) with --bits_per_sample=8, and for XYB images
 --color_space=RGB_D65_SRG_Per_SRG (sRGB, the output ImageKit asks libjxl for); animations are
@@ -25,8 +29,9 @@ packed, frames one after another), as the corpus manifest does. "compare" says h
 is checked: "exact" (the hash) or "psnr" (at least psnr_min dB against reference_png, a
 straight-alpha sRGB PNG next to the fixture, decoded by ImageKit's PNG decoder).
 
-Requires heif-convert and djxl (apt-get install libheif-examples libjxl-tools), Pillow and
-NumPy. Usage: python3 scripts/heifjxl_references.py
+Requires heif-convert and djxl (apt-get install libheif-examples libjxl-tools), Pillow,
+pillow-heif and NumPy (pip install pillow pillow-heif numpy). Usage:
+python3 scripts/heifjxl_references.py
 """
 import hashlib
 import io
@@ -37,6 +42,7 @@ import sys
 import tempfile
 
 import numpy as np
+import pillow_heif
 from PIL import Image, ImageCms
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -96,13 +102,42 @@ def heic_references():
             im.load()
             # Pillow reads a 16-bit RGB(A) PNG as 8 bits by keeping each sample's high byte.
             rgba = np.asarray(im.convert("RGBA"))
-        entry = {"width": int(rgba.shape[1]), "height": int(rgba.shape[0]), "sha256": sha([rgba])}
+        entry = {"width": int(rgba.shape[1]), "height": int(rgba.shape[0])}
+        deep = heif_16bit(os.path.join(d, name))
+        if deep is not None:
+            v, bits = deep
+            if not np.array_equal(v >> (bits - 8), rgba):
+                sys.exit("%s: pillow-heif and heif-convert disagree" % name)
+            top = (1 << bits) - 1
+            rgba = ((v * 255 + top // 2) // top).astype(np.uint8)
+            entry["note"] = ("%d-bit: pillow-heif's 16-bit decode rounded here, (v * 255 + %d) // %d; "
+                             "heif-convert's output equals it truncated (v >> %d)" % (bits, top // 2, top, bits - 8))
+        entry["sha256"] = sha([rgba])
         entry["compare"] = "exact"
         files[name] = entry
     usage = subprocess.run(["heif-convert", "--help"], capture_output=True, text=True)
     version = (usage.stdout + usage.stderr).split("libheif version:")[1].split()[0]
-    about = "Made by scripts/heifjxl_references.py with heif-convert (libheif %s); see the script." % version
+    about = ("Made by scripts/heifjxl_references.py with heif-convert (libheif %s) and, above 8 bits, "
+             "pillow-heif %s (libheif %s); see the script."
+             % (version, pillow_heif.__version__, pillow_heif.libheif_version()))
     write(os.path.join(d, "references.json"), about, files)
+
+
+def heif_16bit(path):
+    """The primary image's coded RGBA samples (uint32, alpha at the maximum without an alpha
+    plane) and their depth, from pillow-heif's 16-bit decode; None for an 8-bit image."""
+    heif = pillow_heif.open_heif(path, convert_hdr_to_8bit=False)
+    bits = heif.info["bit_depth"]
+    if bits <= 8:
+        return None
+    samples = np.asarray(heif).astype(np.uint32)
+    shift = 16 - bits
+    if (samples & ((1 << shift) - 1)).any():
+        sys.exit("%s: pillow-heif's samples are not %d-bit values shifted up" % (path, bits))
+    v = samples >> shift
+    if v.shape[2] == 3:
+        v = np.dstack([v, np.full(v.shape[:2], (1 << bits) - 1, np.uint32)])
+    return v, bits
 
 
 def read_pam8(path):

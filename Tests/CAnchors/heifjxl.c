@@ -40,29 +40,69 @@ static struct heif_error write_to_buffer(struct heif_context *ctx, const void *d
     return grow_append(userdata, data, size) == 0 ? ok : fail;
 }
 
-int anchors_encode_heic(const uint8_t *rgba, int width, int height, int quality, uint8_t **out,
-                        size_t *out_size) {
-    if (!heif_have_encoder_for_format(heif_compression_HEVC)) return -1;
-    struct heif_context *ctx = heif_context_alloc();
-    struct heif_encoder *enc = NULL;
-    struct heif_image *img = NULL;
-    grow_buffer buf = {0};
-    int rc = -1;
-    if (heif_context_get_encoder_for_format(ctx, heif_compression_HEVC, &enc).code) goto done;
-    heif_encoder_set_lossy_quality(enc, quality);
-    /* RGB without an alpha plane, as a camera's HEIC is: the colour of `rgba`, alpha dropped. */
-    if (heif_image_create(width, height, heif_colorspace_RGB, heif_chroma_interleaved_RGB, &img).code ||
-        heif_image_add_plane(img, heif_channel_interleaved, width, height, 8).code) {
-        goto done;
-    }
-    int stride = 0;
+/* Copies `rgba` (4 samples a pixel, bytes at 8 bits, native uint16_t above) into the interleaved
+ * plane of `img`: RGB or RGBA at 8 bits, little-endian RRGGBB or RRGGBBAA above. */
+static void fill_interleaved(struct heif_image *img, const void *rgba, int width, int height, int bits,
+                             int alpha) {
+    int stride = 0, channels = alpha ? 4 : 3;
     uint8_t *dst = heif_image_get_plane(img, heif_channel_interleaved, &stride);
     for (int y = 0; y < height; y++) {
         uint8_t *row = dst + (size_t)y * stride;
-        const uint8_t *src = rgba + (size_t)y * width * 4;
-        for (int x = 0; x < width; x++) memcpy(row + 3 * x, src + 4 * x, 3);
+        for (int x = 0; x < width; x++) {
+            for (int c = 0; c < channels; c++) {
+                size_t at = ((size_t)y * width + x) * 4 + c;
+                if (bits == 8) {
+                    row[channels * x + c] = ((const uint8_t *)rgba)[at];
+                } else {
+                    uint16_t v = ((const uint16_t *)rgba)[at];
+                    row[2 * (channels * x + c)] = (uint8_t)v;
+                    row[2 * (channels * x + c) + 1] = (uint8_t)(v >> 8);
+                }
+            }
+        }
     }
-    if (heif_context_encode_image(ctx, img, enc, NULL, NULL).code) goto done;
+}
+
+int anchors_encode_heic_with(const void *rgba, int width, int height, const anchors_heic_options *opts,
+                             uint8_t **out, size_t *out_size) {
+    if (!heif_have_encoder_for_format(heif_compression_HEVC)) return -1;
+    if (opts->bits < 8 || opts->bits > 16) return -1;
+    struct heif_context *ctx = heif_context_alloc();
+    struct heif_encoder *enc = NULL;
+    struct heif_image *img = NULL;
+    struct heif_encoding_options *eo = heif_encoding_options_alloc();
+    struct heif_color_profile_nclx *nclx = NULL;
+    grow_buffer buf = {0};
+    int rc = -1;
+    int bits = opts->bits, alpha = opts->alpha != 0;
+    enum heif_chroma chroma = bits == 8 ? (alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB)
+                              : alpha  ? heif_chroma_interleaved_RRGGBBAA_LE
+                                       : heif_chroma_interleaved_RRGGBB_LE;
+    if (!eo || heif_context_get_encoder_for_format(ctx, heif_compression_HEVC, &enc).code) goto done;
+    heif_encoder_set_lossy_quality(enc, opts->quality);
+    if (heif_image_create(width, height, heif_colorspace_RGB, chroma, &img).code ||
+        heif_image_add_plane(img, heif_channel_interleaved, width, height, bits).code) {
+        goto done;
+    }
+    fill_interleaved(img, rgba, width, height, bits, alpha);
+    if (opts->nclx) {
+        nclx = heif_nclx_color_profile_alloc();
+        if (!nclx || heif_nclx_color_profile_set_color_primaries(nclx, (uint16_t)opts->primaries).code ||
+            heif_nclx_color_profile_set_transfer_characteristics(nclx, (uint16_t)opts->transfer).code ||
+            heif_nclx_color_profile_set_matrix_coefficients(nclx, (uint16_t)opts->matrix).code) {
+            goto done;
+        }
+        nclx->full_range_flag = 1;
+        if (heif_image_set_nclx_color_profile(img, nclx).code) goto done;
+    }
+    if (opts->icc_size > 0 &&
+        heif_image_set_raw_color_profile(img, "prof", opts->icc, opts->icc_size).code) {
+        goto done;
+    }
+    /* libheif 1.15 leaves the nclx box out unless told (macOS once could not read it). */
+    eo->macOS_compatibility_workaround_no_nclx_profile = opts->nclx ? 0 : 1;
+    eo->save_two_colr_boxes_when_ICC_and_nclx_available = 1;
+    if (heif_context_encode_image(ctx, img, enc, eo, NULL).code) goto done;
     struct heif_writer writer = {1, write_to_buffer};
     if (heif_context_write(ctx, &writer, &buf).code) goto done;
     *out = buf.p;
@@ -71,10 +111,19 @@ int anchors_encode_heic(const uint8_t *rgba, int width, int height, int quality,
     rc = 0;
 done:
     free(buf.p);
+    if (nclx) heif_nclx_color_profile_free(nclx);
+    if (eo) heif_encoding_options_free(eo);
     if (img) heif_image_release(img);
     if (enc) heif_encoder_release(enc);
     heif_context_free(ctx);
     return rc;
+}
+
+int anchors_encode_heic(const uint8_t *rgba, int width, int height, int quality, uint8_t **out,
+                        size_t *out_size) {
+    /* RGB without an alpha plane, as a camera's HEIC is: the colour of `rgba`, alpha dropped. */
+    anchors_heic_options opts = {.quality = quality, .bits = 8};
+    return anchors_encode_heic_with(rgba, width, height, &opts, out, out_size);
 }
 
 int anchors_decode_heic(const uint8_t *data, size_t size) {
@@ -87,6 +136,49 @@ int anchors_decode_heic(const uint8_t *data, size_t size) {
         !heif_decode_image(h, &img, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, NULL).code) {
         rc = 0;
     }
+    if (img) heif_image_release(img);
+    if (h) heif_image_handle_release(h);
+    heif_context_free(ctx);
+    return rc;
+}
+
+int anchors_decode_heic_samples(const uint8_t *data, size_t size, uint16_t *dst, size_t capacity,
+                                int *width, int *height, int *bits) {
+    struct heif_context *ctx = heif_context_alloc();
+    struct heif_image_handle *h = NULL;
+    struct heif_image *img = NULL;
+    int rc = -1;
+    if (heif_context_read_from_memory_without_copy(ctx, data, size, NULL).code ||
+        heif_context_get_primary_image_handle(ctx, &h).code) {
+        goto done;
+    }
+    int alpha = heif_image_handle_has_alpha_channel(h);
+    if (heif_decode_image(h, &img, heif_colorspace_RGB,
+                          alpha ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RRGGBB_LE,
+                          NULL).code) {
+        goto done;
+    }
+    int stride = 0, channels = alpha ? 4 : 3;
+    const uint8_t *src = heif_image_get_plane_readonly(img, heif_channel_interleaved, &stride);
+    int w = heif_image_get_width(img, heif_channel_interleaved);
+    int hh = heif_image_get_height(img, heif_channel_interleaved);
+    int depth = heif_image_get_bits_per_pixel_range(img, heif_channel_interleaved);
+    if (!src || w <= 0 || hh <= 0 || depth < 1 || depth > 16 || (size_t)w * hh * 4 > capacity) goto done;
+    for (int y = 0; y < hh; y++) {
+        const uint8_t *row = src + (size_t)y * stride;
+        for (int x = 0; x < w; x++) {
+            uint16_t *px = dst + ((size_t)y * w + x) * 4;
+            for (int c = 0; c < channels; c++) {
+                px[c] = (uint16_t)(row[2 * (channels * x + c)] | row[2 * (channels * x + c) + 1] << 8);
+            }
+            if (!alpha) px[3] = (uint16_t)((1u << depth) - 1);
+        }
+    }
+    *width = w;
+    *height = hh;
+    *bits = depth;
+    rc = 0;
+done:
     if (img) heif_image_release(img);
     if (h) heif_image_handle_release(h);
     heif_context_free(ctx);

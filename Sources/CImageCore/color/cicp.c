@@ -1,15 +1,19 @@
 /*
- * cicp.c — ICC profiles ImageKit builds for colour described by CICP code points
- * (ITU-T H.273: colour primaries, transfer characteristics) instead of an embedded
- * profile, as AVIF's nclx colour box does. Only Display P3 is built: P3 primaries
- * (SMPTE EG 432-1, code point 12) with the D65 white point and the sRGB transfer
- * (code point 13). The profile is made once with lcms and kept for the process.
+ * cicp.c — colour described by CICP code points (ITU-T H.273: colour primaries,
+ * transfer characteristics) instead of an embedded profile, as the nclx colour box
+ * of AVIF and HEIF does; both decoders hand their code points here. Only Display P3
+ * is converted, through a profile ImageKit builds: P3 primaries (SMPTE EG 432-1,
+ * code point 12) with the D65 white point and the sRGB transfer (code point 13),
+ * made once with lcms and kept for the process. sRGB/BT.709 and unspecified need
+ * nothing; every other pair (BT.2020, PQ, HLG: HDR is out of scope) is left as it
+ * is, its values read as sRGB.
  */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include <lcms2.h>
 
+#include "../decode/ic_decode_internal.h"
 #include "ic_color_internal.h"
 
 /* H.273 code points. */
@@ -45,12 +49,10 @@ static void build_p3(void) {
     cmsDeleteContext(ctx);
 }
 
-bool ic_icc_cicp_profile(uint16_t primaries, uint16_t transfer, const uint8_t **icc,
-                         size_t *size) {
-    if (primaries != CICP_PRIMARIES_P3 || transfer != CICP_TRANSFER_SRGB) return false;
+void ic_color_take_cicp(ic_decoder *d, uint16_t primaries, uint16_t transfer) {
+    /* A profile the file carries wins, even one that is ignored. */
+    if (d->color.icc || d->color.ignored) return;
+    if (primaries != CICP_PRIMARIES_P3 || transfer != CICP_TRANSFER_SRGB) return;
     pthread_once(&p3_once, build_p3);
-    if (!p3_bytes) return false;
-    *icc = p3_bytes;
-    *size = p3_size;
-    return true;
+    if (p3_bytes) ic_color_take_profile(d, p3_bytes, p3_size);
 }

@@ -108,13 +108,6 @@ size_t ic_icc_jpeg_total(const ic_icc_chunk *chunks, size_t n);
 /** Finds a WebP's ICCP chunk (VP8X files); false if there is none. */
 bool ic_icc_webp_find(const uint8_t *data, size_t size, const uint8_t **icc, size_t *icc_size);
 
-/**
- * An ICC profile for colour signalled by CICP code points (H.273) rather than a profile:
- * only Display P3 (primaries 12, transfer 13) has one, built once per process. Returns
- * false for every other pair (sRGB/BT.709 needs nothing; the others are left untouched).
- */
-bool ic_icc_cicp_profile(uint16_t primaries, uint16_t transfer, const uint8_t **icc, size_t *size);
-
 /** Space from a profile header's data colour space field; NONE when shorter than a header. */
 ic_color_space ic_icc_header_space(const uint8_t *icc, size_t size);
 
@@ -127,6 +120,15 @@ void ic_icc_note_probe(ic_info *info, const uint8_t *head, size_t head_size, siz
  * ignored (not kept). Never fails the decode.
  */
 void ic_color_take_profile(struct ic_decoder *d, const uint8_t *icc, size_t size);
+
+/**
+ * Takes the colour a picture signals by CICP code points (H.273; an AVIF's or HEIF's nclx
+ * colour box) when no profile was taken or ignored before (an ICC profile wins): Display P3
+ * (primaries 12, transfer 13) as the profile cicp.c builds, once per process, which the
+ * output image then carries; nothing for any other pair (sRGB/BT.709 and unspecified need
+ * nothing, BT.2020, PQ and HLG are left untouched). Call it after ic_color_take_profile.
+ */
+void ic_color_take_cicp(struct ic_decoder *d, uint16_t primaries, uint16_t transfer);
 
 /** Reassembles and keeps a JPEG's profile from its chunks; a broken sequence is ignored. */
 void ic_color_take_jpeg_chunks(struct ic_decoder *d, const ic_icc_chunk *chunks, size_t n);

@@ -42,8 +42,8 @@
  * Colour: an ICC profile (colr 'prof'/'rICC') goes through color/ like a JPEG's.
  * Without one, the nclx code points decide: sRGB / BT.709 primaries (1) or
  * unspecified (2) are taken as sRGB; Display P3 primaries (12) with the sRGB
- * transfer (13) are converted through a P3 profile ImageKit builds (color/cicp.c,
- * which the output image then carries as its profile); any other combination
+ * transfer (13) are converted through a P3 profile ImageKit builds (color/cicp.c, shared
+ * with HEIF; the output image then carries it as its profile); any other combination
  * (BT.2020, PQ, HLG: HDR is out of scope) is left untouched, its values read as sRGB.
  *
  * Sequences: every frame is a full picture (no compositing); delays come from
@@ -139,14 +139,8 @@ static uint64_t plane_bytes(const avifImage *img, bool alpha) {
 
 /* Takes the image's profile, or one built for its CICP code points, and prepares colour. */
 static void prepare_color(ic_decoder *d, const avifImage *img) {
-    const uint8_t *icc = NULL;
-    size_t icc_size = 0;
-    if (img->icc.size > 0) {
-        ic_color_take_profile(d, img->icc.data, img->icc.size);
-    } else if (ic_icc_cicp_profile((uint16_t)img->colorPrimaries, (uint16_t)img->transferCharacteristics,
-                                   &icc, &icc_size)) {
-        ic_color_take_profile(d, icc, icc_size);
-    }
+    if (img->icc.size > 0) ic_color_take_profile(d, img->icc.data, img->icc.size);
+    ic_color_take_cicp(d, (uint16_t)img->colorPrimaries, (uint16_t)img->transferCharacteristics);
     bool gray = img->yuvFormat == AVIF_PIXEL_FORMAT_YUV400 && d->color.space == IC_COLOR_SPACE_GRAY;
     ic_color_prepare(d, gray ? IC_COLOR_INPUT_GRAY : IC_COLOR_INPUT_RGBA);
 }

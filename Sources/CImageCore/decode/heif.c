@@ -9,27 +9,48 @@
  * primary item's irot/imir as an EXIF value (heif_boxes.c); an EXIF block in the
  * file is not applied on top (HEIF: irot/imir are authoritative).
  *
- * Pixels: heif_chroma_interleaved_RGBA, 8 bits. Sources of 10 or 12 bits
- * (HDR HEIC from phones) are reduced to 8 bits by libheif's own conversion,
- * which drops the low bits (a shift, no rounding) before or after its YCbCr to
- * RGB step. Straight alpha is premultiplied by the sink; a handle that says its
- * colour is premultiplied already is passed through as final.
+ * Pixels: an item of 8 bits comes as heif_chroma_interleaved_RGBA, 8 bits. An
+ * item of 9 to 16 bits (luma or chroma; 10- and 12-bit HDR HEIC from phones) comes
+ * as libheif's 16-bit big-endian RRGGBB, or RRGGBBAA with alpha, holding the
+ * values of its YCbCr to RGB step at the coded depth b
+ * (heif_image_get_bits_per_pixel_range); each sample v is rounded to 8 bits here,
+ * one row at a time into the sink's row: round(v * 255 / (2^b - 1)), computed as
+ * (v * 255 + (2^b - 1) / 2) / (2^b - 1) in integers (2^b - 1 is odd: no ties),
+ * the rounding AVIF and JPEG XL get from their libraries. libheif 1.15's own
+ * 8-bit output would drop the low bits instead (a shift). Big-endian because
+ * libheif 1.15 writes those layouts directly (the little-endian ones cost it a
+ * second copy to swap bytes); RRGGBB without alpha because RRGGBBAA would fill
+ * alpha with 0xFFFF, not 2^b - 1. Alpha is taken at the colour's depth: libheif
+ * 1.15 reports one depth for the interleaved image (its encoder writes alpha at
+ * the colour's depth); a larger value counts as the maximum. Straight alpha,
+ * rounded like the colour, is premultiplied by the sink; a handle that says its
+ * colour is premultiplied already is passed through as final. HDR output is out
+ * of scope: the values are read as 8-bit SDR, whatever their transfer.
  *
  * Colour: an ICC profile ('prof'/'rICC' colr box) goes to the colour code like
- * JPEG's and PNG's. An nclx colr box is used by libheif for the YCbCr to RGB
- * matrix; its primaries and transfer are taken as sRGB (not converted).
+ * JPEG's and PNG's and wins over an nclx box. Without one, an nclx colr box is
+ * used by libheif for the YCbCr to RGB matrix, and its primaries and transfer go
+ * to the code AVIF's go to (color/cicp.c): Display P3 (primaries 12, sRGB
+ * transfer 13) is converted through the P3 profile ImageKit builds, which the
+ * output image then carries; BT.709/sRGB and unspecified need nothing; other code
+ * points (BT.2020, PQ, HLG: HDR is out of scope) are left as they are, their
+ * values read as sRGB. An nclx in the HEVC stream only (no colr box) sets the
+ * matrix, not the colour (libheif 1.15 reports it after the decode only).
  *
  * Limits: the coded size (ispe: libheif decodes all of it before cropping) and
- * the output size are checked (ic_dec_check_size) before libheif decodes, with an estimate of libheif's working memory: the decoded YCbCr 4:2:0
- * planes twice (libde265's picture and libheif's copy, two bytes a sample above
- * 8 bits), the alpha plane likewise, and libheif's RGBA output. libheif's own
- * size limit (heif_context_set_maximum_image_size_limit, the only security
- * limit 1.15 exposes) is lowered to max_pixels when that is smaller.
+ * the output size are checked (ic_dec_check_size) before libheif decodes, with an
+ * estimate of libheif's working memory: the decoded YCbCr 4:2:0 planes twice
+ * (libde265's picture and libheif's copy, two bytes a sample above 8 bits), the
+ * alpha plane likewise, and libheif's interleaved output (4 bytes a pixel at 8
+ * bits, 6 or 8 with alpha above). libheif's own size limit
+ * (heif_context_set_maximum_image_size_limit, the only security limit 1.15
+ * exposes) is lowered to max_pixels when that is smaller.
  *
  * Thumbnails: an embedded thumbnail item at least as large as the planned output
  * is decoded instead of the primary image; otherwise the primary image is
- * decoded and shrunk through the sink. For an opaque 8-bit primary image shrunk
- * 4x or more, libheif is asked for YCbCr 4:2:0 planes (HEIC's usual coding: no
+ * decoded and shrunk through the sink (above 8 bits: rounded as above, then
+ * resampled). For an opaque 8-bit primary image shrunk 4x or more, libheif is
+ * asked for YCbCr 4:2:0 planes (HEIC's usual coding: no
  * conversion then; libheif 1.15 reports no coded chroma format, and without an
  * explicit one it hands over RGB); 8-bit planes are box-averaged and converted 16 rows
  * at a time into the resampler like AVIF's (yuv.c), with the matrix and range
@@ -104,12 +125,20 @@ static struct heif_context *open_context(const uint8_t *data, size_t size, uint6
     return ctx;
 }
 
-/* libheif's working memory for decoding a w x h item (see the top of the file). */
+/* The deeper of an item's luma and chroma sample depths (-1 when libheif cannot say). */
+static int item_bits(const struct heif_image_handle *handle) {
+    int luma = heif_image_handle_get_luma_bits_per_pixel(handle);
+    int chroma = heif_image_handle_get_chroma_bits_per_pixel(handle);
+    return luma > chroma ? luma : chroma;
+}
+
+/* libheif's working memory for decoding a w x h item of `bits` (see the top of the file). */
 static uint64_t working_bytes(uint32_t w, uint32_t h, int bits, bool alpha) {
     uint64_t px = (uint64_t)w * h;
     uint64_t sample = bits > 8 ? 2 : 1;
     uint64_t planes = px * 3 / 2 * sample + (alpha ? px * sample : 0);
-    return 2 * planes + px * 4;
+    uint64_t output = bits > 8 ? px * (alpha ? 8 : 6) : px * 4;
+    return 2 * planes + output;
 }
 
 /* The thumbnail item to decode instead of the primary image, or NULL. */
@@ -180,8 +209,9 @@ static bool wrap_planes(const struct heif_image *img, avifImage *pic) {
         pic->matrixCoefficients = (avifMatrixCoefficients)nclx->matrix_coefficients;
         pic->colorPrimaries = (avifColorPrimaries)nclx->color_primaries;
         pic->transferCharacteristics = (avifTransferCharacteristics)nclx->transfer_characteristics;
-        heif_nclx_color_profile_free(nclx);
     }
+    /* Allocated even when libheif refuses the code points (see take_color). */
+    if (nclx) heif_nclx_color_profile_free(nclx);
     return true;
 }
 
@@ -202,12 +232,62 @@ static ic_status put_planes(ic_decoder *d, avifImage *pic) {
     return st;
 }
 
+/* Rows of libheif's interleaved output: 8-bit RGBA, or 16-bit big-endian samples of `bits`. */
+typedef struct heif_rows {
+    const uint8_t *px;
+    size_t stride;
+    uint32_t width;
+    uint32_t height;
+    bool wide;
+    int bits;
+    bool alpha;
+} heif_rows;
+
+/* Reduces one row of 16-bit samples (RRGGBB or RRGGBBAA) to RGBA8 through `to8`, the 8-bit
+ * value of each sample up to `max`; samples over `max` count as `max`. */
+static void reduce_row(const heif_rows *r, const uint8_t *src, uint8_t *dst, const uint8_t *to8,
+                       uint32_t max) {
+    uint32_t channels = r->alpha ? 4 : 3;
+    for (uint32_t x = 0; x < r->width; x++, dst += 4) {
+        for (uint32_t c = 0; c < channels; c++, src += 2) {
+            uint32_t v = (uint32_t)src[0] << 8 | src[1];
+            dst[c] = to8[v < max ? v : max];
+        }
+        if (!r->alpha) dst[3] = 255;
+    }
+}
+
+/* Hands the rows to the sink, frame 0 top down: 8-bit rows as they are, 16-bit ones rounded to
+ * 8 bits one row at a time into the sink's row (see the top of the file). */
+static ic_status put_rows(ic_decoder *d, const heif_rows *r, bool straight) {
+    if (!r->wide) {
+        ic_dec_put_rows(d, 0, 0, r->height, r->px, r->stride, straight);
+        return IC_OK;
+    }
+    uint32_t max = (1u << r->bits) - 1;
+    uint8_t *to8 = ic_dec_malloc(d, (size_t)max + 1);
+    if (!to8) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+    /* round(v * 255 / max): max is odd, so no value falls halfway. */
+    for (uint32_t v = 0; v <= max; v++) to8[v] = (uint8_t)((v * 255 + max / 2) / max);
+    for (uint32_t y = 0; y < r->height; y++) {
+        reduce_row(r, r->px + (size_t)y * r->stride, ic_dec_row(d, 0, y), to8, max);
+        ic_dec_rows_done(d, 0, y, 1, straight);
+    }
+    ic_dec_free(d, to8, (size_t)max + 1);
+    return IC_OK;
+}
+
 /* Decodes `handle` and hands its rows to the sink; with `planar`, asks for YCbCr 4:2:0 planes
  * and takes the YUV path when they come 8-bit (see the top of the file). */
 static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, bool planar) {
     bool alpha = heif_image_handle_has_alpha_channel(handle) != 0;
     bool premultiplied = alpha && heif_image_handle_is_premultiplied_alpha(handle) != 0;
-    int bits = heif_image_handle_get_luma_bits_per_pixel(handle);
+    int bits = item_bits(handle);
+    /* Above 8 bits: 16-bit samples, rounded here (`planar` is asked for 8-bit items only). */
+    bool wide = bits > 8;
+    enum heif_chroma rgb = !wide ? heif_chroma_interleaved_RGBA
+                           : alpha ? heif_chroma_interleaved_RRGGBBAA_BE
+                                   : heif_chroma_interleaved_RRGGBB_BE;
     int cw = heif_image_handle_get_ispe_width(handle), ch = heif_image_handle_get_ispe_height(handle);
     uint32_t w = cw > 0 ? (uint32_t)cw : (uint32_t)heif_image_handle_get_width(handle);
     uint32_t h = ch > 0 ? (uint32_t)ch : (uint32_t)heif_image_handle_get_height(handle);
@@ -220,10 +300,10 @@ static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, 
         return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: cannot allocate options", name(d));
     }
     o->ignore_transformations = d->opts.keep_orientation != 0;
-    o->convert_hdr_to_8bit = 1;
+    o->convert_hdr_to_8bit = !wide;
     struct heif_image *img = NULL;
     struct heif_error e = heif_decode_image(handle, &img, planar ? heif_colorspace_YCbCr : heif_colorspace_RGB,
-                                            planar ? heif_chroma_420 : heif_chroma_interleaved_RGBA, o);
+                                            planar ? heif_chroma_420 : rgb, o);
     if (e.code == heif_error_Ok && planar) {
         avifImage *pic = avifImageCreateEmpty();
         bool wrapped = pic && wrap_planes(img, pic);
@@ -238,7 +318,7 @@ static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, 
         /* Planes of another layout: libheif converts them to RGBA after all. */
         heif_image_release(img);
         img = NULL;
-        e = heif_decode_image(handle, &img, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, o);
+        e = heif_decode_image(handle, &img, heif_colorspace_RGB, rgb, o);
     }
     heif_decoding_options_free(o);
     if (e.code != heif_error_Ok) {
@@ -251,37 +331,49 @@ static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, 
         return ic_dec_fail_cancelled(d);
     }
     int stride = 0;
-    const uint8_t *px = heif_image_get_plane_readonly(img, heif_channel_interleaved, &stride);
+    heif_rows rows = {.wide = wide, .alpha = alpha};
+    rows.px = heif_image_get_plane_readonly(img, heif_channel_interleaved, &stride);
     int iw = heif_image_get_width(img, heif_channel_interleaved);
     int ih = heif_image_get_height(img, heif_channel_interleaved);
-    if (!px || iw <= 0 || ih <= 0 || stride < iw * 4) {
+    rows.bits = wide ? heif_image_get_bits_per_pixel_range(img, heif_channel_interleaved) : 8;
+    int pixel_bytes = !wide ? 4 : alpha ? 8 : 6;
+    if (!rows.px || iw <= 0 || ih <= 0 || stride / pixel_bytes < iw || rows.bits < 1 || rows.bits > 16) {
         heif_image_release(img);
         ic_dec_release(d, work);
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "%s: libheif returned no RGBA pixels", name(d));
+        return ic_set_error(d->err, IC_ERR_CORRUPT, "%s: libheif returned no %s pixels", name(d),
+                            wide ? "16-bit RGB" : "RGBA");
     }
-    st = ic_dec_begin(d, (uint32_t)iw, (uint32_t)ih, 1);
-    if (st == IC_OK) {
-        ic_dec_put_rows(d, 0, 0, (uint32_t)ih, px, (size_t)stride, alpha && !premultiplied);
-        if (premultiplied) ic_dec_note_transparency(d);
-    }
+    rows.stride = (size_t)stride;
+    rows.width = (uint32_t)iw;
+    rows.height = (uint32_t)ih;
+    st = ic_dec_begin(d, rows.width, rows.height, 1);
+    if (st == IC_OK) st = put_rows(d, &rows, alpha && !premultiplied);
+    if (st == IC_OK && premultiplied) ic_dec_note_transparency(d);
     heif_image_release(img);
     ic_dec_release(d, work);
     return st;
 }
 
-/* The ICC profile of `handle`, if it has one, to the colour code. */
-static void take_profile(ic_decoder *d, struct heif_image_handle *handle) {
+/* The colour of `handle` to the colour code: its ICC profile if it has one (one that cannot be
+ * read is ignored), else what its nclx colour box signals (color/cicp.c, as AVIF's). */
+static void take_color(ic_decoder *d, struct heif_image_handle *handle) {
     enum heif_color_profile_type type = heif_image_handle_get_color_profile_type(handle);
     if (type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC) {
         size_t size = heif_image_handle_get_raw_color_profile_size(handle);
-        if (size > 0 && size <= IC_ICC_MAX_BYTES) {
-            uint8_t *icc = ic_dec_malloc(d, size);
-            if (icc && heif_image_handle_get_raw_color_profile(handle, icc).code == heif_error_Ok) {
-                ic_color_take_profile(d, icc, size);
-            }
-            ic_dec_free(d, icc, size);
+        uint8_t *icc = size > 0 && size <= IC_ICC_MAX_BYTES ? ic_dec_malloc(d, size) : NULL;
+        if (icc && heif_image_handle_get_raw_color_profile(handle, icc).code == heif_error_Ok) {
+            ic_color_take_profile(d, icc, size);
+        } else {
+            ic_color_ignore(d);
         }
+        ic_dec_free(d, icc, size);
     }
+    /* libheif 1.15 allocates the profile before it checks the code points: free it either way. */
+    struct heif_color_profile_nclx *nclx = NULL;
+    if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
+        ic_color_take_cicp(d, (uint16_t)nclx->color_primaries, (uint16_t)nclx->transfer_characteristics);
+    }
+    if (nclx) heif_nclx_color_profile_free(nclx);
     ic_color_prepare(d, IC_COLOR_INPUT_RGBA);
 }
 
@@ -304,7 +396,7 @@ ic_status ic_heif_decode(ic_decoder *d) {
     uint32_t w = (uint32_t)heif_image_handle_get_width(primary);
     uint32_t h = (uint32_t)heif_image_handle_get_height(primary);
     bool alpha = heif_image_handle_has_alpha_channel(primary) != 0;
-    int bits = heif_image_handle_get_luma_bits_per_pixel(primary);
+    int bits = item_bits(primary);
     if (d->opts.keep_orientation) {
         /* The coded size: before clap, irot and imir. */
         int iw = heif_image_handle_get_ispe_width(primary);
@@ -337,10 +429,10 @@ ic_status ic_heif_decode(ic_decoder *d) {
     d->codec_oriented = true;
     if (st == IC_OK && ic_dec_cancelled(d)) st = ic_dec_fail_cancelled(d);
     if (st == IC_OK) {
-        take_profile(d, primary);
+        take_color(d, primary);
         struct heif_image_handle *thumb = d->opts.keep_orientation ? NULL : pick_thumbnail(d, primary);
         /* The YUV path for an opaque 8-bit primary image shrunk 4x or more. */
-        bool planar = !thumb && !alpha && bits == 8 &&
+        bool planar = !thumb && !alpha && heif_image_handle_get_luma_bits_per_pixel(primary) == 8 &&
                       heif_image_handle_get_chroma_bits_per_pixel(primary) == 8 &&
                       ic_dec_shrink_denominator(d, 8) >= 4;
         st = decode_handle(d, thumb ? thumb : primary, planar);

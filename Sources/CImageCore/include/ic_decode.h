@@ -141,7 +141,7 @@ typedef struct ic_info {
     uint8_t bit_depth;
     /** 1 for progressive JPEG, interlaced PNG or GIF (any frame), layered (progressive) AVIF. */
     uint8_t is_progressive;
-    /** 1 if the file embeds an ICC profile (JPEG APP2, PNG iCCP, WebP ICCP, AVIF colr). */
+    /** 1 if the file embeds an ICC profile (JPEG APP2, PNG iCCP, WebP ICCP, AVIF or HEIF colr). */
     uint8_t has_icc_profile;
     /** The profile's colour space (an ic_color_space; IC_COLOR_SPACE_NONE without one). */
     uint8_t icc_space;

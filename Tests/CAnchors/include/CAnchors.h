@@ -167,8 +167,39 @@ int anchors_make_rgb_profile(const double xy[6], const double gamma[3], uint8_t 
 int anchors_encode_heic(const uint8_t *rgba, int width, int height, int quality, uint8_t **out,
                         size_t *out_size);
 
+/** What anchors_encode_heic_with writes. */
+typedef struct anchors_heic_options {
+    /** Lossy quality, 0-100. */
+    int quality;
+    /** Bits a sample: 8 (the samples are bytes) or 9-16 (native uint16_t, each below 2^bits). */
+    int bits;
+    /** Nonzero: an alpha plane from the fourth sample (else alpha is dropped). */
+    int alpha;
+    /** Nonzero: an nclx colr box with these H.273 code points, full range (the matrix also
+     * converts the RGB to YCbCr). */
+    int nclx;
+    int primaries;
+    int transfer;
+    int matrix;
+    /** A 'prof' colr box with this ICC profile when icc_size > 0 (beside the nclx box, if any). */
+    const uint8_t *icc;
+    size_t icc_size;
+} anchors_heic_options;
+
+/** HEIC of `width` x `height` RGBA samples (4 a pixel, see `opts`) with libheif's x265 encoder;
+ * -1 without an HEVC encoder or on failure. */
+int anchors_encode_heic_with(const void *rgba, int width, int height, const anchors_heic_options *opts,
+                             uint8_t **out, size_t *out_size);
+
 /** The bare libheif decode: primary image to interleaved RGBA8 (transformations applied). */
 int anchors_decode_heic(const uint8_t *data, size_t size);
+
+/** libheif's own decode of the primary image to 16-bit RGB(A) at the coded depth
+ * (heif_chroma_interleaved_RRGGBB(AA)_LE, transformations applied): 4 native uint16_t a
+ * pixel into `dst` (alpha 2^bits - 1 without an alpha plane), *bits the depth libheif
+ * reports; -1 on failure or when `capacity` samples are too few. */
+int anchors_decode_heic_samples(const uint8_t *data, size_t size, uint16_t *dst, size_t capacity,
+                                int *width, int *height, int *bits);
 
 /** JPEG XL (libjxl's JxlEncoder, XYB at `distance`, `effort` 1-9) of RGBA's colour, sRGB. */
 int anchors_encode_jxl(const uint8_t *rgba, int width, int height, float distance, int effort,

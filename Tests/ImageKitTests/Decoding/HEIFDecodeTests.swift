@@ -1,10 +1,13 @@
+import CAnchors
 import CImageCore
 import Foundation
+import Glibc
 import ImageKit
 import XCTest
 
-/// HEIC/HEIF through libheif: third-party files (Tests/Fixtures/heic) against heif-convert's
-/// pixels, orientation from irot/imir, embedded thumbnails, alpha, limits and hostile input.
+/// HEIC/HEIF through libheif: third-party files (Tests/Fixtures/heic) against references from
+/// heif-convert and pillow-heif, 10/12-bit samples rounded to 8 bits, nclx colour, orientation
+/// from irot/imir, embedded thumbnails, alpha, limits and hostile input.
 final class HEIFDecodeTests: XCTestCase {
     private func fixtures() throws -> FixtureReferences { try FixtureReferences("heic") }
 
@@ -197,6 +200,198 @@ final class HEIFDecodeTests: XCTestCase {
             XCTAssertEqual(st, IC_ERR_CANCELLED)
             XCTAssertEqual(message, "HEIC: decode cancelled")
         }
+    }
+
+    // MARK: - 10 and 12 bits
+
+    /// HEIC from libheif's x265 encoder (Tests/CAnchors): RGBA `samples`, 4 a pixel, of `bits`.
+    private func encode(_ samples: [UInt16], width: Int, height: Int, bits: Int, alpha: Bool = false,
+                        nclx: (primaries: Int32, transfer: Int32, matrix: Int32)? = nil,
+                        icc: [UInt8] = []) throws -> [UInt8] {
+        var opts = anchors_heic_options()
+        opts.quality = 90
+        opts.bits = Int32(bits)
+        opts.alpha = alpha ? 1 : 0
+        if let nclx {
+            opts.nclx = 1
+            (opts.primaries, opts.transfer, opts.matrix) = nclx
+        }
+        var out: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        let rc = icc.withUnsafeBufferPointer { profile in
+            opts.icc = profile.baseAddress
+            opts.icc_size = profile.count
+            if bits == 8 {
+                return samples.map { UInt8($0) }.withUnsafeBytes {
+                    anchors_encode_heic_with($0.baseAddress, Int32(width), Int32(height), &opts, &out, &size)
+                }
+            }
+            return samples.withUnsafeBytes {
+                anchors_encode_heic_with($0.baseAddress, Int32(width), Int32(height), &opts, &out, &size)
+            }
+        }
+        XCTAssertEqual(rc, 0, "libheif's HEVC encoder")
+        defer { free(out) }
+        return Array(UnsafeBufferPointer(start: try XCTUnwrap(out), count: size))
+    }
+
+    /// libheif's own 16-bit decode of `file`: RGBA samples of `bits` (alpha at the maximum
+    /// without an alpha plane).
+    private func samples16(_ file: [UInt8]) throws -> (samples: [UInt16], bits: Int) {
+        let info = try ImageDecoder.info(file)
+        var samples = [UInt16](repeating: 0, count: info.width * info.height * 4)
+        var w: Int32 = 0, h: Int32 = 0, bits: Int32 = 0
+        let rc = samples.withUnsafeMutableBufferPointer {
+            anchors_decode_heic_samples(file, file.count, $0.baseAddress, $0.count, &w, &h, &bits)
+        }
+        XCTAssertEqual(rc, 0)
+        XCTAssertEqual(Int(w) * Int(h), info.width * info.height)
+        return (samples, Int(bits))
+    }
+
+    /// Premultiplied RGBA8 from 16-bit samples of `bits`, each reduced by `reduce` (v, max).
+    private func premultiplied(_ s: [UInt16], bits: Int, _ reduce: (Int, Int) -> Int) -> [UInt8] {
+        let max = (1 << bits) - 1
+        var out = [UInt8](repeating: 0, count: s.count)
+        for i in stride(from: 0, to: s.count, by: 4) {
+            let a = reduce(Int(s[i + 3]), max)
+            for c in 0..<3 { out[i + c] = UInt8((reduce(Int(s[i + c]), max) * a + 127) / 255) }
+            out[i + 3] = UInt8(a)
+        }
+        return out
+    }
+
+    /// Fails with the number of differing bytes and the first, not the whole arrays.
+    private func assertSame(_ a: [UInt8], _ b: [UInt8], _ what: String, file: StaticString = #filePath,
+                            line: UInt = #line) {
+        XCTAssertEqual(a.count, b.count, what, file: file, line: line)
+        let differ = a.indices.filter { $0 < b.count && a[$0] != b[$0] }
+        XCTAssertTrue(differ.isEmpty, "\(what): \(differ.count) bytes differ, the first at \(differ.first ?? 0)",
+                      file: file, line: line)
+    }
+
+    /// round(v * 255 / max), the reduction the README states.
+    private static func rounded(_ v: Int, _ max: Int) -> Int { (v * 255 + max / 2) / max }
+    /// libheif 1.15's own 8-bit output: the low bits dropped.
+    private static func truncated(_ v: Int, _ max: Int) -> Int { v >> (max.nonzeroBitCount - 8) }
+
+    /// 10- and 12-bit samples are rounded to nearest, not truncated as libheif's 8-bit output
+    /// is: MIAF002 (10-bit Main 10, also checked against pillow-heif in references.json), and
+    /// libheif-encoded 10-bit RGBA (straight alpha, premultiplied after rounding) and 12-bit RGB,
+    /// each against libheif's 16-bit decode rounded here.
+    func testTenAndTwelveBitSamplesAreRoundedToNearest() throws {
+        let w = 96, h = 64
+        var files: [(String, [UInt8])] = [("MIAF002.heic", try fixtures().bytes("MIAF002.heic"))]
+        for (bits, alpha) in [(10, true), (12, false)] {
+            let max = (1 << bits) - 1
+            var px = [UInt16](repeating: 0, count: w * h * 4)
+            for y in 0..<h {
+                for x in 0..<w {
+                    let i = (y * w + x) * 4
+                    px[i] = UInt16(x * max / (w - 1))
+                    px[i + 1] = UInt16(y * max / (h - 1))
+                    px[i + 2] = UInt16((x * 7 + y * 13) * max / (w * 7 + h * 13))
+                    px[i + 3] = UInt16(alpha ? (x + y) * max / (w + h - 2) : max)
+                }
+            }
+            files.append(("\(bits)-bit\(alpha ? " RGBA" : "")", try encode(px, width: w, height: h, bits: bits, alpha: alpha)))
+        }
+        for (name, file) in files {
+            let (samples, bits) = try samples16(file)
+            XCTAssertGreaterThan(bits, 8, name)
+            let image = try ImageDecoder().decode(file)
+            XCTAssertEqual(try ImageDecoder.info(file).bitDepth, bits, name)
+            let expected = premultiplied(samples, bits: bits, Self.rounded)
+            let truncated = premultiplied(samples, bits: bits, Self.truncated)
+            XCTAssertNotEqual(expected, truncated, "\(name): rounding must differ from truncation somewhere")
+            assertSame(image.packedPixels(), expected, name)
+        }
+    }
+
+    /// A 10-bit picture without an embedded thumbnail is shrunk through the resampler from
+    /// its rounded rows (the YCbCr box average is for 8-bit opaque pictures).
+    func testTenBitThumbnailIsResampledFromTheRoundedRows() throws {
+        let w = 320, h = 240, max = 1023
+        var px = [UInt16](repeating: 0, count: w * h * 4)
+        for i in 0..<w * h {
+            let (x, y) = (i % w, i / w)
+            px[i * 4] = UInt16(x * max / (w - 1))
+            px[i * 4 + 1] = UInt16(y * max / (h - 1))
+            px[i * 4 + 2] = UInt16((x + y) % 64 * 16)
+            px[i * 4 + 3] = UInt16(max)
+        }
+        let file = try encode(px, width: w, height: h, bits: 10)
+        var stats = DecodeStatistics()
+        let thumbnail = try file.withUnsafeBytes {
+            try ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 40))).decode($0, statistics: &stats)
+        }
+        XCTAssertEqual([thumbnail.width, thumbnail.height], [40, 30])
+        XCTAssertEqual(stats.codecSize, PixelSize(width: w, height: h))
+        let full = try ImageDecoder().decode(file)
+        let resized = try ImageResizer(size: PixelSize(width: 40, height: 30), mode: .stretch).resize(full)
+        assertSame(thumbnail.packedPixels(), resized.packedPixels(), "thumbnail against the resized decode")
+    }
+
+    // MARK: - nclx colour
+
+    /// Saturated colours (which Display P3 to sRGB changes) as 8-bit RGBA samples.
+    private func colourful(width w: Int, height h: Int) -> [UInt16] {
+        var px = [UInt16](repeating: 255, count: w * h * 4)
+        for i in 0..<w * h {
+            let (x, y) = (i % w, i / w)
+            px[i * 4] = UInt16(x * 255 / (w - 1))
+            px[i * 4 + 1] = UInt16(255 - y * 255 / (h - 1))
+            px[i * 4 + 2] = UInt16((x / 8 + y / 8) % 2 * 255)
+        }
+        return px
+    }
+
+    /// An nclx box of Display P3 (primaries 12, sRGB transfer) converts as AVIF's does, through
+    /// the same built P3 profile, which the image then carries: the result equals the untagged
+    /// pixels in a PNG tagged with that profile, decoded by ImageKit. sRGB/BT.709 and BT.2020 PQ
+    /// (HDR: out of scope) leave the pixels bit-identical to the untagged file; an ICC profile
+    /// wins over the nclx box.
+    func testNclxDisplayP3IsConvertedLikeAVIFs() throws {
+        let w = 64, h = 48
+        let px = colourful(width: w, height: h)
+        // Full-range BT.601 (matrix 6) throughout, libheif's default without an nclx box: the same
+        // coded pixels in every file.
+        let untagged = try ImageDecoder().decode(try encode(px, width: w, height: h, bits: 8))
+        XCTAssertFalse(untagged.isColorConverted)
+        XCTAssertNil(untagged.iccProfile)
+
+        let p3File = try encode(px, width: w, height: h, bits: 8, nclx: (12, 13, 6))
+        let p3 = try ImageDecoder().decode(p3File)
+        XCTAssertTrue(p3.isColorConverted)
+        XCTAssertEqual(p3.iccProfileSpace, .rgb)
+        XCTAssertNil(try ImageDecoder.info(p3File).iccProfileSpace)  // as AVIF's: no profile in the file
+        let avif = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/avif/kodim23_p3_cicp.avif")
+        let profile = try XCTUnwrap(p3.iccProfile)
+        XCTAssertEqual(profile, try ImageDecoder().decode(try Data(contentsOf: avif)).iccProfile)
+        let raw = try ImageDecoder(options: DecodeOptions(colorMode: .raw)).decode(p3File)
+        XCTAssertFalse(raw.isColorConverted)
+        assertSame(raw.packedPixels(), untagged.packedPixels(), "raw")
+        XCTAssertNotEqual(p3.packedPixels(), untagged.packedPixels())
+        let png = try ImageEncoder.encode(untagged, as: .png(), iccProfile: profile)
+        let tagged = try ImageDecoder().decode(png)
+        XCTAssertTrue(tagged.isColorConverted)
+        assertSame(p3.packedPixels(), tagged.packedPixels(), "against the P3-tagged PNG")
+
+        for (what, nclx) in [("sRGB", (Int32(1), Int32(13), Int32(6))), ("BT.2020 PQ", (9, 16, 6))] {
+            let image = try ImageDecoder().decode(try encode(px, width: w, height: h, bits: 8, nclx: nclx))
+            XCTAssertFalse(image.isColorConverted, what)
+            XCTAssertNil(image.iccProfile, what)
+            assertSame(image.packedPixels(), untagged.packedPixels(), what)
+        }
+
+        let srgbICC = [UInt8](try Data(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/icc/srgb.icc")))
+        let both = try encode(px, width: w, height: h, bits: 8, nclx: (12, 13, 6), icc: srgbICC)
+        let iccWins = try ImageDecoder().decode(both)
+        XCTAssertEqual(iccWins.iccProfile.map { [UInt8]($0) }, srgbICC)
+        XCTAssertFalse(iccWins.isColorConverted)
+        assertSame(iccWins.packedPixels(), untagged.packedPixels(), "sRGB ICC with a P3 nclx")
     }
 
     func testGarbageFailsCleanly() throws {
