@@ -24,7 +24,9 @@
  * 1.15 reports one depth for the interleaved image (its encoder writes alpha at
  * the colour's depth); a larger value counts as the maximum. Straight alpha,
  * rounded like the colour, is premultiplied by the sink; a handle that says its
- * colour is premultiplied already is passed through as final. HDR output is out
+ * colour is premultiplied already is passed through as final. Should libheif
+ * refuse the 16-bit layout for a picture (its conversion graph above 8 bits is
+ * narrower), its own truncating 8-bit output is taken instead. HDR output is out
  * of scope: the values are read as 8-bit SDR, whatever their transfer.
  *
  * Colour: an ICC profile ('prof'/'rICC' colr box) goes to the colour code like
@@ -319,6 +321,14 @@ static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, 
         heif_image_release(img);
         img = NULL;
         e = heif_decode_image(handle, &img, heif_colorspace_RGB, rgb, o);
+    }
+    if (e.code == heif_error_Unsupported_feature && wide) {
+        /* libheif has no 16-bit conversion for this picture's layout (its colour conversion
+         * graph is narrower than its 8-bit one): its own 8-bit output then, truncated, rather
+         * than no image. */
+        wide = false;
+        o->convert_hdr_to_8bit = 1;
+        e = heif_decode_image(handle, &img, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, o);
     }
     heif_decoding_options_free(o);
     if (e.code != heif_error_Ok) {
