@@ -1,6 +1,7 @@
 /*
  * gif.c — GIF decoding: block parsing, LZW and compositing, over the whole
- * file (ic_gif_decode) or, through the same walk, as the bytes arrive.
+ * file (ic_gif_decode) or, through the same walk, as the bytes arrive (the
+ * incremental engine, gif_stream.c; see ic_gif_internal.h).
  *
  * Our own LZW decoder rather than giflib's: giflib 5.2.1 loses sync on valid
  * streams whose code table fills up without a clear code ("deferred clear"),
@@ -20,7 +21,7 @@
  * One walk serves both ways in. Its whole state — the next block's position,
  * the graphic control extension waiting for its image, the image in progress
  * (its screen and rectangle), the sub-block bit reader and the LZW decoder's
- * table and cursor — lives in gif_state. Given the bytes so far, the walk
+ * table and cursor — lives in ic_gif_walk. Given the bytes so far, the walk
  * goes as far as they allow; where they run out and more may come, it pauses
  * (IC_OK, s->waiting), and a later call with more bytes goes on exactly as
  * one call with all of them would have. A block that is not all in yet (an
@@ -36,7 +37,7 @@
  */
 #include <string.h>
 
-#include "ic_decode_internal.h"
+#include "ic_gif_internal.h"
 
 #define LZW_MAX_CODES 4096
 
@@ -133,13 +134,7 @@ static bool skip_sub_blocks(const uint8_t *p, size_t n, size_t *pos) {
 
 /* ---- Header facts and a block walker for frame counts. ---- */
 
-typedef struct gif_header {
-    uint32_t width, height;
-    size_t first_block;      /* offset after the global colour table */
-    uint32_t colors;         /* entries of the global colour table (at offset 13); 0 without */
-} gif_header;
-
-static ic_status read_header(const uint8_t *p, size_t n, gif_header *h, ic_error *err) {
+ic_status ic_gif_read_header(const uint8_t *p, size_t n, ic_gif_header *h, ic_error *err) {
     if (n < 13) return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated header");
     h->width = (uint32_t)p[6] | (uint32_t)p[7] << 8;
     h->height = (uint32_t)p[8] | (uint32_t)p[9] << 8;
@@ -155,14 +150,7 @@ static ic_status read_header(const uint8_t *p, size_t n, gif_header *h, ic_error
     return IC_OK;
 }
 
-typedef struct gif_scan {
-    uint32_t images;
-    bool interlaced;
-    uint32_t loop_count;
-    bool truncated; /* the data ends before the trailer */
-} gif_scan;
-
-static void scan_blocks(const uint8_t *p, size_t n, size_t i, gif_scan *s) {
+void ic_gif_scan_blocks(const uint8_t *p, size_t n, size_t i, ic_gif_scan *s) {
     memset(s, 0, sizeof *s);
     s->truncated = true;
     while (i < n) {
@@ -195,7 +183,7 @@ static void scan_blocks(const uint8_t *p, size_t n, size_t i, gif_scan *s) {
 }
 
 /* The error for a file with no complete image. */
-static ic_status no_image(ic_error *err, const gif_scan *scan, size_t size) {
+static ic_status no_image(ic_error *err, const ic_gif_scan *scan, size_t size) {
     if (scan->truncated) {
         return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes, before any image",
                             size);
@@ -231,7 +219,7 @@ typedef enum gif_phase {
     GIF_DONE,   /* every frame is decoded */
 } gif_phase;
 
-typedef struct gif_state {
+struct ic_gif_walk {
     ic_decoder *d;
     uint32_t sw, sh;      /* the logical screen */
     size_t stride;        /* bytes a screen row */
@@ -274,21 +262,21 @@ typedef struct gif_state {
     uint16_t suffix[LZW_MAX_CODES];
     uint16_t length[LZW_MAX_CODES];
     uint16_t stack[LZW_MAX_CODES];
-} gif_state;
+};
 
 static ic_status truncated(ic_decoder *d) {
     return ic_set_error(d->err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes", d->size);
 }
 
 /* The walk stops where the bytes so far end, to go on from there with more. */
-static ic_status wait_for_bytes(gif_state *s) {
+static ic_status wait_for_bytes(ic_gif_walk *s) {
     s->waiting = true;
     return IC_OK;
 }
 
 /* The bytes so far end inside what the walk reads next: a truncated file when no more will
  * come, else the walk waits for them. */
-static ic_status starved(gif_state *s) {
+static ic_status starved(ic_gif_walk *s) {
     return s->b.final ? truncated(s->d) : wait_for_bytes(s);
 }
 
@@ -312,14 +300,14 @@ static uint32_t interlaced_row(uint32_t k, uint32_t h) {
 }
 
 /* Streams transparent screen rows up to (not including) y. */
-static void stream_until(gif_state *s, uint32_t y) {
+static void stream_until(ic_gif_walk *s, uint32_t y) {
     memset(s->stream_row, 0, (size_t)s->sw * 4);
     for (; s->next_row < y && s->next_row < s->sh; s->next_row++) {
         ic_dec_put_rows(s->d, 0, s->next_row, 1, s->stream_row, s->stride, false);
     }
 }
 
-static void put_row(gif_state *s, uint8_t *frame, const gif_image *im, uint32_t k,
+static void put_row(ic_gif_walk *s, uint8_t *frame, const gif_image *im, uint32_t k,
                     const gif_gce *gce) {
     uint32_t y = im->top + (im->interlaced ? interlaced_row(k, im->height) : k);
     if (y >= s->sh || im->left >= s->sw) return;
@@ -342,7 +330,7 @@ static void put_row(gif_state *s, uint8_t *frame, const gif_image *im, uint32_t 
     }
 }
 
-static void load_palette(gif_state *s, const gif_image *im, const gif_gce *gce) {
+static void load_palette(ic_gif_walk *s, const gif_image *im, const gif_gce *gce) {
     const uint8_t *table = s->b.data + im->palette_at;
     uint32_t count = 1u << im->min_code_size;
     if (count < 256) count = 256;
@@ -358,7 +346,7 @@ static void load_palette(gif_state *s, const gif_image *im, const gif_gce *gce) 
 }
 
 /* Starts the LZW decoder on the image's data. */
-static void start_lzw(gif_state *s) {
+static void start_lzw(ic_gif_walk *s) {
     s->clear = 1u << s->im.min_code_size;
     for (uint32_t c = 0; c < s->clear; c++) {
         s->suffix[c] = (uint16_t)c;
@@ -371,7 +359,7 @@ static void start_lzw(gif_state *s) {
 
 /* Decodes the image's LZW data into its screen as far as the bytes go (GIF_PIXELS); moves on
  * to GIF_SKIP once the data or the image ends. */
-static ic_status draw_pixels(gif_state *s) {
+static ic_status draw_pixels(ic_gif_walk *s) {
     ic_decoder *d = s->d;
     gif_bits *b = &s->b;
     const gif_image *im = &s->im;
@@ -502,7 +490,7 @@ static bool frame_has_transparency(const ic_image *img, uint32_t f) {
 }
 
 /* Reads an image descriptor and its colour table at *pos (after the 0x2C). */
-static ic_status read_image(gif_state *s, size_t *pos, gif_image *im) {
+static ic_status read_image(ic_gif_walk *s, size_t *pos, gif_image *im) {
     const uint8_t *p = s->b.data;
     size_t n = s->b.size, i = *pos;
     if (n - i < 9) return starved(s);
@@ -532,7 +520,7 @@ static ic_status read_image(gif_state *s, size_t *pos, gif_image *im) {
 }
 
 /* The screen for frame f, with the previous image's disposal applied. */
-static uint8_t *screen_for(gif_state *s, uint32_t f, const gif_gce *prev_gce, gif_rect prev_rect) {
+static uint8_t *screen_for(ic_gif_walk *s, uint32_t f, const gif_gce *prev_gce, gif_rect prev_rect) {
     ic_image *img = s->d->image;
     size_t bytes = s->stride * s->sh;
     uint8_t *screen;
@@ -555,7 +543,7 @@ static uint8_t *screen_for(gif_state *s, uint32_t f, const gif_gce *prev_gce, gi
 /* The once-per-image work for s->im: where it is drawn (the screen, with the previous
  * image's disposal applied), its limit, and — when any of it is visible — its row buffer,
  * palette and LZW table. */
-static ic_status prepare_image(gif_state *s) {
+static ic_status prepare_image(ic_gif_walk *s) {
     ic_decoder *d = s->d;
     const gif_image *im = &s->im;
     if (!ic_dec_is_direct(d) && !s->staging.p && !s->stream) {
@@ -600,7 +588,7 @@ static ic_status prepare_image(gif_state *s) {
 
 /* Starts image `im`, whose data begins at `pos`: its pixels are decoded when any of them is
  * visible; otherwise (or when its start failed) its data is skipped. */
-static void start_image(gif_state *s, const gif_image *im, size_t pos) {
+static void start_image(ic_gif_walk *s, const gif_image *im, size_t pos) {
     s->im = *im;
     s->b = (gif_bits){.data = s->b.data, .size = s->b.size, .final = s->b.final, .pos = pos};
     s->x = s->k = 0;
@@ -611,7 +599,7 @@ static void start_image(gif_state *s, const gif_image *im, size_t pos) {
 }
 
 /* Hands a finished image's frame over and readies the walk for the next block. */
-static ic_status end_image(gif_state *s) {
+static ic_status end_image(ic_gif_walk *s) {
     ic_decoder *d = s->d;
     if (s->stream) {
         stream_until(s, s->sh);
@@ -630,7 +618,7 @@ static ic_status end_image(gif_state *s) {
 
 /* Skips to the image's block terminator (GIF_SKIP), then ends the image, or reports the
  * failure met as it started. */
-static ic_status skip_rest(gif_state *s) {
+static ic_status skip_rest(ic_gif_walk *s) {
     gif_bits *b = &s->b;
     if (!finish_blocks(b)) {
         if (!b->eof) return wait_for_bytes(s);
@@ -641,7 +629,7 @@ static ic_status skip_rest(gif_state *s) {
 }
 
 /* Ends the walk: the frames decoded are the image's. */
-static ic_status end_frames(gif_state *s) {
+static ic_status end_frames(ic_gif_walk *s) {
     ic_decoder *d = s->d;
     ic_image *img = d->image;
     if (s->done == 0) return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: no image data");
@@ -657,7 +645,7 @@ static ic_status end_frames(gif_state *s) {
 
 /* Reads the block at s->pos (GIF_BLOCKS): an extension (a graphic control extension sets the
  * next image's disposal, transparency and delay), an image descriptor, or the end. */
-static ic_status next_block(gif_state *s) {
+static ic_status next_block(ic_gif_walk *s) {
     ic_decoder *d = s->d;
     const uint8_t *p = s->b.data;
     size_t n = s->b.size, pos = s->pos;
@@ -691,12 +679,7 @@ static ic_status next_block(gif_state *s) {
     return IC_OK;
 }
 
-/*
- * Runs the walk over the file's first `size` bytes, `data` (`final`: the whole file) as far
- * as they go: IC_OK once every frame is decoded, or — only when !final — with s->waiting
- * set where the bytes ran out; or the decode's error.
- */
-static ic_status walk(gif_state *s, const uint8_t *data, size_t size, bool final) {
+ic_status ic_gif_walk_run(ic_gif_walk *s, const uint8_t *data, size_t size, bool final) {
     s->b.data = data;
     s->b.size = size;
     s->b.final = final;
@@ -713,23 +696,28 @@ static ic_status walk(gif_state *s, const uint8_t *data, size_t size, bool final
     return st;
 }
 
-/* Checks the screen and the first frame's working memory against the limits: from the header
- * alone, before the file's images are counted (a decode that reads the file as it arrives
- * can check them in the same order once the header is in). */
-static ic_status check_screen(ic_decoder *d, const gif_header *hdr) {
-    ic_status st = ic_dec_check_size(d, hdr->width, hdr->height, 1, 0);
-    if (st != IC_OK) return st;
-    return ic_dec_check_size(d, hdr->width, hdr->height, 1, sizeof(gif_state));
+uint32_t ic_gif_walk_rows(const ic_gif_walk *s) {
+    if (s->done > 0) return s->sh;
+    if (s->stream) return s->next_row;
+    bool drawing = s->phase == GIF_PIXELS || s->phase == GIF_SKIP;
+    if (!drawing || s->im.interlaced || !ic_dec_is_direct(s->d)) return 0;
+    uint32_t y = s->im.top + s->k;
+    return y < s->sh ? y : s->sh;
 }
 
-/* Starts the output (`frames` frames of the screen `hdr` gives) and a walk over them; the
- * limits are checked already. */
-static ic_status begin_walk(ic_decoder *d, const gif_header *hdr, uint32_t frames, gif_state **out) {
+ic_status ic_gif_check_screen(ic_decoder *d, const ic_gif_header *hdr) {
+    ic_status st = ic_dec_check_size(d, hdr->width, hdr->height, 1, 0);
+    if (st != IC_OK) return st;
+    return ic_dec_check_size(d, hdr->width, hdr->height, 1, sizeof(ic_gif_walk));
+}
+
+ic_status ic_gif_walk_begin(ic_decoder *d, const ic_gif_header *hdr, uint32_t frames,
+                            ic_gif_walk **out) {
     ic_status st = ic_dec_begin(d, hdr->width, hdr->height, frames);
     if (st != IC_OK) return st;
-    gif_state *s = ic_dec_malloc(d, sizeof *s);
+    ic_gif_walk *s = ic_dec_malloc(d, sizeof *s);
     if (!s) return alloc_failure(d);
-    memset(s, 0, offsetof(gif_state, palette));
+    memset(s, 0, offsetof(ic_gif_walk, palette));
     /* The prefix table is read one step past a string's first code (a literal, whose prefix
      * nothing else writes): every entry is defined from the start. The other tables are
      * written before they are read (entries below the next free code), image by image. */
@@ -748,8 +736,7 @@ static ic_status begin_walk(ic_decoder *d, const gif_header *hdr, uint32_t frame
     return IC_OK;
 }
 
-/* Frees a walk and its buffers (not the output). */
-static void free_walk(gif_state *s) {
+void ic_gif_walk_free(ic_gif_walk *s) {
     ic_decoder *d = s->d;
     ic_dec_free(d, s->line, s->line_size);
     ic_dec_free(d, s->saved, s->saved_size);
@@ -759,35 +746,35 @@ static void free_walk(gif_state *s) {
 }
 
 ic_status ic_gif_decode(ic_decoder *d) {
-    gif_header hdr;
-    ic_status st = read_header(d->data, d->size, &hdr, d->err);
+    ic_gif_header hdr;
+    ic_status st = ic_gif_read_header(d->data, d->size, &hdr, d->err);
     if (st != IC_OK) return st;
-    gif_scan scan;
-    scan_blocks(d->data, d->size, hdr.first_block, &scan);
+    ic_gif_scan scan;
+    ic_gif_scan_blocks(d->data, d->size, hdr.first_block, &scan);
     d->loop_count = scan.loop_count;
-    st = check_screen(d, &hdr);
+    st = ic_gif_check_screen(d, &hdr);
     if (st != IC_OK) return st;
     if (scan.images == 0) return no_image(d->err, &scan, d->size);
     uint32_t frames = d->opts.all_frames ? scan.images : 1;
     if (frames > 1) {
-        uint64_t extra = sizeof(gif_state) + (uint64_t)ic_stride_for_width(hdr.width) * hdr.height;
+        uint64_t extra = sizeof(ic_gif_walk) + (uint64_t)ic_stride_for_width(hdr.width) * hdr.height;
         st = ic_dec_check_size(d, hdr.width, hdr.height, frames, extra);
         if (st != IC_OK) return st;
     }
-    gif_state *s;
-    st = begin_walk(d, &hdr, frames, &s);
+    ic_gif_walk *s;
+    st = ic_gif_walk_begin(d, &hdr, frames, &s);
     if (st != IC_OK) return st;
-    st = walk(s, d->data, d->size, true);
-    free_walk(s);
+    st = ic_gif_walk_run(s, d->data, d->size, true);
+    ic_gif_walk_free(s);
     return st;
 }
 
 ic_status ic_gif_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
-    gif_header hdr;
-    ic_status st = read_header(p, n, &hdr, err);
+    ic_gif_header hdr;
+    ic_status st = ic_gif_read_header(p, n, &hdr, err);
     if (st != IC_OK) return st;
-    gif_scan scan;
-    scan_blocks(p, n, hdr.first_block, &scan);
+    ic_gif_scan scan;
+    ic_gif_scan_blocks(p, n, hdr.first_block, &scan);
     info->width = hdr.width;
     info->height = hdr.height;
     info->frame_count = scan.images;
