@@ -24,10 +24,11 @@
  * table and cursor — lives in ic_gif_walk. Given the bytes so far, the walk
  * goes as far as they allow; where they run out and more may come, it pauses
  * (IC_OK, s->waiting), and a later call with more bytes goes on exactly as
- * one call with all of them would have. A block that is not all in yet (an
- * extension's sub-blocks, an image descriptor and its colour table) is read
- * again from its start; what is done once per image (the screen, the
- * buffers, the palette and the table) is done once its descriptor is in.
+ * one call with all of them would have. A short block that is not all in yet
+ * (an image descriptor and its colour table, a graphic control extension's
+ * fields) is read again from its start; sub-blocks (an extension's, an
+ * image's) are read as they arrive; what is done once per image (the screen,
+ * the buffers, the palette and the table) is done once its descriptor is in.
  * ic_gif_decode runs the walk once over the whole file.
  *
  * A failure met as an image starts (its pixel limit, its buffers) is reported
@@ -214,6 +215,7 @@ typedef struct gif_image {
 /* Where the walk is. */
 typedef enum gif_phase {
     GIF_BLOCKS, /* at the next block (s->pos) */
+    GIF_EXTENSION, /* in an extension's sub-blocks */
     GIF_PIXELS, /* in an image's LZW data */
     GIF_SKIP,   /* past an image's pixels (or not drawing them): on to its block terminator */
     GIF_DONE,   /* every frame is decoded */
@@ -244,6 +246,7 @@ struct ic_gif_walk {
     size_t pos;           /* the next block (GIF_BLOCKS) */
     uint32_t done;        /* frames decoded */
     gif_gce gce;          /* for the next image */
+    gif_gce ext_gce;      /* what it becomes once the extension being skipped ends */
     gif_gce prev_gce;     /* of the last image, and its rectangle: its disposal */
     gif_rect prev_rect;
     /* The image in progress. */
@@ -628,6 +631,16 @@ static ic_status skip_rest(ic_gif_walk *s) {
     return end_image(s);
 }
 
+/* Skips an extension's sub-blocks as they arrive (GIF_EXTENSION: a long one is not walked
+ * again at every piece), then takes its graphic control fields. */
+static ic_status skip_extension(ic_gif_walk *s) {
+    if (!finish_blocks(&s->b)) return s->b.eof ? truncated(s->d) : wait_for_bytes(s);
+    s->gce = s->ext_gce;
+    s->pos = s->b.pos;
+    s->phase = GIF_BLOCKS;
+    return IC_OK;
+}
+
 /* Ends the walk: the frames decoded are the image's. */
 static ic_status end_frames(ic_gif_walk *s) {
     ic_decoder *d = s->d;
@@ -656,15 +669,18 @@ static ic_status next_block(ic_gif_walk *s) {
     if (kind == 0x21) {
         if (pos >= n) return starved(s);
         uint8_t label = p[pos++];
-        gif_gce gce = s->gce;
-        if (label == 0xF9 && pos < n && p[pos] >= 4 && n - pos >= 5) {
-            gce.disposal = (p[pos + 1] >> 2) & 7;
-            gce.transparent = (p[pos + 1] & 1) ? p[pos + 4] : -1;
-            gce.delay_ms = ((uint32_t)p[pos + 2] | (uint32_t)p[pos + 3] << 8) * 10u;
+        s->ext_gce = s->gce;
+        if (label == 0xF9) {
+            /* A graphic control extension's fields, once its first sub-block's are in. */
+            if (pos >= n || (p[pos] >= 4 && n - pos < 5)) return starved(s);
+            if (p[pos] >= 4) {
+                s->ext_gce.disposal = (p[pos + 1] >> 2) & 7;
+                s->ext_gce.transparent = (p[pos + 1] & 1) ? p[pos + 4] : -1;
+                s->ext_gce.delay_ms = ((uint32_t)p[pos + 2] | (uint32_t)p[pos + 3] << 8) * 10u;
+            }
         }
-        if (!skip_sub_blocks(p, n, &pos)) return starved(s);
-        s->gce = gce;
-        s->pos = pos;
+        s->b = (gif_bits){.data = p, .size = n, .final = s->b.final, .pos = pos};
+        s->phase = GIF_EXTENSION;
         return IC_OK;
     }
     if (kind != 0x2C) {
@@ -688,6 +704,7 @@ ic_status ic_gif_walk_run(ic_gif_walk *s, const uint8_t *data, size_t size, bool
     while (st == IC_OK && !s->waiting && s->phase != GIF_DONE) {
         switch (s->phase) {
         case GIF_BLOCKS: st = next_block(s); break;
+        case GIF_EXTENSION: st = skip_extension(s); break;
         case GIF_PIXELS: st = draw_pixels(s); break;
         case GIF_SKIP: st = skip_rest(s); break;
         case GIF_DONE: break;
