@@ -364,7 +364,9 @@ static void start_lzw(ic_gif_walk *s) {
  * to GIF_SKIP once the data or the image ends. */
 static ic_status draw_pixels(ic_gif_walk *s) {
     ic_decoder *d = s->d;
-    gif_bits *b = &s->b;
+    /* The reader and the cursor in locals (registers) while codes are decoded, stored back when
+     * the step pauses or ends (a failure is final). */
+    gif_bits reader = s->b, *b = &reader;
     const gif_image *im = &s->im;
     const uint32_t clear = s->clear, end = clear + 1;
     const uint32_t w = im->width, h = im->height;
@@ -443,6 +445,7 @@ static ic_status draw_pixels(ic_gif_walk *s) {
     s->prev = prev;
     s->x = x;
     s->k = k;
+    s->b = reader;
     if (paused) return wait_for_bytes(s);
     if (b->eof && k < h) return truncated(d);
     if (k < h && x > 0) {
