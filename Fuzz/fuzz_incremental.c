@@ -1,9 +1,10 @@
 /*
- * fuzz_incremental.c — the incremental decode (JPEG, PNG and WebP engines) against
+ * fuzz_incremental.c — the incremental decode (JPEG, PNG, WebP and GIF engines) against
  * ic_decode. The first 4 bytes choose the options and the piece sizes; the
  * rest is the body, fed in those pieces (with a partial image taken now and
  * then). The result must be ic_decode's on the same body: the same status,
- * and when both succeed the same size, and for PNG and WebP the same pixels. A difference
+ * and when both succeed the same size, opacity, frame count, delays and loop
+ * count, and for PNG, WebP and GIF the same pixels. A difference
  * traps. JPEG pixels are compared by the tests on valid files
  * only: on entropy-coded data with bad Huffman codes (a warning libjpeg
  * decodes through) libjpeg-turbo's fast and slow Huffman decoders produce
@@ -19,7 +20,13 @@ static void same_or_trap(ic_status whole_st, ic_image *whole, ic_status inc_st, 
                          ic_format format) {
     if (whole_st != inc_st) __builtin_trap();
     if (whole_st != IC_OK) return;
-    if (whole->width != inc->width || whole->height != inc->height || whole->is_opaque != inc->is_opaque) {
+    if (whole->width != inc->width || whole->height != inc->height || whole->is_opaque != inc->is_opaque ||
+        whole->frame_count != inc->frame_count || whole->loop_count != inc->loop_count ||
+        (whole->frame_delays_ms == NULL) != (inc->frame_delays_ms == NULL)) {
+        __builtin_trap();
+    }
+    if (whole->frame_delays_ms &&
+        memcmp(whole->frame_delays_ms, inc->frame_delays_ms, sizeof(uint32_t) * whole->frame_count) != 0) {
         __builtin_trap();
     }
     if (format == IC_FORMAT_JPEG) return;
@@ -38,7 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     data += 4;
     size -= 4;
     ic_format format = ic_sniff(data, size);
-    if (format != IC_FORMAT_JPEG && format != IC_FORMAT_PNG && format != IC_FORMAT_WEBP) return 0;
+    if (format != IC_FORMAT_JPEG && format != IC_FORMAT_PNG && format != IC_FORMAT_WEBP &&
+        format != IC_FORMAT_GIF) {
+        return 0;
+    }
 
     ic_decode_options o;
     fuzz_limits(&o);

@@ -36,7 +36,7 @@ corpus, harness, dest = sys.argv[1:]
 m = json.load(open(os.path.join(corpus, "manifest.json")))
 for i, e in enumerate(m["entries"]):
     src = os.path.join(corpus, e["path"])
-    if harness == "incremental" and e["format"] in ("jpeg", "png", "webp") and os.path.getsize(src) <= 65536:
+    if harness == "incremental" and e["format"] in ("jpeg", "png", "webp", "gif") and os.path.getsize(src) <= 65536:
         # The harness reads 4 bytes of options and piece sizes before the file.
         with open(os.path.join(dest, "%04d.bin" % i), "wb") as f:
             f.write(bytes([i & 0xFF, 1 + i % 7, 64 + i % 61, 255]) + open(src, "rb").read())

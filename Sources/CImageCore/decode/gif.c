@@ -1,5 +1,7 @@
 /*
- * gif.c — GIF decoding: block parsing, LZW and compositing.
+ * gif.c — GIF decoding: block parsing, LZW and compositing, over the whole
+ * file (ic_gif_decode) or, through the same walk, as the bytes arrive (the
+ * incremental engine, gif_stream.c; see ic_gif_internal.h).
  *
  * Our own LZW decoder rather than giflib's: giflib 5.2.1 loses sync on valid
  * streams whose code table fills up without a clear code ("deferred clear"),
@@ -15,33 +17,58 @@
  * to background clears to transparent, as browsers do). Images are clipped to
  * the screen. Pixels are written premultiplied directly: palette colours are
  * opaque and the transparent index is 0,0,0,0, so no premultiply pass is needed.
+ *
+ * One walk serves both ways in. Its whole state — the next block's position,
+ * the graphic control extension waiting for its image, the image in progress
+ * (its screen and rectangle), the sub-block bit reader and the LZW decoder's
+ * table and cursor — lives in ic_gif_walk. Given the bytes so far, the walk
+ * goes as far as they allow; where they run out and more may come, it pauses
+ * (IC_OK, s->waiting), and a later call with more bytes goes on exactly as
+ * one call with all of them would have. A short block that is not all in yet
+ * (an image descriptor and its colour table, a graphic control extension's
+ * fields) is read again from its start; sub-blocks (an extension's, an
+ * image's) are read as they arrive; what is done once per image (the screen,
+ * the buffers, the palette and the table) is done once its descriptor is in.
+ * ic_gif_decode runs the walk once over the whole file.
+ *
+ * A failure met as an image starts (its pixel limit, its buffers) is reported
+ * once that image's data has ended. In a whole file whose images ic_gif_decode
+ * has counted that data always ends, so the answer is the same; a walk over a
+ * file that is still arriving thus fails only where ic_gif_decode would.
  */
 #include <string.h>
 
-#include "ic_decode_internal.h"
+#include "ic_gif_internal.h"
 
 #define LZW_MAX_CODES 4096
 
 /* ---- Sub-block bit reader. ---- */
 
+/* Reads LZW codes from an image's sub-blocks. `data`, `size` and `final` are
+ * the bytes so far, set again at each step of the walk (the buffer may move);
+ * the rest carries over from step to step. */
 typedef struct gif_bits {
     const uint8_t *data;
     size_t size;
+    bool final;         /* no more bytes will come */
     size_t pos;         /* next byte of the file */
     size_t block_left;  /* bytes left in the current sub-block */
     uint64_t acc;
     unsigned count;     /* valid bits in acc */
-    bool ended;         /* block terminator reached */
+    bool ended;         /* block terminator reached, or the file ended */
     bool eof;           /* the file ended inside the sub-blocks */
 } gif_bits;
+
+/* The bytes so far are used up: the end of the file when no more will come. */
+static bool out_of_bytes(gif_bits *b) {
+    if (b->final) b->eof = b->ended = true;
+    return false;
+}
 
 static bool refill(gif_bits *b) {
     while (b->block_left == 0) {
         if (b->ended) return false;
-        if (b->pos >= b->size) {
-            b->eof = b->ended = true;
-            return false;
-        }
+        if (b->pos >= b->size) return out_of_bytes(b);
         uint8_t len = b->data[b->pos++];
         if (len == 0) {
             b->ended = true;
@@ -49,17 +76,15 @@ static bool refill(gif_bits *b) {
         }
         b->block_left = len;
     }
-    if (b->pos >= b->size) {
-        b->eof = b->ended = true;
-        return false;
-    }
+    if (b->pos >= b->size) return out_of_bytes(b);
     b->acc |= (uint64_t)b->data[b->pos++] << b->count;
     b->count += 8;
     b->block_left--;
     return true;
 }
 
-/* Next code of `bits` bits, or -1 when the data ends. */
+/* Next code of `bits` bits, or -1 when the data ends (b->ended) or the bytes so far do (the
+ * code's first bits stay in acc for the next call). */
 static inline int read_code(gif_bits *b, unsigned bits) {
     while (b->count < bits) {
         if (!refill(b)) return -1;
@@ -70,23 +95,27 @@ static inline int read_code(gif_bits *b, unsigned bits) {
     return code;
 }
 
-/* Skips the rest of the sub-blocks; false if the file ends first. */
+/* Skips the rest of the sub-blocks: true once past the terminator, false when the bytes run
+ * out first (b->eof when the file ended there). */
 static bool finish_blocks(gif_bits *b) {
-    if (!b->ended) {
+    if (b->ended) return !b->eof;
+    for (;;) {
+        size_t left = b->size - b->pos;
+        if (b->block_left > left) {
+            b->pos = b->size;
+            b->block_left -= left;
+            return out_of_bytes(b);
+        }
         b->pos += b->block_left;
         b->block_left = 0;
-        while (b->pos < b->size) {
-            uint8_t len = b->data[b->pos++];
-            if (len == 0) {
-                b->ended = true;
-                return true;
-            }
-            b->pos += len;
+        if (b->pos >= b->size) return out_of_bytes(b);
+        uint8_t len = b->data[b->pos++];
+        if (len == 0) {
+            b->ended = true;
+            return true;
         }
-        b->eof = true;
-        return false;
+        b->block_left = len;
     }
-    return !b->eof;
 }
 
 /* Skips a run of sub-blocks starting at *pos; false if the file ends first. */
@@ -106,39 +135,23 @@ static bool skip_sub_blocks(const uint8_t *p, size_t n, size_t *pos) {
 
 /* ---- Header facts and a block walker for frame counts. ---- */
 
-typedef struct gif_header {
-    uint32_t width, height;
-    size_t first_block;      /* offset after the global colour table */
-    const uint8_t *palette;  /* global colour table or NULL */
-    uint32_t colors;
-} gif_header;
-
-static ic_status read_header(const uint8_t *p, size_t n, gif_header *h, ic_error *err) {
+ic_status ic_gif_read_header(const uint8_t *p, size_t n, ic_gif_header *h, ic_error *err) {
     if (n < 13) return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated header");
     h->width = (uint32_t)p[6] | (uint32_t)p[7] << 8;
     h->height = (uint32_t)p[8] | (uint32_t)p[9] << 8;
     h->first_block = 13;
-    h->palette = NULL;
     h->colors = 0;
     if (p[10] & 0x80) {
         h->colors = 2u << (p[10] & 7);
         if (n - 13 < 3 * (size_t)h->colors) {
             return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated global colour table");
         }
-        h->palette = p + 13;
         h->first_block += 3 * (size_t)h->colors;
     }
     return IC_OK;
 }
 
-typedef struct gif_scan {
-    uint32_t images;
-    bool interlaced;
-    uint32_t loop_count;
-    bool truncated; /* the data ends before the trailer */
-} gif_scan;
-
-static void scan_blocks(const uint8_t *p, size_t n, size_t i, gif_scan *s) {
+void ic_gif_scan_blocks(const uint8_t *p, size_t n, size_t i, ic_gif_scan *s) {
     memset(s, 0, sizeof *s);
     s->truncated = true;
     while (i < n) {
@@ -171,7 +184,7 @@ static void scan_blocks(const uint8_t *p, size_t n, size_t i, gif_scan *s) {
 }
 
 /* The error for a file with no complete image. */
-static ic_status no_image(ic_error *err, const gif_scan *scan, size_t size) {
+static ic_status no_image(ic_error *err, const ic_gif_scan *scan, size_t size) {
     if (scan->truncated) {
         return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes, before any image",
                             size);
@@ -179,7 +192,7 @@ static ic_status no_image(ic_error *err, const gif_scan *scan, size_t size) {
     return ic_set_error(err, IC_ERR_CORRUPT, "GIF: no image data");
 }
 
-/* ---- LZW and drawing. ---- */
+/* ---- The walk's state. ---- */
 
 typedef struct gif_gce {
     int disposal;      /* 0-1 keep, 2 background, 3 previous */
@@ -194,15 +207,26 @@ typedef struct gif_rect {
 typedef struct gif_image {
     uint32_t left, top, width, height;
     bool interlaced;
-    const uint8_t *palette;
-    uint32_t colors;
+    size_t palette_at;  /* offset of its colour table in the file */
+    uint32_t colors;    /* entries of that table; 0 without */
     int min_code_size;
 } gif_image;
 
-typedef struct gif_state {
+/* Where the walk is. */
+typedef enum gif_phase {
+    GIF_BLOCKS, /* at the next block (s->pos) */
+    GIF_EXTENSION, /* in an extension's sub-blocks */
+    GIF_PIXELS, /* in an image's LZW data */
+    GIF_SKIP,   /* past an image's pixels (or not drawing them): on to its block terminator */
+    GIF_DONE,   /* every frame is decoded */
+} gif_phase;
+
+struct ic_gif_walk {
     ic_decoder *d;
     uint32_t sw, sh;      /* the logical screen */
     size_t stride;        /* bytes a screen row */
+    uint32_t frames;      /* frames to decode */
+    uint32_t global_colors; /* entries of the global colour table */
     /* Where the screen is composited: the output frames themselves (full-size
      * decode), a staging screen (resampled animations or interlaced images),
      * or nowhere — rows streamed to the resampler one by one (`stream`, for the
@@ -215,12 +239,56 @@ typedef struct gif_state {
     size_t line_size;
     uint8_t *saved;       /* screen copy for "restore previous" */
     size_t saved_size;
+
+    /* The walk. */
+    gif_phase phase;
+    bool waiting;         /* the last step stopped where the bytes so far end */
+    size_t pos;           /* the next block (GIF_BLOCKS) */
+    uint32_t done;        /* frames decoded */
+    gif_gce gce;          /* for the next image */
+    gif_gce ext_gce;      /* what it becomes once the extension being skipped ends */
+    gif_gce prev_gce;     /* of the last image, and its rectangle: its disposal */
+    gif_rect prev_rect;
+    /* The image in progress. */
+    gif_image im;
+    gif_rect rect;
+    uint8_t *screen;      /* where it is drawn; NULL when its rows are streamed */
+    bool complete;        /* every pixel arrived (the file may then end before its terminator) */
+    ic_status failure;    /* met as it started: reported once its data has ended */
+    gif_bits b;
+    /* The LZW decoder. */
+    uint32_t clear, next, bits;
+    int prev;
+    uint32_t x, k;        /* pixel cursor: column and stored row */
     uint32_t palette[LZW_MAX_CODES]; /* indices past the colour table are opaque black */
     uint16_t prefix[LZW_MAX_CODES];
     uint16_t suffix[LZW_MAX_CODES];
     uint16_t length[LZW_MAX_CODES];
     uint16_t stack[LZW_MAX_CODES];
-} gif_state;
+};
+
+static ic_status truncated(ic_decoder *d) {
+    return ic_set_error(d->err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes", d->size);
+}
+
+/* The walk stops where the bytes so far end, to go on from there with more. */
+static ic_status wait_for_bytes(ic_gif_walk *s) {
+    s->waiting = true;
+    return IC_OK;
+}
+
+/* The bytes so far end inside what the walk reads next: a truncated file when no more will
+ * come, else the walk waits for them. */
+static ic_status starved(ic_gif_walk *s) {
+    return s->b.final ? truncated(s->d) : wait_for_bytes(s);
+}
+
+/* The status of a failed ic_dec_malloc. */
+static ic_status alloc_failure(const ic_decoder *d) {
+    return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+}
+
+/* ---- LZW and drawing. ---- */
 
 /* Row of the k-th stored row of an interlaced image of height h. */
 static uint32_t interlaced_row(uint32_t k, uint32_t h) {
@@ -235,14 +303,14 @@ static uint32_t interlaced_row(uint32_t k, uint32_t h) {
 }
 
 /* Streams transparent screen rows up to (not including) y. */
-static void stream_until(gif_state *s, uint32_t y) {
+static void stream_until(ic_gif_walk *s, uint32_t y) {
     memset(s->stream_row, 0, (size_t)s->sw * 4);
     for (; s->next_row < y && s->next_row < s->sh; s->next_row++) {
         ic_dec_put_rows(s->d, 0, s->next_row, 1, s->stream_row, s->stride, false);
     }
 }
 
-static void put_row(gif_state *s, uint8_t *frame, const gif_image *im, uint32_t k,
+static void put_row(ic_gif_walk *s, uint8_t *frame, const gif_image *im, uint32_t k,
                     const gif_gce *gce) {
     uint32_t y = im->top + (im->interlaced ? interlaced_row(k, im->height) : k);
     if (y >= s->sh || im->left >= s->sw) return;
@@ -265,12 +333,13 @@ static void put_row(gif_state *s, uint8_t *frame, const gif_image *im, uint32_t 
     }
 }
 
-static void load_palette(gif_state *s, const gif_image *im, const gif_gce *gce) {
+static void load_palette(ic_gif_walk *s, const gif_image *im, const gif_gce *gce) {
+    const uint8_t *table = s->b.data + im->palette_at;
     uint32_t count = 1u << im->min_code_size;
     if (count < 256) count = 256;
     for (uint32_t i = 0; i < count; i++) {
         if (i < im->colors) {
-            const uint8_t *c = im->palette + 3 * (size_t)i;
+            const uint8_t *c = table + 3 * (size_t)i;
             s->palette[i] = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | 0xFF000000u;
         } else {
             s->palette[i] = 0xFF000000u; /* outside the table: opaque black */
@@ -279,24 +348,39 @@ static void load_palette(gif_state *s, const gif_image *im, const gif_gce *gce) 
     if (gce->transparent >= 0) s->palette[gce->transparent] = 0;
 }
 
-/* Decodes one image's LZW data from b into `frame`. */
-static ic_status draw_image(gif_state *s, gif_bits *b, uint8_t *frame, const gif_image *im,
-                            const gif_gce *gce) {
-    ic_decoder *d = s->d;
-    load_palette(s, im, gce);
-    const uint32_t clear = 1u << im->min_code_size, end = clear + 1;
-    for (uint32_t c = 0; c < clear; c++) {
+/* Starts the LZW decoder on the image's data. */
+static void start_lzw(ic_gif_walk *s) {
+    s->clear = 1u << s->im.min_code_size;
+    for (uint32_t c = 0; c < s->clear; c++) {
         s->suffix[c] = (uint16_t)c;
         s->length[c] = 1;
     }
-    uint32_t next = clear + 2, bits = (uint32_t)im->min_code_size + 1;
-    int prev = -1;
-    uint32_t x = 0, k = 0; /* pixel cursor: column and stored row */
+    s->next = s->clear + 2;
+    s->bits = (uint32_t)s->im.min_code_size + 1;
+    s->prev = -1;
+}
+
+/* Decodes the image's LZW data into its screen as far as the bytes go (GIF_PIXELS); moves on
+ * to GIF_SKIP once the data or the image ends. */
+static ic_status draw_pixels(ic_gif_walk *s) {
+    ic_decoder *d = s->d;
+    /* The reader and the cursor in locals (registers) while codes are decoded, stored back when
+     * the step pauses or ends (a failure is final). */
+    gif_bits reader = s->b, *b = &reader;
+    const gif_image *im = &s->im;
+    const uint32_t clear = s->clear, end = clear + 1;
     const uint32_t w = im->width, h = im->height;
+    uint32_t next = s->next, bits = s->bits;
+    int prev = s->prev;
+    uint32_t x = s->x, k = s->k;
+    bool paused = false;
 
     while (k < h) {
         int code = read_code(b, bits);
-        if (code < 0) break;
+        if (code < 0) {
+            paused = !b->ended;
+            break;
+        }
         if ((uint32_t)code == clear) {
             next = clear + 2;
             bits = (uint32_t)im->min_code_size + 1;
@@ -349,25 +433,29 @@ static ic_status draw_image(gif_state *s, gif_bits *b, uint8_t *frame, const gif
             done += take;
             x += take;
             if (x == w) {
-                put_row(s, frame, im, k, gce);
+                put_row(s, s->screen, im, k, &s->gce);
                 x = 0;
                 k++;
                 if ((k & 63) == 0 && ic_dec_cancelled(d)) return ic_dec_fail_cancelled(d);
             }
         }
     }
-    if (b->eof && k < h) {
-        return ic_set_error(d->err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes", d->size);
-    }
+    s->next = next;
+    s->bits = bits;
+    s->prev = prev;
+    s->x = x;
+    s->k = k;
+    s->b = reader;
+    if (paused) return wait_for_bytes(s);
+    if (b->eof && k < h) return truncated(d);
     if (k < h && x > 0) {
         /* The stream ended inside a row: draw the part of it that arrived. */
         gif_image part = *im;
         part.width = x;
-        put_row(s, frame, &part, k, gce);
+        put_row(s, s->screen, &part, k, &s->gce);
     }
-    if (!finish_blocks(b) && k < h) {
-        return ic_set_error(d->err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes", d->size);
-    }
+    s->complete = k == h;
+    s->phase = GIF_SKIP;
     return IC_OK;
 }
 
@@ -407,15 +495,11 @@ static bool frame_has_transparency(const ic_image *img, uint32_t f) {
     return false;
 }
 
-static ic_status truncated(ic_decoder *d) {
-    return ic_set_error(d->err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes", d->size);
-}
-
-/* Reads an image descriptor at *pos (after the 0x2C). */
-static ic_status read_image(ic_decoder *d, const gif_header *hdr, size_t *pos, gif_image *im) {
-    const uint8_t *p = d->data;
-    size_t n = d->size, i = *pos;
-    if (n - i < 9) return truncated(d);
+/* Reads an image descriptor and its colour table at *pos (after the 0x2C). */
+static ic_status read_image(ic_gif_walk *s, size_t *pos, gif_image *im) {
+    const uint8_t *p = s->b.data;
+    size_t n = s->b.size, i = *pos;
+    if (n - i < 9) return starved(s);
     im->left = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8;
     im->top = (uint32_t)p[i + 2] | (uint32_t)p[i + 3] << 8;
     im->width = (uint32_t)p[i + 4] | (uint32_t)p[i + 5] << 8;
@@ -423,18 +507,18 @@ static ic_status read_image(ic_decoder *d, const gif_header *hdr, size_t *pos, g
     uint8_t flags = p[i + 8];
     im->interlaced = (flags & 0x40) != 0;
     i += 9;
-    im->palette = hdr->palette;
-    im->colors = hdr->colors;
+    im->palette_at = 13;
+    im->colors = s->global_colors;
     if (flags & 0x80) {
         im->colors = 2u << (flags & 7);
-        if (n - i < 3 * (size_t)im->colors) return truncated(d);
-        im->palette = p + i;
+        if (n - i < 3 * (size_t)im->colors) return starved(s);
+        im->palette_at = i;
         i += 3 * (size_t)im->colors;
     }
-    if (i >= n) return truncated(d);
+    if (i >= n) return starved(s);
     im->min_code_size = p[i++];
     if (im->min_code_size < 1 || im->min_code_size > 11) {
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: LZW minimum code size %d is not 1...11",
+        return ic_set_error(s->d->err, IC_ERR_CORRUPT, "GIF: LZW minimum code size %d is not 1...11",
                             im->min_code_size);
     }
     *pos = i;
@@ -442,7 +526,7 @@ static ic_status read_image(ic_decoder *d, const gif_header *hdr, size_t *pos, g
 }
 
 /* The screen for frame f, with the previous image's disposal applied. */
-static uint8_t *screen_for(gif_state *s, uint32_t f, const gif_gce *prev_gce, gif_rect prev_rect) {
+static uint8_t *screen_for(ic_gif_walk *s, uint32_t f, const gif_gce *prev_gce, gif_rect prev_rect) {
     ic_image *img = s->d->image;
     size_t bytes = s->stride * s->sh;
     uint8_t *screen;
@@ -462,145 +546,255 @@ static uint8_t *screen_for(gif_state *s, uint32_t f, const gif_gce *prev_gce, gi
     return screen;
 }
 
-static ic_status decode_frames(gif_state *s, const gif_header *hdr, uint32_t frames) {
+/* The once-per-image work for s->im: where it is drawn (the screen, with the previous
+ * image's disposal applied), its limit, and — when any of it is visible — its row buffer,
+ * palette and LZW table. */
+static ic_status prepare_image(ic_gif_walk *s) {
+    ic_decoder *d = s->d;
+    const gif_image *im = &s->im;
+    if (!ic_dec_is_direct(d) && !s->staging.p && !s->stream) {
+        /* Resampling: stream the first frame of a plain GIF row by row; anything
+         * else needs the whole screen (interlaced rows, later frames). */
+        if (s->frames == 1 && !im->interlaced) {
+            s->stream = true;
+            s->stream_row = ic_dec_malloc(d, s->stride);
+            if (!s->stream_row) return alloc_failure(d);
+        } else {
+            ic_status st = ic_dec_buffer_alloc(d, s->stride * s->sh, &s->staging);
+            if (st != IC_OK) return st;
+        }
+    }
+    s->screen = s->stream ? NULL : screen_for(s, s->done, &s->prev_gce, s->prev_rect);
+    s->rect = clip_rect(im, s->sw, s->sh);
+    if (s->gce.disposal == 3 && s->frames > 1) {
+        if (!s->saved) {
+            s->saved = ic_dec_malloc(d, s->stride * s->sh);
+            if (!s->saved) return alloc_failure(d);
+            s->saved_size = s->stride * s->sh;
+        }
+        copy_rect(s->saved, s->screen, s->stride, s->rect);
+    }
+    if (s->rect.x1 <= s->rect.x0 || s->rect.y1 <= s->rect.y0) return IC_OK;
+    if ((uint64_t)im->width * im->height > d->opts.limits.max_pixels && d->opts.limits.max_pixels) {
+        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
+                            "GIF: image of %ux%u pixels is over the limit of %llu pixels",
+                            im->width, im->height, (unsigned long long)d->opts.limits.max_pixels);
+    }
+    if ((size_t)im->width * sizeof(uint16_t) > s->line_size) {
+        ic_dec_free(d, s->line, s->line_size);
+        s->line_size = 0;
+        s->line = ic_dec_malloc(d, (size_t)im->width * sizeof(uint16_t));
+        if (!s->line) return alloc_failure(d);
+        s->line_size = (size_t)im->width * sizeof(uint16_t);
+    }
+    load_palette(s, im, &s->gce);
+    start_lzw(s);
+    return IC_OK;
+}
+
+/* Starts image `im`, whose data begins at `pos`: its pixels are decoded when any of them is
+ * visible; otherwise (or when its start failed) its data is skipped. */
+static void start_image(ic_gif_walk *s, const gif_image *im, size_t pos) {
+    s->im = *im;
+    s->b = (gif_bits){.data = s->b.data, .size = s->b.size, .final = s->b.final, .pos = pos};
+    s->x = s->k = 0;
+    s->complete = false;
+    s->failure = prepare_image(s);
+    bool visible = s->rect.x1 > s->rect.x0 && s->rect.y1 > s->rect.y0;
+    s->phase = s->failure == IC_OK && visible ? GIF_PIXELS : GIF_SKIP;
+}
+
+/* Hands a finished image's frame over and readies the walk for the next block. */
+static ic_status end_image(ic_gif_walk *s) {
+    ic_decoder *d = s->d;
+    if (s->stream) {
+        stream_until(s, s->sh);
+    } else if (s->staging.p) {
+        ic_dec_put_rows(d, s->done, 0, s->sh, s->screen, s->stride, false);
+    }
+    if (d->image->frame_delays_ms) d->image->frame_delays_ms[s->done] = s->gce.delay_ms;
+    s->prev_gce = s->gce;
+    s->prev_rect = s->rect;
+    s->gce = (gif_gce){0, -1, 0};
+    s->done++;
+    s->pos = s->b.pos;
+    s->phase = GIF_BLOCKS;
+    return IC_OK;
+}
+
+/* Skips to the image's block terminator (GIF_SKIP), then ends the image, or reports the
+ * failure met as it started. */
+static ic_status skip_rest(ic_gif_walk *s) {
+    gif_bits *b = &s->b;
+    if (!finish_blocks(b)) {
+        if (!b->eof) return wait_for_bytes(s);
+        if (!s->complete) return truncated(s->d);
+    }
+    if (s->failure != IC_OK) return s->failure;
+    return end_image(s);
+}
+
+/* Skips an extension's sub-blocks as they arrive (GIF_EXTENSION: a long one is not walked
+ * again at every piece), then takes its graphic control fields. */
+static ic_status skip_extension(ic_gif_walk *s) {
+    if (!finish_blocks(&s->b)) return s->b.eof ? truncated(s->d) : wait_for_bytes(s);
+    s->gce = s->ext_gce;
+    s->pos = s->b.pos;
+    s->phase = GIF_BLOCKS;
+    return IC_OK;
+}
+
+/* Ends the walk: the frames decoded are the image's. */
+static ic_status end_frames(ic_gif_walk *s) {
     ic_decoder *d = s->d;
     ic_image *img = d->image;
-    const uint8_t *p = d->data;
-    size_t n = d->size, pos = hdr->first_block;
-    gif_gce gce = {0, -1, 0}, prev_gce = gce;
-    gif_rect prev_rect = {0, 0, 0, 0};
-    uint32_t done = 0;
-
-    while (done < frames && pos < n) {
-        uint8_t kind = p[pos++];
-        if (kind == 0x3B) break;
-        if (kind == 0x21) {
-            if (pos >= n) return truncated(d);
-            uint8_t label = p[pos++];
-            if (label == 0xF9 && pos < n && p[pos] >= 4 && n - pos >= 5) {
-                gce.disposal = (p[pos + 1] >> 2) & 7;
-                gce.transparent = (p[pos + 1] & 1) ? p[pos + 4] : -1;
-                gce.delay_ms = ((uint32_t)p[pos + 2] | (uint32_t)p[pos + 3] << 8) * 10u;
-            }
-            if (!skip_sub_blocks(p, n, &pos)) return truncated(d);
-            continue;
-        }
-        if (kind != 0x2C) {
-            if (done > 0) break; /* trailing garbage after complete frames */
-            return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: unknown block type 0x%02x at byte %zu",
-                                kind, pos - 1);
-        }
-        gif_image im;
-        ic_status st = read_image(d, hdr, &pos, &im);
-        if (st != IC_OK) return st;
-
-        if (!ic_dec_is_direct(d) && !s->staging.p && !s->stream) {
-            /* Resampling: stream the first frame of a plain GIF row by row; anything
-             * else needs the whole screen (interlaced rows, later frames). */
-            if (frames == 1 && !im.interlaced) {
-                s->stream = true;
-                s->stream_row = ic_dec_malloc(d, s->stride);
-                if (!s->stream_row) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
-            } else {
-                st = ic_dec_buffer_alloc(d, s->stride * s->sh, &s->staging);
-                if (st != IC_OK) return st;
-            }
-        }
-        uint8_t *screen = s->stream ? NULL : screen_for(s, done, &prev_gce, prev_rect);
-        gif_rect rect = clip_rect(&im, s->sw, s->sh);
-        if (gce.disposal == 3 && frames > 1) {
-            if (!s->saved) {
-                s->saved = ic_dec_malloc(d, s->stride * s->sh);
-                if (!s->saved) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
-                s->saved_size = s->stride * s->sh;
-            }
-            copy_rect(s->saved, screen, s->stride, rect);
-        }
-
-        gif_bits b = {.data = p, .size = n, .pos = pos};
-        if (rect.x1 > rect.x0 && rect.y1 > rect.y0) {
-            if ((uint64_t)im.width * im.height > d->opts.limits.max_pixels && d->opts.limits.max_pixels) {
-                return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
-                                    "GIF: image of %ux%u pixels is over the limit of %llu pixels",
-                                    im.width, im.height,
-                                    (unsigned long long)d->opts.limits.max_pixels);
-            }
-            if ((size_t)im.width * sizeof(uint16_t) > s->line_size) {
-                ic_dec_free(d, s->line, s->line_size);
-                s->line_size = 0;
-                s->line = ic_dec_malloc(d, (size_t)im.width * sizeof(uint16_t));
-                if (!s->line) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
-                s->line_size = (size_t)im.width * sizeof(uint16_t);
-            }
-            st = draw_image(s, &b, screen, &im, &gce);
-            if (st != IC_OK) return st;
-            pos = b.pos;
-        } else if (!skip_sub_blocks(p, n, &pos)) {
-            return truncated(d); /* nothing visible: the data need not be decoded */
-        }
-        if (s->stream) {
-            stream_until(s, s->sh);
-        } else if (s->staging.p) {
-            ic_dec_put_rows(d, done, 0, s->sh, screen, s->stride, false);
-        }
-        if (img->frame_delays_ms) img->frame_delays_ms[done] = gce.delay_ms;
-        prev_gce = gce;
-        prev_rect = rect;
-        gce = (gif_gce){0, -1, 0};
-        done++;
-    }
-    if (done == 0) return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: no image data");
-    if (done < frames) img->frame_count = done;
+    if (s->done == 0) return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: no image data");
+    if (s->done < s->frames) img->frame_count = s->done;
     if (ic_dec_is_direct(d)) {
         for (uint32_t f = 0; f < img->frame_count && d->all_opaque; f++) {
             if (frame_has_transparency(img, f)) ic_dec_note_transparency(d);
         }
     }
+    s->phase = GIF_DONE;
     return IC_OK;
 }
 
-ic_status ic_gif_decode(ic_decoder *d) {
-    gif_header hdr;
-    ic_status st = read_header(d->data, d->size, &hdr, d->err);
+/* Reads the block at s->pos (GIF_BLOCKS): an extension (a graphic control extension sets the
+ * next image's disposal, transparency and delay), an image descriptor, or the end. */
+static ic_status next_block(ic_gif_walk *s) {
+    ic_decoder *d = s->d;
+    const uint8_t *p = s->b.data;
+    size_t n = s->b.size, pos = s->pos;
+    if (s->done == s->frames) return end_frames(s);
+    if (pos >= n) return s->b.final ? end_frames(s) : wait_for_bytes(s);
+    uint8_t kind = p[pos++];
+    if (kind == 0x3B) return end_frames(s);
+    if (kind == 0x21) {
+        if (pos >= n) return starved(s);
+        uint8_t label = p[pos++];
+        s->ext_gce = s->gce;
+        if (label == 0xF9) {
+            /* A graphic control extension's fields, once its first sub-block's are in. */
+            if (pos >= n || (p[pos] >= 4 && n - pos < 5)) return starved(s);
+            if (p[pos] >= 4) {
+                s->ext_gce.disposal = (p[pos + 1] >> 2) & 7;
+                s->ext_gce.transparent = (p[pos + 1] & 1) ? p[pos + 4] : -1;
+                s->ext_gce.delay_ms = ((uint32_t)p[pos + 2] | (uint32_t)p[pos + 3] << 8) * 10u;
+            }
+        }
+        s->b = (gif_bits){.data = p, .size = n, .final = s->b.final, .pos = pos};
+        s->phase = GIF_EXTENSION;
+        return IC_OK;
+    }
+    if (kind != 0x2C) {
+        if (s->done > 0) return end_frames(s); /* trailing garbage after complete frames */
+        return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: unknown block type 0x%02x at byte %zu",
+                            kind, pos - 1);
+    }
+    gif_image im;
+    ic_status st = read_image(s, &pos, &im);
+    if (st != IC_OK || s->waiting) return st;
+    start_image(s, &im, pos);
+    return IC_OK;
+}
+
+ic_status ic_gif_walk_run(ic_gif_walk *s, const uint8_t *data, size_t size, bool final) {
+    s->b.data = data;
+    s->b.size = size;
+    s->b.final = final;
+    s->waiting = false;
+    ic_status st = IC_OK;
+    while (st == IC_OK && !s->waiting && s->phase != GIF_DONE) {
+        switch (s->phase) {
+        case GIF_BLOCKS: st = next_block(s); break;
+        case GIF_EXTENSION: st = skip_extension(s); break;
+        case GIF_PIXELS: st = draw_pixels(s); break;
+        case GIF_SKIP: st = skip_rest(s); break;
+        case GIF_DONE: break;
+        }
+    }
+    return st;
+}
+
+uint32_t ic_gif_walk_rows(const ic_gif_walk *s) {
+    if (s->done > 0) return s->sh;
+    if (s->stream) return s->next_row;
+    bool drawing = s->phase == GIF_PIXELS || s->phase == GIF_SKIP;
+    if (!drawing || s->im.interlaced || !ic_dec_is_direct(s->d)) return 0;
+    uint32_t y = s->im.top + s->k;
+    return y < s->sh ? y : s->sh;
+}
+
+ic_status ic_gif_check_screen(ic_decoder *d, const ic_gif_header *hdr) {
+    ic_status st = ic_dec_check_size(d, hdr->width, hdr->height, 1, 0);
     if (st != IC_OK) return st;
-    gif_scan scan;
-    scan_blocks(d->data, d->size, hdr.first_block, &scan);
-    d->loop_count = scan.loop_count;
-    st = ic_dec_check_size(d, hdr.width, hdr.height, 1, 0);
+    return ic_dec_check_size(d, hdr->width, hdr->height, 1, sizeof(ic_gif_walk));
+}
+
+ic_status ic_gif_walk_begin(ic_decoder *d, const ic_gif_header *hdr, uint32_t frames,
+                            ic_gif_walk **out) {
+    ic_status st = ic_dec_begin(d, hdr->width, hdr->height, frames);
     if (st != IC_OK) return st;
-    if (scan.images == 0) return no_image(d->err, &scan, d->size);
-    uint32_t frames = d->opts.all_frames ? scan.images : 1;
-    uint64_t extra = sizeof(gif_state) + (frames > 1 ? (uint64_t)ic_stride_for_width(hdr.width) * hdr.height : 0);
-    st = ic_dec_check_size(d, hdr.width, hdr.height, frames, extra);
-    if (st != IC_OK) return st;
-    st = ic_dec_begin(d, hdr.width, hdr.height, frames);
-    if (st != IC_OK) return st;
-    gif_state *s = ic_dec_malloc(d, sizeof *s);
-    if (!s) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
-    memset(s, 0, offsetof(gif_state, palette));
+    ic_gif_walk *s = ic_dec_malloc(d, sizeof *s);
+    if (!s) return alloc_failure(d);
+    memset(s, 0, offsetof(ic_gif_walk, palette));
     /* The prefix table is read one step past a string's first code (a literal, whose prefix
      * nothing else writes): every entry is defined from the start. The other tables are
      * written before they are read (entries below the next free code), image by image. */
     memset(s->prefix, 0, sizeof s->prefix);
     s->d = d;
-    s->sw = hdr.width;
-    s->sh = hdr.height;
-    s->stride = ic_stride_for_width(hdr.width);
-    st = decode_frames(s, &hdr, frames);
+    s->sw = hdr->width;
+    s->sh = hdr->height;
+    s->stride = ic_stride_for_width(hdr->width);
+    s->frames = frames;
+    s->global_colors = hdr->colors;
+    s->phase = GIF_BLOCKS;
+    s->pos = hdr->first_block;
+    s->gce = (gif_gce){0, -1, 0};
+    s->prev_gce = s->gce;
+    *out = s;
+    return IC_OK;
+}
+
+void ic_gif_walk_free(ic_gif_walk *s) {
+    ic_decoder *d = s->d;
     ic_dec_free(d, s->line, s->line_size);
     ic_dec_free(d, s->saved, s->saved_size);
     ic_dec_free(d, s->stream_row, s->stream_row ? s->stride : 0);
     ic_dec_buffer_free(d, &s->staging);
     ic_dec_free(d, s, sizeof *s);
+}
+
+ic_status ic_gif_decode(ic_decoder *d) {
+    ic_gif_header hdr;
+    ic_status st = ic_gif_read_header(d->data, d->size, &hdr, d->err);
+    if (st != IC_OK) return st;
+    ic_gif_scan scan;
+    ic_gif_scan_blocks(d->data, d->size, hdr.first_block, &scan);
+    d->loop_count = scan.loop_count;
+    st = ic_gif_check_screen(d, &hdr);
+    if (st != IC_OK) return st;
+    if (scan.images == 0) return no_image(d->err, &scan, d->size);
+    uint32_t frames = d->opts.all_frames ? scan.images : 1;
+    if (frames > 1) {
+        uint64_t extra = sizeof(ic_gif_walk) + (uint64_t)ic_stride_for_width(hdr.width) * hdr.height;
+        st = ic_dec_check_size(d, hdr.width, hdr.height, frames, extra);
+        if (st != IC_OK) return st;
+    }
+    ic_gif_walk *s;
+    st = ic_gif_walk_begin(d, &hdr, frames, &s);
+    if (st != IC_OK) return st;
+    st = ic_gif_walk_run(s, d->data, d->size, true);
+    ic_gif_walk_free(s);
     return st;
 }
 
 ic_status ic_gif_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
-    gif_header hdr;
-    ic_status st = read_header(p, n, &hdr, err);
+    ic_gif_header hdr;
+    ic_status st = ic_gif_read_header(p, n, &hdr, err);
     if (st != IC_OK) return st;
-    gif_scan scan;
-    scan_blocks(p, n, hdr.first_block, &scan);
+    ic_gif_scan scan;
+    ic_gif_scan_blocks(p, n, hdr.first_block, &scan);
     info->width = hdr.width;
     info->height = hdr.height;
     info->frame_count = scan.images;

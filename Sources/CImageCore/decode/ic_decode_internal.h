@@ -286,6 +286,17 @@ ic_inc_phase ic_webp_inc_phase(const uint8_t *data, size_t size);
 ic_status ic_webp_inc_new(ic_decoder *d, const uint8_t *const *body, const size_t *body_size,
                           const ic_inc_engine **engine, void **state);
 
+/**
+ * A GIF engine for `d` (gif_stream.c): the first frame (not all_frames: the
+ * caller decides), decoded by ic_gif_decode's block walk and LZW decoder as the
+ * bytes arrive. It waits for the screen descriptor and the global colour table
+ * (IC_INC_HEADER), checks the limits as ic_gif_decode does, then streams with
+ * the body kept and reads that body, *body and *body_size, which the caller
+ * keeps up to date before each feed and end (the buffer may move between calls).
+ */
+ic_status ic_gif_inc_new(ic_decoder *d, const uint8_t *const *body, const size_t *body_size,
+                         const ic_inc_engine **engine, void **state);
+
 /* ---- APNG (apng.c, on png.c's reader). ---- */
 
 /**

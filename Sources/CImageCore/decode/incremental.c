@@ -1,13 +1,14 @@
 /*
  * incremental.c — the incremental decode. The first bytes are kept until the
  * format is known (and, for PNG, until the chunks before the first IDAT are
- * in; for WebP, until the headers before the image data are); then a format
- * with an engine (ic_inc_engine: JPEG, PNG, WebP stills) consumes every
- * piece as it arrives, writing rows into the same sink ic_decode uses, and
- * ends through the same ic_dec_complete. An engine may stream with the body
- * kept (IC_INC_STREAMING_KEPT): if it then fails on the data, ic_decode decodes
- * the kept body at finish and its answer stands. Other formats and options keep
- * the whole body and hand it to ic_decode at finish.
+ * in; for WebP, until the headers before the image data are; for GIF, until
+ * the screen descriptor and the global colour table are); then a format with
+ * an engine (ic_inc_engine: JPEG, PNG, WebP stills, GIF without all_frames)
+ * consumes every piece as it arrives, writing rows into the same sink
+ * ic_decode uses, and ends through the same ic_dec_complete. An engine may
+ * stream with the body kept (IC_INC_STREAMING_KEPT): if it then fails on the
+ * data, ic_decode decodes the kept body at finish and its answer stands. Other
+ * formats and options keep the whole body and hand it to ic_decode at finish.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,9 @@ static ic_status maybe_start(ic_incremental *inc, ic_error *err) {
         }
         st = ic_webp_inc_new(d, (const uint8_t *const *)&inc->bytes, &inc->size, &inc->engine,
                              &inc->state);
+    } else if (inc->format == IC_FORMAT_GIF && !inc->opts.all_frames) {
+        st = ic_gif_inc_new(d, (const uint8_t *const *)&inc->bytes, &inc->size, &inc->engine,
+                            &inc->state);
     } else {
         inc->gathering = true;
         return IC_OK;

@@ -37,12 +37,23 @@
  *    orientation, and a body the whole decode would judge differently (a
  *    container claiming more bytes than it has, a decode libwebp does not
  *    finish) is handed to ic_decode at finish, whose answer stands.
- * What is kept whole and decoded at finish: GIF, animated WebP, a WebP
- * thumbnail in a box that is not square when the file announces EXIF (its
- * orientation turns the box, and comes after the image data), a WebP with
- * more than 16 chunks before its image data, APNG with all_frames, Adam7 PNG
- * and arithmetic-coded JPEG (decided once the header is in, after the
- * limits), any other format, a body of fewer than 64 bytes, and a PNG
+ *  - GIF, stills and animations decoded without all_frames (their first
+ *    frame): once the screen descriptor and the global colour table are in
+ *    (the limits are checked there), the LZW data is decoded as it arrives by
+ *    ic_decode's own block walk and LZW decoder, and each row goes to the
+ *    output (or the thumbnail's resampler) as it completes; an interlaced
+ *    image is decoded as it arrives too, but its rows count as done (and
+ *    reach a thumbnail's resampler) only once it is complete. Every byte is
+ *    kept to the end: ic_decode reads the whole file first (the loop count,
+ *    and whether any image's data ends), and a body the stream fails on
+ *    (corrupt or cut LZW data, a bad block) or that has no complete image is
+ *    handed to ic_decode at finish, whose answer stands.
+ * What is kept whole and decoded at finish: GIF with all_frames, animated
+ * WebP, a WebP thumbnail in a box that is not square when the file announces
+ * EXIF (its orientation turns the box, and comes after the image data), a
+ * WebP with more than 16 chunks before its image data, APNG with all_frames,
+ * Adam7 PNG and arithmetic-coded JPEG (decided once the header is in, after
+ * the limits), any other format, a body of fewer than 64 bytes, and a PNG
  * whose chunks before IDAT cannot be walked.
  */
 #ifndef IC_INCREMENTAL_H
@@ -92,9 +103,9 @@ int ic_incremental_is_streaming(const ic_incremental *inc);
  * Bytes of the body the decode holds right now (input it has not consumed or
  * must keep). Streaming JPEG: the bytes libjpeg has not consumed yet (the
  * tail of an MCU row, or of a marker segment), plus the header until its
- * first scan. Streaming PNG and WebP: every byte fed (the body is kept in
- * case ic_decode must decide; libwebp reads it in place; the pixels decoded
- * so far are not counted). Kept formats: every byte fed.
+ * first scan. Streaming PNG, WebP and GIF: every byte fed (the body is kept
+ * in case ic_decode must decide; libwebp and the GIF walk read it in place;
+ * the pixels decoded so far are not counted). Kept formats: every byte fed.
  */
 uint64_t ic_incremental_buffered_bytes(const ic_incremental *inc);
 
@@ -102,12 +113,14 @@ uint64_t ic_incremental_buffered_bytes(const ic_incremental *inc);
  * A copy of the image as far as it is decoded, at the output size (rows not
  * decoded yet are transparent). *out is NULL (and IC_OK returned) when nothing is decoded yet or the
  * format gives no partial images. Free a non-NULL *out with ic_image_free.
- * Baseline JPEG, non-interlaced PNG and streaming WebP give the rows decoded
- * so far (for a thumbnail, the output rows the resampler has written; WebP's
- * rows advance when libwebp is handed more input: every 16 KiB for lossy
- * data, every eighth of the file and at least 64 KiB for lossless). Progressive
- * JPEG gives nothing until its rows are output at the end; kept formats (Adam7
- * PNG included) give nothing.
+ * Baseline JPEG, non-interlaced PNG, streaming WebP and a GIF whose first
+ * image is not interlaced give the rows decoded so far (for a thumbnail, the
+ * output rows the resampler has written; WebP's rows advance when libwebp is
+ * handed more input: every 16 KiB for lossy data, every eighth of the file and
+ * at least 64 KiB for lossless; a GIF's are the screen rows above its first
+ * image and that image's rows decoded so far). Progressive JPEG and an
+ * interlaced GIF give nothing until their rows are complete at the end; kept
+ * formats (Adam7 PNG included) give nothing.
  */
 ic_status ic_incremental_partial(ic_incremental *inc, ic_image **out, ic_error *err);
 

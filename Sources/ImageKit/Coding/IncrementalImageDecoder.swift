@@ -6,9 +6,9 @@ import Foundation
 #endif
 
 /// The built-in coder's incremental decoder: the C core's incremental decode (`ic_incremental`),
-/// which decodes JPEG, PNG and WebP stills as far as the bytes so far allow and finishes with
-/// exactly the pixels ``ImageDecoder`` gives for the whole body. Formats the core decodes only
-/// whole are gathered and decoded at ``finish()``.
+/// which decodes JPEG, PNG and WebP stills and a GIF's first frame as far as the bytes so far
+/// allow and finishes with exactly the pixels ``ImageDecoder`` gives for the whole body. Formats
+/// the core decodes only whole are gathered and decoded at ``finish()``.
 public final class IncrementalImageDecoder: IncrementalImageDecoding {
     // nonisolated(unsafe): the decode is used by one thread at a time (ic_incremental.h); every
     // use below happens inside `state.withLock`, so even callers that break the one-at-a-time

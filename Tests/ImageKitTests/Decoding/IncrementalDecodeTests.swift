@@ -5,13 +5,15 @@ import XCTest
 
 /// The incremental decode (ic_incremental.h): fed in pieces split anywhere, it
 /// ends with exactly what ic_decode gives for the whole body; JPEG, PNG and WebP
-/// stills are consumed as they arrive (limits as soon as the header is in, cancellation
-/// between pieces, little input held for JPEG, partial images), and a malformed
-/// PNG or WebP gets ic_decode's answer.
+/// stills and a GIF's first frame are consumed as they arrive (limits as soon as the
+/// header is in, cancellation between pieces, little input held for JPEG, partial
+/// images), and a malformed PNG, WebP or GIF gets ic_decode's answer.
 final class IncrementalDecodeTests: XCTestCase {
     private struct Outcome {
         var status: ic_status
         var width = 0, height = 0, opaque = false, orientation = 0
+        var frameCount = 0, loopCount = 0
+        var delays: [UInt32] = []
         var pixels: [UInt8] = []
     }
 
@@ -26,10 +28,13 @@ final class IncrementalDecodeTests: XCTestCase {
             .appendingPathComponent("shared/corpus")
     }
 
-    private func options(thumbnail: UInt32 = 0, maxPixels: UInt64 = 0) -> ic_decode_options {
+    private func options(thumbnail: UInt32 = 0, maxPixels: UInt64 = 0, maxMemory: UInt64 = 0,
+                         allFrames: Bool = false) -> ic_decode_options {
         var o = ic_decode_options()
         ic_decode_options_init(&o)
         if maxPixels > 0 { o.limits.max_pixels = maxPixels }
+        if maxMemory > 0 { o.limits.max_memory_bytes = maxMemory }
+        o.all_frames = allFrames ? 1 : 0
         o.thumbnail_width = thumbnail
         o.thumbnail_height = thumbnail
         return o
@@ -43,10 +48,18 @@ final class IncrementalDecodeTests: XCTestCase {
         result.height = Int(img.height)
         result.opaque = img.is_opaque != 0
         result.orientation = Int(img.orientation)
-        result.pixels.reserveCapacity(Int(img.width) * Int(img.height) * 4)
-        for y in 0..<Int(img.height) {
-            let row = UnsafeBufferPointer(start: img.pixels + y * img.stride, count: Int(img.width) * 4)
-            result.pixels.append(contentsOf: row)
+        result.frameCount = Int(img.frame_count)
+        result.loopCount = Int(img.loop_count)
+        if let delays = img.frame_delays_ms {
+            result.delays = Array(UnsafeBufferPointer(start: delays, count: Int(img.frame_count)))
+        }
+        result.pixels.reserveCapacity(Int(img.width) * Int(img.height) * 4 * Int(img.frame_count))
+        for f in 0..<Int(img.frame_count) {
+            for y in 0..<Int(img.height) {
+                let row = UnsafeBufferPointer(start: img.pixels + f * img.frame_size + y * img.stride,
+                                              count: Int(img.width) * 4)
+                result.pixels.append(contentsOf: row)
+            }
         }
         ic_image_free(image)
         return result
@@ -80,8 +93,9 @@ final class IncrementalDecodeTests: XCTestCase {
     }
 
     private func assertSame(_ data: [UInt8], _ label: String, thumbnail: UInt32, maxPixels: UInt64 = 0,
-                            rng: inout SplitMix, file: StaticString = #filePath, line: UInt = #line) {
-        let o = options(thumbnail: thumbnail, maxPixels: maxPixels)
+                            maxMemory: UInt64 = 0, allFrames: Bool = false, rng: inout SplitMix,
+                            file: StaticString = #filePath, line: UInt = #line) {
+        let o = options(thumbnail: thumbnail, maxPixels: maxPixels, maxMemory: maxMemory, allFrames: allFrames)
         let expected = whole(data, o)
         var splits: [(String, (inout SplitMix) -> Int)] = [
             ("random pieces", { Int($0.next() % 4096) + 1 }),
@@ -91,14 +105,21 @@ final class IncrementalDecodeTests: XCTestCase {
         if data.count <= 16384 { splits.append(("1-byte pieces", { _ in 1 })) }
         for (name, pieces) in splits {
             let got = incremental(data, o, pieces: pieces, rng: &rng)
-            let what = "\(label), \(name), thumbnail \(thumbnail)"
-            XCTAssertEqual(got.status, expected.status, what, file: file, line: line)
-            XCTAssertEqual(got.width, expected.width, what, file: file, line: line)
-            XCTAssertEqual(got.height, expected.height, what, file: file, line: line)
-            XCTAssertEqual(got.opaque, expected.opaque, what, file: file, line: line)
-            XCTAssertEqual(got.orientation, expected.orientation, what, file: file, line: line)
-            XCTAssertTrue(got.pixels == expected.pixels, "\(what): pixels differ", file: file, line: line)
+            assertEqual(got, expected, "\(label), \(name), thumbnail \(thumbnail)", file: file, line: line)
         }
+    }
+
+    private func assertEqual(_ got: Outcome, _ expected: Outcome, _ what: String, file: StaticString = #filePath,
+                             line: UInt = #line) {
+        XCTAssertEqual(got.status, expected.status, what, file: file, line: line)
+        XCTAssertEqual(got.width, expected.width, what, file: file, line: line)
+        XCTAssertEqual(got.height, expected.height, what, file: file, line: line)
+        XCTAssertEqual(got.opaque, expected.opaque, what, file: file, line: line)
+        XCTAssertEqual(got.orientation, expected.orientation, what, file: file, line: line)
+        XCTAssertEqual(got.frameCount, expected.frameCount, what, file: file, line: line)
+        XCTAssertEqual(got.loopCount, expected.loopCount, what, file: file, line: line)
+        XCTAssertEqual(got.delays, expected.delays, what, file: file, line: line)
+        XCTAssertTrue(got.pixels == expected.pixels, "\(what): pixels differ", file: file, line: line)
     }
 
     private func imageFiles() throws -> [URL] {
@@ -169,15 +190,17 @@ final class IncrementalDecodeTests: XCTestCase {
         let jpeg = makeJPEG(Pixels.pattern(width: 800, height: 600), width: 800, height: 600)
         let png = PNGWriter(width: 800, height: 600, colorType: .rgb, bitDepth: 8,
                             samples: [UInt16](repeating: 9, count: 800 * 600 * 3)).encode()
-        for (label, data) in [("JPEG", jpeg), ("PNG", png)] {
+        let gif = patternGIF(width: 800, height: 600)
+        // The header and a little more: far from the whole body.
+        for (label, data, header, format) in [("JPEG", jpeg, 2048, IC_FORMAT_JPEG), ("PNG", png, 200, IC_FORMAT_PNG),
+                                              ("GIF", gif, 800, IC_FORMAT_GIF)] {
             var o = options()
             o.limits.max_pixels = 1000
             let inc = newDecode(&o)
             defer { ic_incremental_free(inc) }
-            // The header and a little more: far from the whole body.
-            let st = feed(inc, data.prefix(label == "JPEG" ? 2048 : 200))
+            let st = feed(inc, data.prefix(header))
             XCTAssertEqual(st, IC_ERR_LIMIT_EXCEEDED, label)
-            XCTAssertEqual(ic_incremental_format(inc), label == "JPEG" ? IC_FORMAT_JPEG : IC_FORMAT_PNG)
+            XCTAssertEqual(ic_incremental_format(inc), format, label)
             var out: UnsafeMutablePointer<ic_image>?
             var err = ic_error()
             XCTAssertEqual(ic_incremental_finish(inc, &out, nil, &err), IC_ERR_LIMIT_EXCEEDED, label)
@@ -190,7 +213,7 @@ final class IncrementalDecodeTests: XCTestCase {
         let jpeg = makeJPEG(Pixels.pattern(width: 640, height: 480), width: 640, height: 480)
         let png = PNGWriter(width: 300, height: 200, colorType: .rgb, bitDepth: 8,
                             samples: [UInt16](repeating: 40, count: 300 * 200 * 3)).encode()
-        for (label, data) in [("JPEG", jpeg), ("PNG", png)] {
+        for (label, data) in [("JPEG", jpeg), ("PNG", png), ("GIF", patternGIF(width: 300, height: 200))] {
             var cancel: Int32 = 0
             withUnsafePointer(to: &cancel) { flag in
                 var o = options()
@@ -244,14 +267,17 @@ final class IncrementalDecodeTests: XCTestCase {
         }
     }
 
-    /// Feeds the first half of `data` and checks the partial image: `width` x `height`, the top
-    /// `1/fraction` of its rows as the whole decode has them, the bottom `1/fraction` transparent.
+    /// Feeds the first half of `data` and checks the partial image: `width` x `height` (the
+    /// output size, a `thumbnail` box's when one is given), the top `1/fraction` of its rows as
+    /// the whole decode has them, the bottom `1/fraction` transparent.
     private func assertHalfFedShowsTopRows(_ data: [UInt8], width w: Int, height h: Int, fraction: Int,
-                                           streams: Bool = true, file: StaticString = #filePath,
-                                           line: UInt = #line) throws {
-        let final = whole(data, options())
+                                           thumbnail: UInt32 = 0, streams: Bool = true,
+                                           file: StaticString = #filePath, line: UInt = #line) throws {
+        let final = whole(data, options(thumbnail: thumbnail))
         XCTAssertEqual(final.status, IC_OK, file: file, line: line)
-        var o = options()
+        XCTAssertFalse(final.pixels.suffix(w * 4).allSatisfy { $0 == 0 }, "the last row is not transparent",
+                       file: file, line: line)
+        var o = options(thumbnail: thumbnail)
         let inc = newDecode(&o)
         defer { ic_incremental_free(inc) }
         var partial: UnsafeMutablePointer<ic_image>?
@@ -376,7 +402,7 @@ final class IncrementalDecodeTests: XCTestCase {
                                       width: w, height: h, fraction: 8)
     }
 
-    func testOnlyJPEGPNGAndWebPStillsStream() {
+    func testJPEGPNGAndWebPStillsAndFirstFrameGIFsStream() {
         let frame = Pixels.pattern(width: 64, height: 64)
         let second = Pixels.pattern(width: 64, height: 64, seed: 90)
         let animated = anchorBytes { out, size in
@@ -388,18 +414,21 @@ final class IncrementalDecodeTests: XCTestCase {
             }
         }!
         XCTAssertEqual(animated[20] & 0x02, 0x02, "VP8X announces an animation")
-        let cases: [(String, [UInt8], Int32)] = [
-            ("JPEG", makeJPEG(Pixels.pattern(width: 64, height: 64), width: 64, height: 64), 1),
+        let gif = GIFWriter(width: 64, height: 64, globalPalette: [0, 0, 0, 255, 255, 255],
+                            frames: [.init(width: 64, height: 64, indices: [UInt8](repeating: 1, count: 64 * 64))]).encode()
+        let animatedGIF = animatedGIF().encode()
+        let cases: [(String, [UInt8], Bool, Int32)] = [
+            ("JPEG", makeJPEG(Pixels.pattern(width: 64, height: 64), width: 64, height: 64), false, 1),
             ("PNG", PNGWriter(width: 64, height: 64, colorType: .rgb, bitDepth: 8,
-                              samples: [UInt16](repeating: 1, count: 64 * 64 * 3)).encode(), 1),
-            ("lossy WebP", makeWebP(frame, width: 64, height: 64, quality: 80), 1),
-            ("lossless WebP", makeWebP(frame, width: 64, height: 64, quality: -1), 1),
-            ("animated WebP", animated, 0),
-            ("GIF", GIFWriter(width: 64, height: 64, globalPalette: [0, 0, 0, 255, 255, 255],
-                              frames: [.init(width: 64, height: 64, indices: [UInt8](repeating: 1, count: 64 * 64))]).encode(), 0),
+                              samples: [UInt16](repeating: 1, count: 64 * 64 * 3)).encode(), false, 1),
+            ("lossy WebP", makeWebP(frame, width: 64, height: 64, quality: 80), false, 1),
+            ("lossless WebP", makeWebP(frame, width: 64, height: 64, quality: -1), false, 1),
+            ("animated WebP", animated, false, 0),
+            ("GIF", gif, false, 1), ("GIF, all frames", gif, true, 0),
+            ("animated GIF", animatedGIF, false, 1), ("animated GIF, all frames", animatedGIF, true, 0),
         ]
-        for (label, data, streams) in cases {
-            var o = options()
+        for (label, data, allFrames, streams) in cases {
+            var o = options(allFrames: allFrames)
             let inc = newDecode(&o)
             defer { ic_incremental_free(inc) }
             _ = feed(inc, data[...])
@@ -510,5 +539,200 @@ final class IncrementalDecodeTests: XCTestCase {
         let webp = noisyWebP(width: w, height: h, alpha: false, quality: 90)
         XCTAssertGreaterThan(webp.count, 64 * 1024)
         try assertHalfFedShowsTopRows(webp, width: w, height: h, fraction: 8)
+    }
+
+    // MARK: GIF
+
+    /// A 256-colour palette: entry i is (i, 255 - i, 7i).
+    private static let gifPalette: [UInt8] = (0..<256).flatMap {
+        [UInt8($0), UInt8(255 - $0), UInt8(truncatingIfNeeded: $0 * 7)]
+    }
+
+    /// Bytes of a GIF's header with `gifPalette` as its global colour table: the screen
+    /// descriptor and the table.
+    private static let gifHeaderBytes = 13 + 256 * 3
+
+    /// Palette indices of a `w` x `h` pattern (every row differs).
+    private func gifIndices(_ w: Int, _ h: Int, seed: Int = 0) -> [UInt8] {
+        (0..<(w * h)).map { UInt8(truncatingIfNeeded: ($0 % w) * 3 + ($0 / w) * 5 + seed) }
+    }
+
+    /// A still GIF of a `width` x `height` pattern on `gifPalette`.
+    private func patternGIF(width w: Int, height h: Int, interlaced: Bool = false) -> [UInt8] {
+        GIFWriter(width: w, height: h, globalPalette: Self.gifPalette,
+                  frames: [.init(width: w, height: h, indices: gifIndices(w, h), interlaced: interlaced)]).encode()
+    }
+
+    /// A 60x40 animation that loops 5 times: a first frame with a transparent index, then
+    /// frames with offsets, disposal, a local colour table and interlacing.
+    private func animatedGIF() -> GIFWriter {
+        GIFWriter(width: 60, height: 40, globalPalette: Self.gifPalette, frames: [
+            .init(left: 3, top: 2, width: 50, height: 30, indices: gifIndices(50, 30), transparentIndex: 9,
+                  disposal: 2, delayCentiseconds: 12),
+            .init(left: 10, top: 5, width: 30, height: 20, indices: gifIndices(30, 20, seed: 1), disposal: 3,
+                  delayCentiseconds: 4),
+            .init(width: 60, height: 40, indices: gifIndices(60, 40, seed: 2).map { $0 % 4 },
+                  localPalette: [9, 9, 9, 90, 90, 90, 180, 180, 180, 250, 250, 250], delayCentiseconds: 7,
+                  interlaced: true),
+        ], loopCount: 5)
+    }
+
+    /// A GIF streams from the byte that completes its global colour table — a still, or an
+    /// animation's first frame — and ends as the whole decode does; with all_frames its body
+    /// is kept and decoded at the end.
+    func testAGIFStreamsOnceItsHeaderIsIn() {
+        let header = Self.gifHeaderBytes
+        let still = patternGIF(width: 120, height: 90), animation = animatedGIF().encode()
+        for (label, data, allFrames) in [("still", still, false), ("animation", animation, false),
+                                         ("animation, all frames", animation, true)] {
+            var o = options(allFrames: allFrames)
+            let inc = newDecode(&o)
+            defer { ic_incremental_free(inc) }
+            XCTAssertEqual(feed(inc, data.prefix(header - 1)), IC_OK, label)
+            XCTAssertEqual(ic_incremental_format(inc), IC_FORMAT_GIF, label)
+            XCTAssertEqual(ic_incremental_is_streaming(inc), 0, "\(label): the colour table is not all in")
+            XCTAssertEqual(feed(inc, data[(header - 1)..<header]), IC_OK, label)
+            XCTAssertEqual(ic_incremental_is_streaming(inc), allFrames ? 0 : 1, label)
+            XCTAssertEqual(feed(inc, data[header...]), IC_OK, label)
+            XCTAssertEqual(ic_incremental_is_streaming(inc), allFrames ? 0 : 1, label)
+            XCTAssertEqual(ic_incremental_buffered_bytes(inc), UInt64(data.count), "\(label): the body is kept")
+            var out: UnsafeMutablePointer<ic_image>?
+            var err = ic_error()
+            let got = outcome(ic_incremental_finish(inc, &out, nil, &err), out)
+            let expected = whole(data, o)
+            XCTAssertEqual(expected.status, IC_OK, label)
+            XCTAssertEqual(expected.frameCount, allFrames ? 3 : 1, label)
+            XCTAssertEqual(expected.loopCount, label == "still" ? 0 : 5, label)
+            assertEqual(got, expected, label)
+        }
+    }
+
+    func testPartialImageOfAHalfFedGIFShowsTheTopRows() throws {
+        let gif = patternGIF(width: 320, height: 240)
+        try assertHalfFedShowsTopRows(gif, width: 320, height: 240, fraction: 4)
+        try assertHalfFedShowsTopRows(gif, width: 256, height: 192, fraction: 4, thumbnail: 256)
+    }
+
+    /// An interlaced first image is decoded as it arrives, but its rows are done only at its end.
+    func testAHalfFedInterlacedGIFStreamsAndShowsNothingBeforeItsEnd() {
+        let gif = patternGIF(width: 320, height: 240, interlaced: true)
+        for thumbnail: UInt32 in [0, 256] {
+            var o = options(thumbnail: thumbnail)
+            let inc = newDecode(&o)
+            defer { ic_incremental_free(inc) }
+            XCTAssertEqual(feed(inc, gif.prefix(gif.count / 2)), IC_OK)
+            XCTAssertEqual(ic_incremental_is_streaming(inc), 1)
+            var partial: UnsafeMutablePointer<ic_image>?
+            var err = ic_error()
+            XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK)
+            XCTAssertNil(partial, "thumbnail \(thumbnail): no rows before the image's end")
+            XCTAssertEqual(feed(inc, gif[(gif.count / 2)...]), IC_OK)
+            var out: UnsafeMutablePointer<ic_image>?
+            let got = outcome(ic_incremental_finish(inc, &out, nil, &err), out)
+            assertEqual(got, whole(gif, o), "interlaced, thumbnail \(thumbnail)")
+        }
+    }
+
+    /// Malformed GIFs, and files whose answer depends on bytes after the first image (a loop
+    /// count, whether any image's data ends): the streamed decode gives ic_decode's status,
+    /// pixels, frames, delays and loop count, whatever the pieces (1-byte pieces among them).
+    func testMalformedGIFsDecodeAsTheWholeBodyDoes() {
+        var rng = SplitMix(seed: 31)
+        let header = Self.gifHeaderBytes
+        let still = patternGIF(width: 40, height: 30)
+        // After the header: the graphic control extension (8 bytes), the image descriptor (10),
+        // the LZW minimum code size, then the first sub-block's length and its data.
+        let codeSize = header + 18, lzw = header + 20
+        XCTAssertEqual(still[header + 8], 0x2C)
+        var invalidCode = still
+        for i in 0..<3 { invalidCode[lzw + 100 + i] = 0xFF }
+        var bigCodeSize = still
+        bigCodeSize[codeSize] = 12
+        let garbage = (0..<300).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        let comment: [UInt8] = [0x21, 0xFE] + (0..<3).flatMap { i in [255] + [UInt8](repeating: 65 + UInt8(i), count: 255) }
+            + [0]
+        let earlyEnd = GIFWriter(width: 40, height: 30, globalPalette: Self.gifPalette,
+                                 frames: [.init(width: 40, height: 30, indices: Array(gifIndices(40, 30).prefix(40 * 12 + 7)))])
+            .encode()
+        let offScreen = GIFWriter(width: 40, height: 30, globalPalette: Self.gifPalette, frames: [
+            .init(left: 50, top: 0, width: 10, height: 10, indices: gifIndices(10, 10)),
+            .init(width: 40, height: 30, indices: gifIndices(40, 30)),
+        ]).encode()
+        let animation = animatedGIF().encode()
+        var plain = animatedGIF()
+        plain.loopCount = nil
+        let unlooped = plain.encode()
+        // The second frame's graphic control extension: the first image's data ends before it.
+        let second = (header + 9..<unlooped.count).first { unlooped[$0..<$0 + 3] == [0x21, 0xF9, 4] }!
+        let netscape: [UInt8] = [0x21, 0xFF, 11] + Array("NETSCAPE2.0".utf8) + [3, 1, 7, 0, 0]
+        let lateLoopCount = Array(unlooped[..<second]) + netscape + Array(unlooped[second...])
+        let interlaced = patternGIF(width: 40, height: 30, interlaced: true)
+        let localTable = GIFWriter(width: 40, height: 30, globalPalette: nil, frames: [
+            .init(width: 40, height: 30, indices: gifIndices(40, 30), localPalette: Self.gifPalette),
+        ]).encode()
+        let cases: [(String, [UInt8], ic_status)] = [
+            ("still", still, IC_OK),
+            ("cut in the LZW data", Array(still.prefix(still.count * 2 / 3)), IC_ERR_TRUNCATED),
+            ("invalid LZW code", invalidCode, IC_ERR_CORRUPT),
+            ("LZW minimum code size 12", bigCodeSize, IC_ERR_CORRUPT),
+            ("garbage after the trailer", still + garbage, IC_OK),
+            ("no trailer", Array(still.dropLast()), IC_OK),
+            ("garbage block type before any image", Array(still.prefix(header)) + [0x99] + Array(still[header...]),
+             IC_ERR_CORRUPT),
+            ("garbage block type after the image", Array(still.dropLast()) + [0x99] + garbage, IC_OK),
+            ("end code but no block terminator", Array(still.dropLast(2)), IC_ERR_TRUNCATED),
+            ("cut in the last LZW byte", Array(still.dropLast(3)), IC_ERR_TRUNCATED),
+            ("extension cut off", Array(still.prefix(header)) + Array(comment.prefix(300)), IC_ERR_TRUNCATED),
+            ("long comment before the image", Array(still.prefix(header)) + comment + Array(still[header...]), IC_OK),
+            ("LZW data ending inside a row", earlyEnd, IC_OK),
+            ("first image off the screen", offScreen, IC_OK),
+            ("animation", animation, IC_OK),
+            ("animation cut in its second frame's extension", Array(animation.prefix(second + 4 + 19)), IC_OK),
+            ("loop count after the first image", lateLoopCount, IC_OK),
+            ("interlaced", interlaced, IC_OK),
+            ("interlaced, cut", Array(interlaced.prefix(interlaced.count / 2)), IC_ERR_TRUNCATED),
+            ("local colour table", localTable, IC_OK),
+            ("cut in the local colour table", Array(localTable.prefix(13 + 8 + 10 + 100)), IC_ERR_TRUNCATED),
+        ]
+        for (label, data, status) in cases {
+            XCTAssertEqual(whole(data, options()).status, status, "\(label): the whole decode's answer")
+            for thumbnail: UInt32 in [0, 24] { assertSame(data, label, thumbnail: thumbnail, rng: &rng) }
+            assertSame(data, "\(label), all frames", thumbnail: 0, allFrames: true, rng: &rng)
+        }
+        XCTAssertEqual(whole(lateLoopCount, options()).loopCount, 7)
+    }
+
+    /// A failure met as the first image starts — its own pixel limit, a thumbnail's staging
+    /// screen over the memory limit — is ic_decode's only when that image's data ends (it
+    /// counts the complete images first): it fails as soon as the data has ended, and a body
+    /// cut before is truncated, as it is whole.
+    func testLimitsMetAsTheFirstImageStartsFailAsTheWholeDecodeFails() {
+        var rng = SplitMix(seed: 41)
+        // A 64x48 screen whose image claims 4000 x 3000 pixels (its data fills less).
+        let bigImage = GIFWriter(width: 64, height: 48, globalPalette: Self.gifPalette,
+                                 frames: [.init(width: 4000, height: 3000, indices: gifIndices(64, 48))]).encode()
+        // A thumbnail of an interlaced 600x600 image needs a full-size staging screen (1.4 MB).
+        let interlaced = patternGIF(width: 600, height: 600, interlaced: true)
+        let plain = patternGIF(width: 600, height: 600)
+        let cases: [(String, [UInt8], ic_decode_options, ic_status)] = [
+            ("image over the pixel limit", bigImage, options(maxPixels: 1_000_000), IC_ERR_LIMIT_EXCEEDED),
+            ("image over the pixel limit, cut", Array(bigImage.prefix(bigImage.count - 20)),
+             options(maxPixels: 1_000_000), IC_ERR_TRUNCATED),
+            ("staging screen over the memory limit", interlaced, options(thumbnail: 64, maxMemory: 1 << 20),
+             IC_ERR_LIMIT_EXCEEDED),
+            ("staging screen over the memory limit, cut", Array(interlaced.prefix(interlaced.count / 2)),
+             options(thumbnail: 64, maxMemory: 1 << 20), IC_ERR_TRUNCATED),
+            ("no staging screen for a plain image", plain, options(thumbnail: 64, maxMemory: 1 << 20), IC_OK),
+        ]
+        for (label, data, o, status) in cases {
+            XCTAssertEqual(whole(data, o).status, status, label)
+            assertSame(data, label, thumbnail: o.thumbnail_width, maxPixels: o.limits.max_pixels,
+                       maxMemory: o.limits.max_memory_bytes, rng: &rng)
+            var opts = o
+            let inc = newDecode(&opts)
+            defer { ic_incremental_free(inc) }
+            let fed = feed(inc, data[...])
+            XCTAssertEqual(fed, status == IC_ERR_LIMIT_EXCEEDED ? status : IC_OK, "\(label): the feed's answer")
+        }
     }
 }

@@ -42,6 +42,7 @@ final class StreamingLoadTests: ManagerTestCase {
         let streaming = try makeManager()
         let whole = try makeManager { $0.streamsDecoding = false }
         for (name, bytes) in Self.files {
+            XCTAssertTrue(try Self.decoderStreams(bytes), "\(name): the C decoder consumes the body as it arrives")
             let url = try trickle(bytes, named: name)
             for context in [Self.noOriginals, ImageContext(thumbnailPixelSize: PixelSize(width: 96, height: 96))] {
                 let streamed = try await ManagerTesting.image(streaming, url, options: .fromLoaderOnly, context: context)
@@ -96,6 +97,15 @@ final class StreamingLoadTests: ManagerTestCase {
         XCTAssertEqual(streamed.image.packedPixels(), reference.image.packedPixels())
         await ManagerTesting.assertIdle(streaming)
         await ManagerTesting.assertIdle(whole)
+    }
+
+    /// Whether the C core's incremental decoder consumes `bytes` as they arrive once half of them
+    /// are in (JPEG, PNG and WebP stills and a GIF's first frame; other formats are gathered and
+    /// decoded at the end).
+    private static func decoderStreams(_ bytes: [UInt8]) throws -> Bool {
+        let decoder = try IncrementalImageDecoder(options: DecodeOptions())
+        try decoder.feed(Data(bytes.prefix(bytes.count / 2)))
+        return decoder.isStreaming
     }
 
     func testProgressiveLoadHandsPartialImagesBeforeTheFinalOneAndCachesOnlyTheFinal() async throws {
