@@ -65,18 +65,19 @@ final class ColorBenchmarks: XCTestCase {
         try compareWithRaw(helper: true, rawHelper: true)
     }
 
-    /// Two full decodes at once on two threads: the helper thread must not cost throughput.
+    /// Two full decodes at once on two threads, each forced to take a helper thread: what forcing
+    /// it costs a busy service (no target: ImageManager offers the helper only to a lone decode).
     func testTwoDecodesThroughput() throws {
         let input = BenchInputs.jpeg12MPP3
         let with = ImageDecoder(options: DecodeOptions(usesHelperThread: true))
         let without = ImageDecoder()
         _ = WallAndCPU.sample(without, input.bytes, threads: 2, loads: 2)
-        try WallAndCPU.record(section: "colour", name: "12 MP P3 JPEG to sRGB, 2 decodes at once: helper thread / one thread (ms per decode)",
+        try WallAndCPU.record(section: "colour", name: "12 MP P3 JPEG to sRGB, 2 decodes at once: helper thread forced / one thread (ms per decode)",
                               megapixels: input.megapixels, samples: Self.samples,
                               anchor: ("one thread per decode", "one thread"), ours: ("helper", {
                                   WallAndCPU.sample(with, input.bytes, threads: 2, loads: 2)
                               }), theirs: { WallAndCPU.sample(without, input.bytes, threads: 2, loads: 2) },
-                              target: 1.0)
+                              target: nil)
     }
 
     private func compareWithRaw(helper: Bool, rawHelper: Bool = false) throws {

@@ -327,6 +327,14 @@ ic_status ic_incremental_finish(ic_incremental *inc, ic_image **out, ic_decode_s
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: finished twice");
     }
     inc->finished = 1;
+    /* A decode cancelled after its last piece ends cancelled, as ic_decode does when the flag
+     * is set before it starts, even when every row is already out. */
+    if (inc->opts.cancel_flag && ic_cancel_flag_get(inc->opts.cancel_flag)) {
+        drop_engine(inc);
+        char message[IC_ERROR_MESSAGE_CAPACITY];
+        snprintf(message, sizeof message, "%s: decode cancelled", format_name(inc));
+        return fail(inc, err, IC_ERR_CANCELLED, message);
+    }
     if (!inc->engine) return decode_kept(inc, out, stats, err);
     ic_status st = inc->engine->end(inc->state);
     if (st != IC_OK && inc->kept && is_data_failure(st)) {

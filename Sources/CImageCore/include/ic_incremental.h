@@ -127,7 +127,9 @@ ic_status ic_incremental_partial(ic_incremental *inc, ic_image **out, ic_error *
 /**
  * Ends the input and finishes the decode: *out and `stats` as ic_decode gives
  * them for the concatenated bytes, or the error it gives (a body that ends
- * early fails as ic_decode fails on the same bytes). `stats` may be NULL.
+ * early fails as ic_decode fails on the same bytes). A decode whose cancel
+ * flag is set by then fails as cancelled, as ic_decode does when the flag is
+ * set before it starts. `stats` may be NULL.
  */
 ic_status ic_incremental_finish(ic_incremental *inc, ic_image **out, ic_decode_stats *stats,
                                 ic_error *err);

@@ -232,6 +232,28 @@ final class IncrementalDecodeTests: XCTestCase {
         }
     }
 
+    /// Cancelled once every piece is in, with every row decoded already: finish still ends
+    /// cancelled (as ic_decode with the flag set), so a load cancelled then keeps no image.
+    func testCancellationAfterTheLastPieceEndsCancelled() {
+        let jpeg = makeJPEG(Pixels.pattern(width: 640, height: 480), width: 640, height: 480)
+        for (label, data) in [("JPEG", jpeg), ("GIF", patternGIF(width: 300, height: 200))] {
+            var cancel: Int32 = 0
+            withUnsafePointer(to: &cancel) { flag in
+                var o = options()
+                o.cancel_flag = flag
+                let inc = newDecode(&o)
+                defer { ic_incremental_free(inc) }
+                XCTAssertEqual(feed(inc, data[...]), IC_OK, label)
+                ic_cancel_flag_set(UnsafeMutablePointer(mutating: flag), 1)
+                var out: UnsafeMutablePointer<ic_image>?
+                var err = ic_error()
+                XCTAssertEqual(ic_incremental_finish(inc, &out, nil, &err), IC_ERR_CANCELLED, label)
+                XCTAssertNil(out, label)
+                XCTAssertEqual(whole(data, o).status, IC_ERR_CANCELLED, "\(label): as ic_decode")
+            }
+        }
+    }
+
     /// A JPEG thumbnail's body is consumed as it comes: the decode holds a piece at most, not
     /// the body. A PNG streams too, with its body kept (for ic_decode, should the stream meet
     /// a malformed file): it holds exactly the bytes fed.
