@@ -4,8 +4,11 @@ import PackageDescription
 /// ImageKit: image loading for server-side Swift on Linux.
 ///
 /// Linux only (Debian 12 tested): the Swift code imports Glibc, and the C core links
-/// Debian's codec libraries (libjpeg-turbo, libpng, libwebp, libheif, libjxl), Little CMS 2, zlib, LZ4 and libcurl, so no
-/// Apple platform is declared.
+/// Debian's codec libraries (libjpeg-turbo, libpng, libwebp, libimagequant), Little CMS 2, zlib,
+/// LZ4 and libcurl, so no Apple platform is declared. libavif, libheif and libjxl are not
+/// linked: the C core opens them with dlopen on first use (Sources/CImageCore/codecs), so a
+/// process that never sees AVIF, HEIF or JPEG XL never maps them; their Debian packages are
+/// still required.
 ///
 /// `ImageKit` is the only product a service needs; it has no Swift package
 /// dependencies. `ImageKitServer` adds the glue to the Swift server ecosystem (swift-log,
@@ -46,9 +49,6 @@ let package = Package(
                 .linkedLibrary("lz4"),
                 .linkedLibrary("curl"),
                 .linkedLibrary("lcms2"),
-                .linkedLibrary("avif"),
-                .linkedLibrary("heif"),
-                .linkedLibrary("jxl"),
                 .linkedLibrary("imagequant"),
                 .linkedLibrary("z"),
                 .linkedLibrary("m"),

@@ -24,7 +24,8 @@ CORE=$(find Sources/CImageCore -name "*.c" | sort)
 FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
        -fsanitize-coverage-ignorelist=Fuzz/coverage_ignore.txt \
        -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -ISources/CImageCore/include"
-LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -ldeflate -lz -lwebp -lwebpdemux -lwebpmux -llcms2 -lavif -limagequant -lheif -ljxl -llz4 -lcurl -lm -lpthread"
+# libavif, libheif and libjxl are not linked: the core opens them on first use, as everywhere else.
+LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -ldeflate -lz -lwebp -lwebpdemux -lwebpmux -llcms2 -limagequant -llz4 -lcurl -lm -lpthread"
 
 seed_dir() { # harness -> directory of seed files
     local h=$1 dir="$OUT/seeds/$1"

@@ -59,13 +59,15 @@
  * Cancellation is looked at before each frame's AV1 decode, between it and the
  * YUV to RGB step, and between 16-row strips of a thumbnail; libavif cannot
  * stop inside one frame's AV1 decode.
+ *
+ * libavif is opened by the first decode or probe (codecs/ic_avif_lib.h); when it cannot be,
+ * both fail with IC_ERR_UNSUPPORTED_FORMAT and the loader's reason.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <avif/avif.h>
-
+#include "../codecs/ic_avif_lib.h"
 #include "ic_yuv_internal.h"
 
 static ic_status result_status(avifResult r) {
@@ -205,9 +207,11 @@ static ic_status decode_frames(ic_decoder *d, avifDecoder *dec, uint32_t frames,
 }
 
 ic_status ic_avif_decode(ic_decoder *d) {
+    ic_status st = ic_avif_load("AVIF", d->err);
+    if (st != IC_OK) return st;
     bool all = d->opts.all_frames != 0;
     avifDecoder *dec;
-    ic_status st = open_parsed(d->data, d->size, &d->opts.limits, all,
+    st = open_parsed(d->data, d->size, &d->opts.limits, all,
                                d->opts.use_helper_thread ? 2 : 1, &dec, d->err);
     if (st != IC_OK) return st;
     const avifImage *img = dec->image;
@@ -240,8 +244,10 @@ ic_status ic_avif_decode(ic_decoder *d) {
 }
 
 ic_status ic_avif_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
+    ic_status st = ic_avif_load("AVIF", err);
+    if (st != IC_OK) return st;
     avifDecoder *dec;
-    ic_status st = open_parsed(p, n, NULL, false, 1, &dec, err);
+    st = open_parsed(p, n, NULL, false, 1, &dec, err);
     if (st != IC_OK) return st;
     const avifImage *img = dec->image;
     info->width = img->width;

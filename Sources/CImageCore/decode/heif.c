@@ -63,14 +63,17 @@
  * Cancellation: looked at before and after the decode. libheif 1.15 cannot stop
  * inside heif_decode_image: its progress callbacks (on_progress, tiles of grid
  * images only) return nothing.
+ *
+ * libheif is opened by the first decode or probe (codecs/ic_heif_lib.h); when it cannot be,
+ * both fail with IC_ERR_UNSUPPORTED_FORMAT and the loader's reason. The YUV path needs libavif
+ * too (yuv.c), opened when it is first taken; without it the thumbnail comes from RGBA rows.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <libheif/heif.h>
-
+#include "../codecs/ic_heif_lib.h"
 #include "ic_yuv_internal.h"
 
 /* libheif's own default size limit (MAX_IMAGE_WIDTH/HEIGHT in 1.15). */
@@ -388,11 +391,12 @@ static void take_color(ic_decoder *d, struct heif_image_handle *handle) {
 }
 
 ic_status ic_heif_decode(ic_decoder *d) {
+    ic_status st = ic_heif_load(name(d), d->err);
+    if (st != IC_OK) return st;
     if (!heif_have_decoder_for_format(heif_compression_HEVC)) {
         return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
                             "%s: this libheif has no HEVC decoder", name(d));
     }
-    ic_status st;
     struct heif_context *ctx =
         open_context(d->data, d->size, d->opts.limits.max_pixels, name(d), d->err, &st);
     if (!ctx) return st;
@@ -441,10 +445,10 @@ ic_status ic_heif_decode(ic_decoder *d) {
     if (st == IC_OK) {
         take_color(d, primary);
         struct heif_image_handle *thumb = d->opts.keep_orientation ? NULL : pick_thumbnail(d, primary);
-        /* The YUV path for an opaque 8-bit primary image shrunk 4x or more. */
+        /* The YUV path for an opaque 8-bit primary image shrunk 4x or more, libavif permitting. */
         bool planar = !thumb && !alpha && heif_image_handle_get_luma_bits_per_pixel(primary) == 8 &&
                       heif_image_handle_get_chroma_bits_per_pixel(primary) == 8 &&
-                      ic_dec_shrink_denominator(d, 8) >= 4;
+                      ic_dec_shrink_denominator(d, 8) >= 4 && ic_avif_load(name(d), NULL) == IC_OK;
         st = decode_handle(d, thumb ? thumb : primary, planar);
         if (thumb) heif_image_handle_release(thumb);
     }
@@ -455,7 +459,8 @@ ic_status ic_heif_decode(ic_decoder *d) {
 
 ic_status ic_heif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err) {
     const char *fmt = ic_format_name(info->format);
-    ic_status st;
+    ic_status st = ic_heif_load(fmt, err);
+    if (st != IC_OK) return st;
     struct heif_context *ctx = open_context(data, size, 0, fmt, err, &st);
     if (!ctx) return st;
     struct heif_image_handle *h = NULL;

@@ -3,12 +3,13 @@
  *
  * Pictures are avifImage values (libavif's layout: planes, row bytes, depth, subsampling,
  * range and matrix); HEIF's planes from libheif are wrapped in one without a copy. The
- * conversion to RGBA8 is libavif's avifImageYUVToRGB (libyuv where it has a kernel).
+ * conversion to RGBA8 is libavif's avifImageYUVToRGB (libyuv where it has a kernel). libavif is
+ * loaded on first use (codecs/ic_avif_lib.h): callers have had ic_avif_load return IC_OK.
  */
 #ifndef IC_YUV_INTERNAL_H
 #define IC_YUV_INTERNAL_H
 
-#include <avif/avif.h>
+#include "../codecs/ic_avif_lib.h"
 
 #include "ic_decode_internal.h"
 

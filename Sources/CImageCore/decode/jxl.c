@@ -47,13 +47,15 @@
  * full size — so the DC path costs 5.52 G, 1.8x the full decode (1.4x at effort 7
  * or distance 0.5), for a thumbnail 57 dB from the full one. Lossless and other
  * modular files send no DC event.
+ *
+ * libjxl is opened by the first decode or probe (codecs/ic_jxl_lib.h); when it cannot be, both
+ * fail with IC_ERR_UNSUPPORTED_FORMAT and the loader's reason.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jxl/decode.h>
-
+#include "../codecs/ic_jxl_lib.h"
 #include "ic_decode_internal.h"
 
 /* Input bytes handed to libjxl between two looks at the cancel flag: a sixteenth of the
@@ -388,12 +390,14 @@ static uint8_t file_orientation(const uint8_t *data, size_t size) {
 }
 
 ic_status ic_jxl_decode(ic_decoder *d) {
+    ic_status st = ic_jxl_load("JPEG XL", d->err);
+    if (st != IC_OK) return st;
     jxl_job j;
     memset(&j, 0, sizeof j);
     j.d = d;
     j.dec = JxlDecoderCreate(NULL);
     if (!j.dec) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "JPEG XL: cannot create a decoder");
-    ic_status st = run(&j);
+    st = run(&j);
     JxlDecoderDestroy(j.dec);
     ic_dec_buffer_free(d, &j.staging);
     ic_dec_release(d, j.reserved);
@@ -405,13 +409,14 @@ ic_status ic_jxl_decode(ic_decoder *d) {
 }
 
 ic_status ic_jxl_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err) {
+    ic_status st = ic_jxl_load("JPEG XL", err);
+    if (st != IC_OK) return st;
     JxlDecoder *dec = JxlDecoderCreate(NULL);
     if (!dec) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG XL: cannot create a decoder");
     JxlDecoderSubscribeEvents(dec, JXL_DEC_BASIC_INFO | JXL_DEC_COLOR_ENCODING);
     JxlDecoderSetKeepOrientation(dec, JXL_TRUE);
     feeder f;
     feed_start(dec, &f, data, size);
-    ic_status st = IC_OK;
     JxlBasicInfo bi;
     bool have_info = false;
     for (;;) {

@@ -12,12 +12,14 @@
  * coefficients and tagged sRGB in the nclx box (primaries 1, transfer 13, matrix 6);
  * an opaque image gets no alpha plane. An ICC profile to embed goes in the colr box
  * (libavif then writes no nclx box).
+ *
+ * libavif is opened by the first encode (codecs/ic_avif_lib.h); when it cannot be, the encode
+ * fails with IC_ERR_UNSUPPORTED_FORMAT and the loader's reason.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include <avif/avif.h>
-
+#include "../codecs/ic_avif_lib.h"
 #include "../common/ic_common_internal.h"
 #include "../image/ic_image_internal.h"
 #include "ic_encode_internal.h"
@@ -38,6 +40,8 @@ ic_status ic_encode_avif(const ic_image *img, const uint8_t *frame, const ic_enc
     if (o->speed < AVIF_SPEED_SLOWEST || o->speed > AVIF_SPEED_FASTEST) {
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "AVIF: speed %d is not 0...10", o->speed);
     }
+    ic_status loaded = ic_avif_load("AVIF", err);
+    if (loaded != IC_OK) return loaded;
     avifImage *image = avifImageCreate(img->width, img->height, 8,
                                        o->yuv444 ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420);
     if (!image) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");

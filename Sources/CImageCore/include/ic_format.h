@@ -41,7 +41,11 @@ ic_format ic_sniff(const uint8_t *data, size_t size);
 /** Upper-case name of a format ("JPEG", "TIFF", …); "unknown" for IC_FORMAT_UNKNOWN. */
 const char *ic_format_name(ic_format format);
 
-/** True for the formats ImageKit decodes: JPEG, PNG, GIF, WebP, AVIF, HEIC/HEIF and JPEG XL. */
+/**
+ * True for the formats ImageKit decodes: JPEG, PNG, GIF, WebP, AVIF, HEIC/HEIF and JPEG XL.
+ * Answered without loading anything: AVIF, HEIF and JPEG XL decode through libraries opened on
+ * first use, and should one be missing, decoding that format fails (IC_ERR_UNSUPPORTED_FORMAT).
+ */
 int ic_format_is_decodable(ic_format format);
 
 #ifdef __cplusplus

@@ -1,0 +1,91 @@
+/*
+ * ic_avif_lib.h — libavif, loaded on first use (codecs/codec_libs.c). Not installed.
+ *
+ * The C core does not link libavif: libavif.so.15 (Debian 12's libavif15; else libavif.so,
+ * the -dev package's link) is opened with dlopen by the first AVIF decode, probe or encode,
+ * or HEIF thumbnail that takes the YUV path, so a process that never sees one never maps
+ * libavif or the AV1 codecs it pulls in (libaom, dav1d, libgav1, rav1e, SVT-AV1).
+ *
+ * Include this header instead of <avif/avif.h>. It declares the table of the libavif
+ * functions the core calls and then defines each name as its entry, so avif.c, yuv.c, heif.c
+ * and avif_encode.c read like plain libavif calls. Every entry point that reaches them calls
+ * ic_avif_load first; once that has returned IC_OK on a thread, the table is complete and
+ * never written again.
+ */
+#ifndef IC_AVIF_LIB_H
+#define IC_AVIF_LIB_H
+
+#include <avif/avif.h>
+
+#include "ic_error.h"
+
+/** The libavif functions the core calls: X(name) for each. */
+#define IC_AVIF_FUNCTIONS(X)                                                                  \
+    X(avifDecoderCreate)                                                                      \
+    X(avifDecoderDestroy)                                                                     \
+    X(avifDecoderNextImage)                                                                   \
+    X(avifDecoderNthImageTiming)                                                              \
+    X(avifDecoderParse)                                                                       \
+    X(avifDecoderSetIOMemory)                                                                 \
+    X(avifEncoderCreate)                                                                      \
+    X(avifEncoderDestroy)                                                                     \
+    X(avifEncoderWrite)                                                                       \
+    X(avifGetPixelFormatInfo)                                                                 \
+    X(avifImageAllocatePlanes)                                                                \
+    X(avifImageCreate)                                                                        \
+    X(avifImageCreateEmpty)                                                                   \
+    X(avifImageDestroy)                                                                       \
+    X(avifImageRGBToYUV)                                                                      \
+    X(avifImageSetProfileICC)                                                                 \
+    X(avifImageSetViewRect)                                                                   \
+    X(avifImageYUVToRGB)                                                                      \
+    X(avifPixelFormatToString)                                                                \
+    X(avifRGBImageSetDefaults)                                                                \
+    X(avifRWDataFree)                                                                         \
+    X(avifResultToString)
+
+/** A pointer to each function of IC_AVIF_FUNCTIONS, typed as <avif/avif.h> declares it. */
+typedef struct ic_avif_functions {
+#define IC_AVIF_MEMBER(name) __typeof__(name) *name;
+    IC_AVIF_FUNCTIONS(IC_AVIF_MEMBER)
+#undef IC_AVIF_MEMBER
+} ic_avif_functions;
+
+/** The table; complete once ic_avif_load has returned IC_OK on the calling thread. */
+extern ic_avif_functions ic_avif_fn;
+
+/**
+ * Loads libavif and resolves the table, once per process (pthread_once); later calls only
+ * report the outcome. IC_OK, or IC_ERR_UNSUPPORTED_FORMAT with "<format>: libavif.so.15 could
+ * not be loaded: <dlerror>" (or the function it lacks) in `err`, which may be NULL.
+ */
+ic_status ic_avif_load(const char *format, ic_error *err);
+
+/* Every libavif call below this point goes through the table (not in codec_libs.c, which
+ * fills it). */
+#ifndef IC_CODEC_LIBS_LOADER
+#define avifDecoderCreate (ic_avif_fn.avifDecoderCreate)
+#define avifDecoderDestroy (ic_avif_fn.avifDecoderDestroy)
+#define avifDecoderNextImage (ic_avif_fn.avifDecoderNextImage)
+#define avifDecoderNthImageTiming (ic_avif_fn.avifDecoderNthImageTiming)
+#define avifDecoderParse (ic_avif_fn.avifDecoderParse)
+#define avifDecoderSetIOMemory (ic_avif_fn.avifDecoderSetIOMemory)
+#define avifEncoderCreate (ic_avif_fn.avifEncoderCreate)
+#define avifEncoderDestroy (ic_avif_fn.avifEncoderDestroy)
+#define avifEncoderWrite (ic_avif_fn.avifEncoderWrite)
+#define avifGetPixelFormatInfo (ic_avif_fn.avifGetPixelFormatInfo)
+#define avifImageAllocatePlanes (ic_avif_fn.avifImageAllocatePlanes)
+#define avifImageCreate (ic_avif_fn.avifImageCreate)
+#define avifImageCreateEmpty (ic_avif_fn.avifImageCreateEmpty)
+#define avifImageDestroy (ic_avif_fn.avifImageDestroy)
+#define avifImageRGBToYUV (ic_avif_fn.avifImageRGBToYUV)
+#define avifImageSetProfileICC (ic_avif_fn.avifImageSetProfileICC)
+#define avifImageSetViewRect (ic_avif_fn.avifImageSetViewRect)
+#define avifImageYUVToRGB (ic_avif_fn.avifImageYUVToRGB)
+#define avifPixelFormatToString (ic_avif_fn.avifPixelFormatToString)
+#define avifRGBImageSetDefaults (ic_avif_fn.avifRGBImageSetDefaults)
+#define avifRWDataFree (ic_avif_fn.avifRWDataFree)
+#define avifResultToString (ic_avif_fn.avifResultToString)
+#endif
+
+#endif /* IC_AVIF_LIB_H */

@@ -1,0 +1,115 @@
+/*
+ * ic_heif_lib.h — libheif, loaded on first use (codecs/codec_libs.c). Not installed.
+ *
+ * The C core does not link libheif: libheif.so.1 (Debian 12's libheif1; else libheif.so, the
+ * -dev package's link) is opened with dlopen by the first HEIF decode or probe, so a process
+ * that never sees one never maps libheif or what it pulls in (x265, libde265, libaom, dav1d).
+ *
+ * Include this header instead of <libheif/heif.h>. It declares the table of the libheif
+ * functions the core calls and then defines each name as its entry, so heif.c reads like
+ * plain libheif calls. Every entry point that reaches them calls ic_heif_load first; once that
+ * has returned IC_OK on a thread, the table is complete and never written again.
+ */
+#ifndef IC_HEIF_LIB_H
+#define IC_HEIF_LIB_H
+
+#include <libheif/heif.h>
+
+#include "ic_error.h"
+
+/** The libheif functions the core calls: X(name) for each. */
+#define IC_HEIF_FUNCTIONS(X)                                                                  \
+    X(heif_context_alloc)                                                                     \
+    X(heif_context_free)                                                                      \
+    X(heif_context_get_primary_image_handle)                                                  \
+    X(heif_context_read_from_memory_without_copy)                                             \
+    X(heif_context_set_max_decoding_threads)                                                  \
+    X(heif_context_set_maximum_image_size_limit)                                              \
+    X(heif_decode_image)                                                                      \
+    X(heif_decoding_options_alloc)                                                            \
+    X(heif_decoding_options_free)                                                             \
+    X(heif_have_decoder_for_format)                                                           \
+    X(heif_image_get_bits_per_pixel_range)                                                    \
+    X(heif_image_get_chroma_format)                                                           \
+    X(heif_image_get_colorspace)                                                              \
+    X(heif_image_get_height)                                                                  \
+    X(heif_image_get_nclx_color_profile)                                                      \
+    X(heif_image_get_plane_readonly)                                                          \
+    X(heif_image_get_width)                                                                   \
+    X(heif_image_handle_get_chroma_bits_per_pixel)                                            \
+    X(heif_image_handle_get_color_profile_type)                                               \
+    X(heif_image_handle_get_height)                                                           \
+    X(heif_image_handle_get_ispe_height)                                                      \
+    X(heif_image_handle_get_ispe_width)                                                       \
+    X(heif_image_handle_get_list_of_thumbnail_IDs)                                            \
+    X(heif_image_handle_get_luma_bits_per_pixel)                                              \
+    X(heif_image_handle_get_nclx_color_profile)                                               \
+    X(heif_image_handle_get_number_of_thumbnails)                                             \
+    X(heif_image_handle_get_raw_color_profile)                                                \
+    X(heif_image_handle_get_raw_color_profile_size)                                           \
+    X(heif_image_handle_get_thumbnail)                                                        \
+    X(heif_image_handle_get_width)                                                            \
+    X(heif_image_handle_has_alpha_channel)                                                    \
+    X(heif_image_handle_is_premultiplied_alpha)                                               \
+    X(heif_image_handle_release)                                                              \
+    X(heif_image_release)                                                                     \
+    X(heif_nclx_color_profile_free)
+
+/** A pointer to each function of IC_HEIF_FUNCTIONS, typed as <libheif/heif.h> declares it. */
+typedef struct ic_heif_functions {
+#define IC_HEIF_MEMBER(name) __typeof__(name) *name;
+    IC_HEIF_FUNCTIONS(IC_HEIF_MEMBER)
+#undef IC_HEIF_MEMBER
+} ic_heif_functions;
+
+/** The table; complete once ic_heif_load has returned IC_OK on the calling thread. */
+extern ic_heif_functions ic_heif_fn;
+
+/**
+ * Loads libheif and resolves the table, once per process (pthread_once); later calls only
+ * report the outcome. IC_OK, or IC_ERR_UNSUPPORTED_FORMAT with "<format>: libheif.so.1 could
+ * not be loaded: <dlerror>" (or the function it lacks) in `err`, which may be NULL.
+ */
+ic_status ic_heif_load(const char *format, ic_error *err);
+
+/* Every libheif call below this point goes through the table (not in codec_libs.c, which
+ * fills it). */
+#ifndef IC_CODEC_LIBS_LOADER
+#define heif_context_alloc (ic_heif_fn.heif_context_alloc)
+#define heif_context_free (ic_heif_fn.heif_context_free)
+#define heif_context_get_primary_image_handle (ic_heif_fn.heif_context_get_primary_image_handle)
+#define heif_context_read_from_memory_without_copy (ic_heif_fn.heif_context_read_from_memory_without_copy)
+#define heif_context_set_max_decoding_threads (ic_heif_fn.heif_context_set_max_decoding_threads)
+#define heif_context_set_maximum_image_size_limit (ic_heif_fn.heif_context_set_maximum_image_size_limit)
+#define heif_decode_image (ic_heif_fn.heif_decode_image)
+#define heif_decoding_options_alloc (ic_heif_fn.heif_decoding_options_alloc)
+#define heif_decoding_options_free (ic_heif_fn.heif_decoding_options_free)
+#define heif_have_decoder_for_format (ic_heif_fn.heif_have_decoder_for_format)
+#define heif_image_get_bits_per_pixel_range (ic_heif_fn.heif_image_get_bits_per_pixel_range)
+#define heif_image_get_chroma_format (ic_heif_fn.heif_image_get_chroma_format)
+#define heif_image_get_colorspace (ic_heif_fn.heif_image_get_colorspace)
+#define heif_image_get_height (ic_heif_fn.heif_image_get_height)
+#define heif_image_get_nclx_color_profile (ic_heif_fn.heif_image_get_nclx_color_profile)
+#define heif_image_get_plane_readonly (ic_heif_fn.heif_image_get_plane_readonly)
+#define heif_image_get_width (ic_heif_fn.heif_image_get_width)
+#define heif_image_handle_get_chroma_bits_per_pixel (ic_heif_fn.heif_image_handle_get_chroma_bits_per_pixel)
+#define heif_image_handle_get_color_profile_type (ic_heif_fn.heif_image_handle_get_color_profile_type)
+#define heif_image_handle_get_height (ic_heif_fn.heif_image_handle_get_height)
+#define heif_image_handle_get_ispe_height (ic_heif_fn.heif_image_handle_get_ispe_height)
+#define heif_image_handle_get_ispe_width (ic_heif_fn.heif_image_handle_get_ispe_width)
+#define heif_image_handle_get_list_of_thumbnail_IDs (ic_heif_fn.heif_image_handle_get_list_of_thumbnail_IDs)
+#define heif_image_handle_get_luma_bits_per_pixel (ic_heif_fn.heif_image_handle_get_luma_bits_per_pixel)
+#define heif_image_handle_get_nclx_color_profile (ic_heif_fn.heif_image_handle_get_nclx_color_profile)
+#define heif_image_handle_get_number_of_thumbnails (ic_heif_fn.heif_image_handle_get_number_of_thumbnails)
+#define heif_image_handle_get_raw_color_profile (ic_heif_fn.heif_image_handle_get_raw_color_profile)
+#define heif_image_handle_get_raw_color_profile_size (ic_heif_fn.heif_image_handle_get_raw_color_profile_size)
+#define heif_image_handle_get_thumbnail (ic_heif_fn.heif_image_handle_get_thumbnail)
+#define heif_image_handle_get_width (ic_heif_fn.heif_image_handle_get_width)
+#define heif_image_handle_has_alpha_channel (ic_heif_fn.heif_image_handle_has_alpha_channel)
+#define heif_image_handle_is_premultiplied_alpha (ic_heif_fn.heif_image_handle_is_premultiplied_alpha)
+#define heif_image_handle_release (ic_heif_fn.heif_image_handle_release)
+#define heif_image_release (ic_heif_fn.heif_image_release)
+#define heif_nclx_color_profile_free (ic_heif_fn.heif_nclx_color_profile_free)
+#endif
+
+#endif /* IC_HEIF_LIB_H */
