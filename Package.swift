@@ -49,7 +49,6 @@ let package = Package(
                 .linkedLibrary("lz4"),
                 .linkedLibrary("curl"),
                 .linkedLibrary("lcms2"),
-                .linkedLibrary("imagequant"),
                 .linkedLibrary("z"),
                 .linkedLibrary("m"),
                 .linkedLibrary("pthread"),

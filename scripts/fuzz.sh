@@ -25,7 +25,7 @@ FLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
        -fsanitize-coverage-ignorelist=Fuzz/coverage_ignore.txt \
        -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -ISources/CImageCore/include"
 # libavif, libheif and libjxl are not linked: the core opens them on first use, as everywhere else.
-LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -ldeflate -lz -lwebp -lwebpdemux -lwebpmux -llcms2 -limagequant -llz4 -lcurl -lm -lpthread"
+LIBS="-fuse-ld=lld -lturbojpeg -ljpeg -lpng16 -ldeflate -lz -lwebp -lwebpdemux -lwebpmux -llcms2 -llz4 -lcurl -lm -lpthread"
 
 seed_dir() { # harness -> directory of seed files
     local h=$1 dir="$OUT/seeds/$1"

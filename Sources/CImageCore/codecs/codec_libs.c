@@ -1,11 +1,12 @@
 /*
- * codec_libs.c — libavif, libheif and libjxl, opened with dlopen on first use.
+ * codec_libs.c — libavif, libheif, libjxl and libimagequant, opened with dlopen on first use.
  *
- * Those three libraries and what they pull in (AV1 and HEVC encoders and decoders, libstdc++
- * users) cost a few megabytes of resident pages in every process that maps them, one that only
- * ever decodes JPEG included. The C core therefore does not link them: each is opened by the
+ * Those libraries and what they pull in (AV1 and HEVC encoders and decoders, libstdc++
+ * users, the OpenMP runtime) cost a few megabytes of resident pages in every process that
+ * maps them, one that only ever decodes JPEG included. The C core therefore does not link them: each is opened by the
  * first call that needs it, through its ic_*_load (pthread_once per library), which resolves
- * the functions the core calls (the X lists of ic_avif_lib.h, ic_heif_lib.h, ic_jxl_lib.h)
+ * the functions the core calls (the X lists of ic_avif_lib.h, ic_heif_lib.h, ic_jxl_lib.h,
+ * ic_liq_lib.h)
  * into a table the format files call through. After that one write under pthread_once the
  * table is only read, from any thread; a library is never closed, so its functions stay valid
  * for the life of the process.
@@ -29,6 +30,7 @@
 #include "ic_avif_lib.h"
 #include "ic_heif_lib.h"
 #include "ic_jxl_lib.h"
+#include "ic_liq_lib.h"
 
 /** One library's state: written once under `once`, read only afterwards. */
 typedef struct codec_lib {
@@ -48,10 +50,13 @@ typedef struct codec_lib {
 static codec_lib avif_lib = {.soname = "libavif.so.15", .dev_name = "libavif.so", .once = PTHREAD_ONCE_INIT};
 static codec_lib heif_lib = {.soname = "libheif.so.1", .dev_name = "libheif.so", .once = PTHREAD_ONCE_INIT};
 static codec_lib jxl_lib = {.soname = "libjxl.so.0.7", .dev_name = "libjxl.so", .once = PTHREAD_ONCE_INIT};
+static codec_lib liq_lib = {.soname = "libimagequant.so.0", .dev_name = "libimagequant.so",
+                            .once = PTHREAD_ONCE_INIT};
 
 ic_avif_functions ic_avif_fn;
 ic_heif_functions ic_heif_fn;
 ic_jxl_functions ic_jxl_fn;
+ic_liq_functions ic_liq_fn;
 
 /* Opens the library by its soname, else its unversioned name; NULL with lib->why set. */
 static void *open_lib(codec_lib *lib) {
@@ -84,33 +89,22 @@ static void finish(codec_lib *lib, void *handle, bool complete, void *table, siz
 }
 
 /* Each load opens its library and fills its table in list order, stopping at the first
- * function the library lacks (FIND chains the lookups with &&). */
-static void load_avif(void) {
-    void *handle = open_lib(&avif_lib);
-    if (!handle) return;
-#define FIND(name) &&(ic_avif_fn.name = (__typeof__(ic_avif_fn.name))find(&avif_lib, handle, #name))
-    bool complete = true IC_AVIF_FUNCTIONS(FIND);
-#undef FIND
-    finish(&avif_lib, handle, complete, &ic_avif_fn, sizeof ic_avif_fn);
-}
-
-static void load_heif(void) {
-    void *handle = open_lib(&heif_lib);
-    if (!handle) return;
-#define FIND(name) &&(ic_heif_fn.name = (__typeof__(ic_heif_fn.name))find(&heif_lib, handle, #name))
-    bool complete = true IC_HEIF_FUNCTIONS(FIND);
-#undef FIND
-    finish(&heif_lib, handle, complete, &ic_heif_fn, sizeof ic_heif_fn);
-}
-
-static void load_jxl(void) {
-    void *handle = open_lib(&jxl_lib);
-    if (!handle) return;
-#define FIND(name) &&(ic_jxl_fn.name = (__typeof__(ic_jxl_fn.name))find(&jxl_lib, handle, #name))
-    bool complete = true IC_JXL_FUNCTIONS(FIND);
-#undef FIND
-    finish(&jxl_lib, handle, complete, &ic_jxl_fn, sizeof ic_jxl_fn);
-}
+ * function the library lacks (FIND chains the lookups with &&); the public ic_*_load runs it
+ * once and reports its outcome. */
+#define FIND(name) &&(table->name = (__typeof__(table->name))find(lib, handle, #name))
+#define LOADER(prefix, LIST)                                                                    \
+    static void load_##prefix(void) {                                                           \
+        codec_lib *lib = &prefix##_lib;                                                         \
+        __typeof__(ic_##prefix##_fn) *table = &ic_##prefix##_fn;                                \
+        void *handle = open_lib(lib);                                                           \
+        if (!handle) return;                                                                    \
+        bool complete = true LIST(FIND);                                                        \
+        finish(lib, handle, complete, table, sizeof *table);                                    \
+    }                                                                                           \
+    ic_status ic_##prefix##_load(const char *format, ic_error *err) {                          \
+        pthread_once(&prefix##_lib.once, load_##prefix);                                        \
+        return outcome(&prefix##_lib, format, err);                                             \
+    }
 
 /* The outcome of the library's one load, as a status and message for `format`. */
 static ic_status outcome(const codec_lib *lib, const char *format, ic_error *err) {
@@ -118,17 +112,7 @@ static ic_status outcome(const codec_lib *lib, const char *format, ic_error *err
     return ic_set_error(err, IC_ERR_UNSUPPORTED_FORMAT, "%s: %s", format, lib->why);
 }
 
-ic_status ic_avif_load(const char *format, ic_error *err) {
-    pthread_once(&avif_lib.once, load_avif);
-    return outcome(&avif_lib, format, err);
-}
-
-ic_status ic_heif_load(const char *format, ic_error *err) {
-    pthread_once(&heif_lib.once, load_heif);
-    return outcome(&heif_lib, format, err);
-}
-
-ic_status ic_jxl_load(const char *format, ic_error *err) {
-    pthread_once(&jxl_lib.once, load_jxl);
-    return outcome(&jxl_lib, format, err);
-}
+LOADER(avif, IC_AVIF_FUNCTIONS)
+LOADER(heif, IC_HEIF_FUNCTIONS)
+LOADER(jxl, IC_JXL_FUNCTIONS)
+LOADER(liq, IC_LIQ_FUNCTIONS)

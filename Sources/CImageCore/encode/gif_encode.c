@@ -16,11 +16,11 @@
  * NETSCAPE2.0 application extension, written for animations only; loop counts above
  * 65535 are refused.
  */
-#include <libimagequant.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codecs/ic_liq_lib.h"
 #include "../common/ic_common_internal.h"
 #include "ic_encode_internal.h"
 
@@ -308,6 +308,8 @@ ic_status ic_encode_gif(const ic_image *img, const ic_encode_options *opt, uint8
         return ic_set_error(err, IC_ERR_ENCODE, "GIF: %ux%u is larger than GIF's %ux%u", img->width,
                             img->height, GIF_MAX_DIMENSION, GIF_MAX_DIMENSION);
     }
+    ic_status loaded = ic_liq_load("GIF", err);
+    if (loaded != IC_OK) return loaded;
     bool animated = opt->all_frames && img->frame_count > 1;
     if (animated && img->loop_count > 65535) {
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,

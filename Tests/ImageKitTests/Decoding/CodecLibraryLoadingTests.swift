@@ -1,13 +1,13 @@
 import Foundation
 import XCTest
 
-/// libavif, libheif and libjxl are opened on first use (Sources/CImageCore/codecs), not linked:
-/// the `imagekit` binary, run as a child process under glibc's log of the shared objects it
-/// maps (`LD_DEBUG=files`, at startup and through dlopen), maps none of them for a JPEG, and for
-/// an AVIF, HEIF or JPEG XL file only the library of that format. (This test process links
+/// libavif, libheif, libjxl and libimagequant are opened on first use (Sources/CImageCore/codecs),
+/// not linked: the `imagekit` binary, run as a child process under glibc's log of the shared
+/// objects it maps (`LD_DEBUG=files`, at startup and through dlopen), maps none of them for a
+/// JPEG, and for an AVIF, HEIF or JPEG XL file, or a GIF written, only the library it needs. (This test process links
 /// them all through CAnchors, so it cannot look at itself.)
 final class CodecLibraryLoadingTests: XCTestCase {
-    private let lazyLibraries = ["libavif", "libheif", "libjxl"]
+    private let lazyLibraries = ["libavif", "libheif", "libjxl", "libimagequant"]
 
     private func fixture(_ path: String) -> String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -42,7 +42,7 @@ final class CodecLibraryLoadingTests: XCTestCase {
         return names
     }
 
-    /// Which of libavif, libheif and libjxl `names` include.
+    /// Which of the lazily opened libraries `names` include.
     private func lazyOnes(_ names: [String]) -> [String] {
         lazyLibraries.filter { lib in names.contains { $0.hasPrefix(lib + ".so") } }
     }
@@ -58,5 +58,9 @@ final class CodecLibraryLoadingTests: XCTestCase {
         XCTAssertEqual(lazyOnes(avif), ["libavif"])
         XCTAssertEqual(lazyOnes(try librariesMapped(["info", fixture("heic/example.heic")])), ["libheif"])
         XCTAssertEqual(lazyOnes(try librariesMapped(["info", fixture("jxl/grayscale.jxl")])), ["libjxl"])
+        let gif = FileManager.default.temporaryDirectory.appendingPathComponent("imagekit-ld-\(UUID().uuidString).gif")
+        defer { try? FileManager.default.removeItem(at: gif) }
+        let encoded = try librariesMapped(["thumbnail", fixture("color/srgb.jpg"), "--size", "64", "-o", gif.path])
+        XCTAssertEqual(lazyOnes(encoded), ["libimagequant"], "a GIF written")
     }
 }
