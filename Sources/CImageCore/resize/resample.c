@@ -361,28 +361,48 @@ static void axpy_base(float *acc, const float *src, float w, size_t n) { IC_AXPY
 #include <immintrin.h>
 #define IC_HAVE_AVX2_RESAMPLE 1
 
-/* Two taps (two pixels, eight floats) a fused multiply-add. */
+/* Two taps (two pixels, eight floats) a fused multiply-add: taps 4i and 4i+1 go into one
+ * accumulator, 4i+2 and 4i+3 into the other, a last pair into the first; the halves are
+ * added, then a last odd tap. */
 __attribute__((target("avx2,fma"))) static void filter_row_avx2(const ic_bank *b, const float *in,
                                                                  float *out) {
-    for (uint32_t j = 0; j < b->n; j++) {
-        const float *p = in + 4 * (size_t)b->start[j];
-        const float *w4 = b->coef4 + (size_t)j * b->taps * 4;
-        const uint32_t count = b->count[j];
+    const uint32_t n = b->n;
+    const size_t bank_stride = (size_t)b->taps * 4;
+    const uint32_t *starts = b->start, *counts = b->count;
+    const float *w = b->coef4;
+    for (uint32_t j = 0; j < n; j++, w += bank_stride) {
+        const float *p = in + 4 * (size_t)starts[j];
+        const float *wt = w;
+        const uint32_t count = counts[j];
         __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-        uint32_t t = 0;
-        for (; t + 4 <= count; t += 4) {
-            acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(w4 + 4 * t), _mm256_loadu_ps(p + 4 * t), acc0);
-            acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(w4 + 4 * t + 8), _mm256_loadu_ps(p + 4 * t + 8), acc1);
+        for (uint32_t quads = count / 4; quads; quads--, p += 16, wt += 16) {
+            acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(wt), _mm256_loadu_ps(p), acc0);
+            acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(wt + 8), _mm256_loadu_ps(p + 8), acc1);
         }
-        if (t + 2 <= count) {
-            acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(w4 + 4 * t), _mm256_loadu_ps(p + 4 * t), acc0);
-            t += 2;
+        if (count & 2) {
+            acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(wt), _mm256_loadu_ps(p), acc0);
+            p += 8;
+            wt += 8;
         }
         __m256 sum = _mm256_add_ps(acc0, acc1);
         __m128 r = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
-        if (t < count) r = _mm_fmadd_ps(_mm_loadu_ps(w4 + 4 * t), _mm_loadu_ps(p + 4 * t), r);
+        if (count & 1) r = _mm_fmadd_ps(_mm_loadu_ps(wt), _mm_loadu_ps(p), r);
         _mm_storeu_ps(out + 4 * (size_t)j, r);
     }
+}
+
+/* widen, eight pixels a step. */
+__attribute__((target("avx2"))) static void widen_avx2(const uint8_t *row, float *out, uint32_t count) {
+    uint32_t x = 0;
+    for (; x + 8 <= count; x += 8) {
+        const uint8_t *p = row + 4 * (size_t)x;
+        float *o = out + 4 * (size_t)x;
+        for (int k = 0; k < 4; k++) {
+            __m128i two = _mm_loadl_epi64((const __m128i *)(p + 8 * k));
+            _mm256_storeu_ps(o + 8 * k, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(two)));
+        }
+    }
+    widen(row + 4 * (size_t)x, out + 4 * (size_t)x, count - x);
 }
 
 __attribute__((target("avx2,fma"))) static void scale_avx2(float *acc, const float *src, float w,
@@ -397,6 +417,7 @@ __attribute__((target("avx2,fma"))) static void axpy_avx2(float *acc, const floa
 #endif
 
 typedef struct resample_kernels {
+    void (*widen)(const uint8_t *, float *, uint32_t);
     void (*filter_row)(const ic_bank *, const float *, float *);
     void (*scale)(float *, const float *, float, size_t);
     void (*axpy)(float *, const float *, float, size_t);
@@ -405,10 +426,10 @@ typedef struct resample_kernels {
 static resample_kernels kernels;
 
 static void choose_kernels(void) {
-    kernels = (resample_kernels){filter_row_base, scale_base, axpy_base};
+    kernels = (resample_kernels){widen, filter_row_base, scale_base, axpy_base};
 #ifdef IC_HAVE_AVX2_RESAMPLE
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        kernels = (resample_kernels){filter_row_avx2, scale_avx2, axpy_avx2};
+        kernels = (resample_kernels){widen_avx2, filter_row_avx2, scale_avx2, axpy_avx2};
     }
 #endif
 }
@@ -417,7 +438,7 @@ static void filter_row(const ic_bank *b, const float *in, float *out) { kernels.
 
 /* Horizontal pass of one premultiplied RGBA8 row into `out` (out_w * 4 floats). */
 static void horizontal(ic_scaler *s, const uint8_t *row, float *out) {
-    widen(row, s->rowf, s->in_w);
+    kernels.widen(row, s->rowf, s->in_w);
     if (s->h.area) {
         filter_row(&s->h.area_bank, s->rowf, s->hmid);
         filter_row(&s->h.lanczos_bank, s->hmid, out);
