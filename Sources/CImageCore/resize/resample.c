@@ -25,6 +25,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "../image/ic_image_internal.h"
 #include "ic_resize_internal.h"
 
 /* The SIMD kernels are picked once, by CPU (see choose_kernels). */
@@ -436,9 +437,14 @@ static void choose_kernels(void) {
 
 static void filter_row(const ic_bank *b, const float *in, float *out) { kernels.filter_row(b, in, out); }
 
-/* Horizontal pass of one premultiplied RGBA8 row into `out` (out_w * 4 floats). */
-static void horizontal(ic_scaler *s, const uint8_t *row, float *out) {
-    kernels.widen(row, s->rowf, s->in_w);
+/* Horizontal pass of one RGBA8 row, premultiplied or (`straight`) premultiplied as it is
+ * read, into `out` (out_w * 4 floats). */
+static void horizontal(ic_scaler *s, const uint8_t *row, bool straight, float *out) {
+    if (straight) {
+        ic_premultiply_to_float(row, s->rowf, s->in_w);
+    } else {
+        kernels.widen(row, s->rowf, s->in_w);
+    }
     if (s->h.area) {
         filter_row(&s->h.area_bank, s->rowf, s->hmid);
         filter_row(&s->h.lanczos_bank, s->hmid, out);
@@ -496,14 +502,14 @@ static float *ring_slot(ic_scaler *s, uint32_t index) {
     return s->ring + (size_t)(index % s->ring_rows) * s->out_w * 4;
 }
 
-void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row) {
+static void push(ic_scaler *s, uint32_t y, const uint8_t *row, bool straight) {
     if (y < s->first_in || y > s->last_in || s->next_out >= s->out_end) return;
     if (!s->v.area) {
-        horizontal(s, row, ring_slot(s, y));
+        horizontal(s, row, straight, ring_slot(s, y));
         emit_ready(s, y + 1);
         return;
     }
-    horizontal(s, row, s->hrow);
+    horizontal(s, row, straight, s->hrow);
     /* Vertical area stage: add this row into every open mid row it covers. */
     const size_t width = (size_t)s->out_w * 4;
     const ic_bank *ab = &s->v.area_bank;
@@ -521,6 +527,10 @@ void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row) {
         emit_ready(s, s->vacc_next);
     }
 }
+
+void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row) { push(s, y, row, false); }
+
+void ic_scaler_push_straight(ic_scaler *s, uint32_t y, const uint8_t *row) { push(s, y, row, true); }
 
 bool ic_scaler_done(const ic_scaler *s) { return s->next_out >= s->out_h; }
 
