@@ -71,9 +71,30 @@ static bool container_overruns(const uint8_t *p, size_t n) {
     return true;
 }
 
-/* Runs libwebp's incremental decoder over the input with `config`, a step at a time; stops
- * with *cancelled set once the cancel flag is. */
-static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, bool *cancelled) {
+/* A thumbnail's codec-size picture (straight RGBA, `stride` apart, `height` rows), whose
+ * rows go to the sink as libwebp finishes them. */
+typedef struct codec_rows {
+    const uint8_t *p;
+    size_t stride;
+    uint32_t height;
+    bool alpha;
+    uint32_t done; /* rows handed to the sink */
+} codec_rows;
+
+/* Hands rows [r->done, end) to the sink. libwebp only writes its output, and the sink reads
+ * the rows without changing them (the resampler premultiplies as it reads). */
+static void hand_rows(ic_decoder *d, codec_rows *r, uint32_t end) {
+    if (end <= r->done) return;
+    ic_dec_put_rows(d, 0, r->done, end - r->done, r->p + (size_t)r->done * r->stride, r->stride,
+                    r->alpha);
+    r->done = end;
+}
+
+/* Runs libwebp's incremental decoder over the input with `config`, a step at a time, handing
+ * the rows each step finishes to `rows` (NULL: none); stops with *cancelled set once the
+ * cancel flag is. */
+static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, codec_rows *rows,
+                                     bool *cancelled) {
     WebPIDecoder *idec = WebPIDecode(NULL, 0, config);
     if (!idec) return VP8_STATUS_OUT_OF_MEMORY;
     size_t step = d->size / WEBP_STEPS > WEBP_MIN_STEP ? d->size / WEBP_STEPS : WEBP_MIN_STEP;
@@ -86,6 +107,11 @@ static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, b
         }
         fed = d->size - fed > step ? fed + step : d->size;
         code = WebPIUpdate(idec, d->data, fed);
+        int last_y = 0;
+        if (rows && (code == VP8_STATUS_OK || code == VP8_STATUS_SUSPENDED) &&
+            WebPIDecGetRGB(idec, &last_y, NULL, NULL, NULL) && last_y > 0) {
+            hand_rows(d, rows, (uint32_t)last_y);
+        }
     }
     WebPIDelete(idec);
     return code;
@@ -112,7 +138,8 @@ static bool init_config(const ic_decoder *d, WebPDecoderConfig *config, uint8_t 
 
 /*
  * Decodes into `buf` (straight RGBA, `stride` apart, `size` bytes) at
- * scaled_w x scaled_h (0: full size).
+ * scaled_w x scaled_h (0: full size); with `rows`, buf is that picture, whose
+ * rows go to the sink as they are finished.
  *
  * The incremental decoder expects more input to come, so it is more lenient
  * than WebPDecode (a file whose container claims more bytes than there are
@@ -123,7 +150,7 @@ static bool init_config(const ic_decoder *d, WebPDecoderConfig *config, uint8_t 
  * when the incremental decode fails.
  */
 static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t size,
-                             uint32_t scaled_w, uint32_t scaled_h) {
+                             uint32_t scaled_w, uint32_t scaled_h, codec_rows *rows) {
     WebPDecoderConfig config;
     if (!init_config(d, &config, buf, stride, 0, scaled_w, scaled_h)) {
         return vp8_failure(d, VP8_STATUS_INVALID_PARAM);
@@ -134,11 +161,13 @@ static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t 
     }
     config.output.u.RGBA.size = size;
     bool cancelled = false;
-    VP8StatusCode code = decode_in_steps(d, &config, &cancelled);
+    VP8StatusCode code = decode_in_steps(d, &config, rows, &cancelled);
     if (cancelled) return ic_dec_fail_cancelled(d);
     if (code != VP8_STATUS_OK) code = WebPDecode(d->data, d->size, &config);
     WebPFreeDecBuffer(&config.output);
-    return code == VP8_STATUS_OK ? IC_OK : vp8_failure(d, code);
+    if (code != VP8_STATUS_OK) return vp8_failure(d, code);
+    if (rows) hand_rows(d, rows, rows->height);
+    return IC_OK;
 }
 
 /* Whether decoded pixels may be transparent. Only a lossy image without an
@@ -174,7 +203,7 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
         st = ic_dec_begin(d, w, h, 1);
         if (st != IC_OK) return st;
         ic_image *img = d->image;
-        st = decode_into(d, img->pixels, img->stride, img->frame_size, 0, 0);
+        st = decode_into(d, img->pixels, img->stride, img->frame_size, 0, 0, NULL);
         if (st != IC_OK) return st;
         if (alpha || ic_color_sink_converts(&d->color)) ic_dec_rows_done(d, 0, 0, h, alpha);
         return IC_OK;
@@ -185,9 +214,11 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
     ic_dec_buffer staging;
     st = ic_dec_buffer_alloc(d, stride * ch, &staging);
     if (st != IC_OK) return st;
-    st = decode_into(d, staging.p, stride, staging.size, cw == w ? 0 : cw, ch);
-    if (st == IC_OK) st = ic_dec_begin(d, cw, ch, 1);
-    if (st == IC_OK) ic_dec_put_rows(d, 0, 0, ch, staging.p, stride, alpha);
+    st = ic_dec_begin(d, cw, ch, 1);
+    if (st == IC_OK) {
+        codec_rows rows = {staging.p, stride, ch, alpha, 0};
+        st = decode_into(d, staging.p, stride, staging.size, cw == w ? 0 : cw, ch, &rows);
+    }
     ic_dec_buffer_free(d, &staging);
     return st;
 }
