@@ -7,9 +7,11 @@
  *   1. exact area averaging (a box filter with fractional coverage at the
  *      edges) when the reduction is large, down to twice the output size;
  *   2. Lanczos-3 to the output size (also used for enlargement).
- * Horizontal stages run on each incoming row (shrinking it early), vertical
- * stages on the resulting narrow rows. All arithmetic is on premultiplied
- * values, so transparent pixels cannot darken their neighbours.
+ * The horizontal area stage runs on each incoming row (shrinking it early);
+ * when the vertical axis has an area stage too, the horizontal Lanczos runs
+ * after it, once per row it completes (twice the output height) rather than
+ * once per input row; the vertical Lanczos comes last. All arithmetic is on
+ * premultiplied values, so transparent pixels cannot darken their neighbours.
  *
  * A frame held whole in memory can also be run in bands of output rows
  * (ic_scaler_run_band), each reading only the input rows it needs, on
@@ -196,7 +198,7 @@ struct ic_scaler {
     float *rowf;   /* in_w * 4: the current input row as floats */
     float *hmid;   /* h.mid * 4 when h.area */
     float *hrow;   /* out_w * 4: the current input row, horizontally resampled */
-    /* Vertical area stage: accumulators of the open mid rows (a ring of 4). */
+    /* Vertical area stage: accumulators of the open mid rows (a ring of 4), vacc_width wide. */
     float *vacc;
     uint32_t vacc_next;  /* next mid row to complete */
     /* Vertical Lanczos stage: ring of the last `ring` rows it reads. */
@@ -210,6 +212,10 @@ struct ic_scaler {
     size_t dst_stride;
 };
 
+/* Width of the vertical area stage's rows: the horizontal area stage's output (the horizontal
+ * Lanczos follows the vertical area stage), or without one the output width. */
+static uint32_t vacc_width(const ic_axis *h, uint32_t out_w) { return h->area ? h->mid : out_w; }
+
 /* Rows of vertical-Lanczos input that must be kept at once. */
 static uint32_t ring_size(const ic_axis *v) { return v->lanczos_bank.taps + 1; }
 
@@ -219,7 +225,7 @@ size_t ic_scaler_bytes(uint32_t in_w, uint32_t in_h, const ic_rect *crop, uint32
     uint32_t hmid = axis_mid(crop->w, out_w), vmid = axis_mid(crop->h, out_h);
     (void)in_h;
     bytes += (size_t)(in_w + hmid + out_w) * 4 * sizeof(float);
-    if (vmid) bytes += (size_t)4 * out_w * 4 * sizeof(float);
+    if (vmid) bytes += (size_t)4 * (hmid ? hmid : out_w) * 4 * sizeof(float);
     uint32_t vtaps = vmid ? lanczos_taps(vmid, out_h) : lanczos_taps(crop->h, out_h);
     bytes += (size_t)(vtaps + 1) * out_w * 4 * sizeof(float);
     return bytes + 64 * 8;
@@ -252,7 +258,7 @@ ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, ui
     s->rowf = carve(&cursor, (size_t)in_w * 4);
     if (s->h.area) s->hmid = carve(&cursor, (size_t)s->h.mid * 4);
     s->hrow = carve(&cursor, (size_t)out_w * 4);
-    if (s->v.area) s->vacc = carve(&cursor, (size_t)4 * out_w * 4);
+    if (s->v.area) s->vacc = carve(&cursor, (size_t)4 * vacc_width(&s->h, out_w) * 4);
     s->ring_rows = ring_size(&s->v);
     s->ring = carve(&cursor, (size_t)s->ring_rows * out_w * 4);
     s->out_end = out_h;
@@ -269,7 +275,8 @@ void ic_scaler_free(ic_scaler *s) { free(s); }
 /* Bytes of a scaler's work rows (rowf, hmid, hrow, vacc, ring), alignment included. */
 static size_t work_bytes(const ic_scaler *s) {
     size_t floats = (size_t)(s->in_w + (s->h.area ? s->h.mid : 0) + s->out_w) * 4 +
-                    (s->v.area ? (size_t)4 * s->out_w * 4 : 0) + (size_t)s->ring_rows * s->out_w * 4;
+                    (s->v.area ? (size_t)4 * vacc_width(&s->h, s->out_w) * 4 : 0) +
+                    (size_t)s->ring_rows * s->out_w * 4;
     return floats * sizeof(float) + 64 * 6;
 }
 
@@ -284,7 +291,7 @@ ic_status ic_scaler_fork(const ic_scaler *s, ic_scaler **out, ic_error *err) {
     f->rowf = carve(&cursor, (size_t)s->in_w * 4);
     f->hmid = s->h.area ? carve(&cursor, (size_t)s->h.mid * 4) : NULL;
     f->hrow = carve(&cursor, (size_t)s->out_w * 4);
-    f->vacc = s->v.area ? carve(&cursor, (size_t)4 * s->out_w * 4) : NULL;
+    f->vacc = s->v.area ? carve(&cursor, (size_t)4 * vacc_width(&s->h, s->out_w) * 4) : NULL;
     f->ring = carve(&cursor, (size_t)s->ring_rows * s->out_w * 4);
     f->dst = NULL;
     *out = f;
@@ -297,7 +304,7 @@ void ic_scaler_begin_frame(ic_scaler *s, uint8_t *dst, size_t dst_stride) {
     s->next_out = 0;
     s->out_end = s->out_h;
     s->vacc_next = 0;
-    if (s->vacc) memset(s->vacc, 0, sizeof(float) * 4 * s->out_w * 4);
+    if (s->vacc) memset(s->vacc, 0, sizeof(float) * 4 * vacc_width(&s->h, s->out_w) * 4);
 }
 
 /* Converts `count` RGBA8 pixels to floats. */
@@ -437,14 +444,18 @@ static void choose_kernels(void) {
 
 static void filter_row(const ic_bank *b, const float *in, float *out) { kernels.filter_row(b, in, out); }
 
-/* Horizontal pass of one RGBA8 row, premultiplied or (`straight`) premultiplied as it is
- * read, into `out` (out_w * 4 floats). */
-static void horizontal(ic_scaler *s, const uint8_t *row, bool straight, float *out) {
+/* One RGBA8 row into s->rowf: widened, or (`straight`) premultiplied as it is read. */
+static void load_row(ic_scaler *s, const uint8_t *row, bool straight) {
     if (straight) {
         ic_premultiply_to_float(row, s->rowf, s->in_w);
     } else {
         kernels.widen(row, s->rowf, s->in_w);
     }
+}
+
+/* Horizontal pass of one RGBA8 row (see load_row) into `out` (out_w * 4 floats). */
+static void horizontal(ic_scaler *s, const uint8_t *row, bool straight, float *out) {
+    load_row(s, row, straight);
     if (s->h.area) {
         filter_row(&s->h.area_bank, s->rowf, s->hmid);
         filter_row(&s->h.lanczos_bank, s->hmid, out);
@@ -509,19 +520,32 @@ static void push(ic_scaler *s, uint32_t y, const uint8_t *row, bool straight) {
         emit_ready(s, y + 1);
         return;
     }
-    horizontal(s, row, straight, s->hrow);
+    /* The horizontal area stage, or the horizontal Lanczos when there is none. */
+    load_row(s, row, straight);
+    const float *src = s->hrow;
+    if (s->h.area) {
+        filter_row(&s->h.area_bank, s->rowf, s->hmid);
+        src = s->hmid;
+    } else {
+        filter_row(&s->h.lanczos_bank, s->rowf, s->hrow);
+    }
     /* Vertical area stage: add this row into every open mid row it covers. */
-    const size_t width = (size_t)s->out_w * 4;
+    const size_t width = (size_t)vacc_width(&s->h, s->out_w) * 4;
     const ic_bank *ab = &s->v.area_bank;
     for (uint32_t j = s->vacc_next; j < ab->n && ab->start[j] <= y; j++) {
         uint32_t t = y - ab->start[j];
         if (t >= ab->count[j]) continue;
-        kernels.axpy(s->vacc + (size_t)(j % 4) * width, s->hrow, ab->coef[(size_t)j * ab->taps + t], width);
+        kernels.axpy(s->vacc + (size_t)(j % 4) * width, src, ab->coef[(size_t)j * ab->taps + t], width);
     }
-    /* Mid rows whose last input is this row are complete. */
+    /* Mid rows whose last input is this row are complete: the horizontal Lanczos, if it is
+     * still to come, takes them to the output width. */
     while (s->vacc_next < ab->n && ab->start[s->vacc_next] + ab->count[s->vacc_next] - 1 <= y) {
         float *acc = s->vacc + (size_t)(s->vacc_next % 4) * width;
-        memcpy(ring_slot(s, s->vacc_next), acc, sizeof(float) * width);
+        if (s->h.area) {
+            filter_row(&s->h.lanczos_bank, acc, ring_slot(s, s->vacc_next));
+        } else {
+            memcpy(ring_slot(s, s->vacc_next), acc, sizeof(float) * width);
+        }
         memset(acc, 0, sizeof(float) * width);
         s->vacc_next++;
         emit_ready(s, s->vacc_next);
