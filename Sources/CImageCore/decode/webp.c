@@ -33,7 +33,8 @@ static const char *vp8_status_text(VP8StatusCode code) {
 }
 
 /* Input bytes a still's decode takes between two looks at the cancel flag: an eighth of the
- * file (libwebp's lossless decoder redoes up to 8 rows at each step), at least 64 KiB. */
+ * file (libwebp's lossless decoder redoes up to 8 rows at each step), at least 64 KiB. A
+ * decode without a cancel flag takes the input in one step. */
 #define WEBP_MIN_STEP ((size_t)64 * 1024)
 #define WEBP_STEPS 8
 
@@ -98,6 +99,7 @@ static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, c
     WebPIDecoder *idec = WebPIDecode(NULL, 0, config);
     if (!idec) return VP8_STATUS_OUT_OF_MEMORY;
     size_t step = d->size / WEBP_STEPS > WEBP_MIN_STEP ? d->size / WEBP_STEPS : WEBP_MIN_STEP;
+    if (!d->opts.cancel_flag) step = d->size;
     size_t fed = 0;
     VP8StatusCode code = VP8_STATUS_SUSPENDED;
     while (code == VP8_STATUS_SUSPENDED && fed < d->size) {
