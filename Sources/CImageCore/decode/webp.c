@@ -317,9 +317,9 @@ ic_status ic_webp_decode(ic_decoder *d) {
 
 /*
  * The engine decodes a still with decode_still's steps: the same checks and
- * plan from the same headers, the same libwebp configuration, and the rows
- * handed to the sink as decode_still hands them, only as libwebp finishes
- * them instead of at the end. It reads the body incremental.c keeps (the
+ * plan from the same headers, the output started in the same order, the same
+ * libwebp configuration, and the rows handed to the sink as decode_still hands
+ * them, as libwebp finishes them. It reads the body incremental.c keeps (the
  * engine streams with the body kept) and hands libwebp the whole of it with
  * WebPIUpdate, which follows the buffer when it moves. Whatever decode_still
  * would judge on the complete body (a container that claims more bytes than
@@ -400,13 +400,8 @@ static ic_status inc_start(webp_inc *s) {
         thumbnail_codec_size(d, w, h, s->alpha, &cw, &ch);
         s->stride = ic_stride_for_width(cw);
         st = ic_dec_buffer_alloc(d, s->stride * ch, &s->staging);
+        if (st == IC_OK) st = ic_dec_begin(d, cw, ch, 1);
         if (st != IC_OK) return st;
-        /* decode_still starts the output after the decode, where a failure of the data
-         * comes first: one that fails here is left to ic_decode. */
-        if (ic_dec_begin(d, cw, ch, 1) != IC_OK) {
-            s->whole_body = true;
-            return IC_OK;
-        }
         buf = s->staging.p;
         size = s->staging.size;
     }
