@@ -4,6 +4,8 @@
  * so the full-size bitmap never exists). Rows of a tagged image go through its
  * colour transform first, at the codec's size, before premultiplying; in direct
  * mode, with use_helper_thread, on a helper thread while the codec decodes on.
+ * The resampler premultiplies straight rows as it reads them, so rows handed
+ * over from a decoder's own buffer are read there, not copied.
  */
 #include <math.h>
 #include <string.h>

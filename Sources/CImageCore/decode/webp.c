@@ -3,12 +3,23 @@
  * for animations (it composites frames with blending and disposal).
  *
  * libwebp writes straight RGBA, which we premultiply with ImageKit's exact
- * formula (libwebp's own premultiplied mode rounds differently).
+ * formula (libwebp's own premultiplied mode rounds differently); a thumbnail's
+ * rows are premultiplied by the resampler as it reads them, where libwebp left
+ * them.
  *
- * Stills go through libwebp's incremental decoder, the input handed over in
- * steps, so the cancel flag is looked at between steps as the other decoders
- * look at it between rows; animations look at it between frames. What a
- * still decode accepts and how it fails stay WebPDecode's (see decode_into).
+ * Thumbnails (see thumbnail_codec_size): libwebp's scaler shrinks an opaque
+ * picture on load to twice the output size and the resampler's Lanczos-3 does
+ * the rest. libvips has the scaler go all the way, which costs less (the
+ * scaler's work grows with the width it produces) but leaves an area average
+ * alone, several dB further from a Lanczos-3 of the full decode on a detailed
+ * photo. A picture with alpha is decoded at full size and resampled from there.
+ *
+ * Stills go through libwebp's incremental decoder. Given a cancel flag, the
+ * input is handed over in steps and the flag is looked at between steps, as
+ * the other decoders look at it between rows; a thumbnail's rows then go to
+ * the resampler as each step finishes them. Animations look at the flag
+ * between frames. What a still decode accepts and how it fails stay
+ * WebPDecode's (see decode_into).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -178,9 +189,11 @@ static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t 
 static bool may_have_alpha(const WebPBitstreamFeatures *f) { return f->has_alpha || f->format != 1; }
 
 /* The size libwebp decodes a thumbnail at. For opaque pictures libwebp's own
- * area-averaging scaler shrinks on load (to no less than twice the output); it
- * scales colour and alpha separately, which would fringe transparent edges, so
- * pictures with alpha are decoded at full size and resampled premultiplied. */
+ * area-averaging scaler shrinks on load (to no less than twice the output). It
+ * scales a lossy picture's colour and alpha separately, which would fringe
+ * transparent edges, and a lossless one's premultiplied values with its own
+ * rounding; so pictures with alpha are decoded at full size and resampled
+ * premultiplied, and their thumbnails are those of the full decode. */
 static void thumbnail_codec_size(const ic_decoder *d, uint32_t w, uint32_t h, bool alpha,
                                  uint32_t *cw, uint32_t *ch) {
     *cw = w;
