@@ -46,8 +46,8 @@ typedef struct ic_dec_buffer {
  *
  * When the codec's size is the output size ("direct" mode) rows land in the
  * output image itself and may be written in any order (each reported once). Otherwise the sink
- * premultiplies each row and streams it through the resampler, keeping only
- * IC_SINK_ROWS rows: rows must then come strictly in order.
+ * streams each row through the resampler (which premultiplies straight rows as it reads
+ * them), keeping only IC_SINK_ROWS rows: rows must then come strictly in order.
  */
 typedef struct ic_decoder {
     const uint8_t *data;
@@ -165,7 +165,7 @@ static inline uint8_t *ic_dec_row(ic_decoder *d, uint32_t frame, uint32_t y) {
 void ic_dec_rows_done(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
                       bool straight_alpha);
 
-/** Hands over rows [y, y + count) of `frame` from the decoder's own buffer. */
+/** Hands over rows [y, y + count) of `frame` from the decoder's own buffer (only read). */
 void ic_dec_put_rows(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
                      const uint8_t *src, size_t stride, bool straight_alpha);
 

@@ -4,6 +4,8 @@
  * so the full-size bitmap never exists). Rows of a tagged image go through its
  * colour transform first, at the codec's size, before premultiplying; in direct
  * mode, with use_helper_thread, on a helper thread while the codec decodes on.
+ * The resampler premultiplies straight rows as it reads them, so rows handed
+ * over from a decoder's own buffer are read there, not copied.
  */
 #include <math.h>
 #include <string.h>
@@ -181,13 +183,19 @@ ic_status ic_dec_begin(ic_decoder *d, uint32_t width, uint32_t height, uint32_t 
     return IC_OK;
 }
 
-/* Feeds one premultiplied codec row to the resampler. */
-static void feed(ic_decoder *d, uint32_t frame, uint32_t y, const uint8_t *row) {
+/* Feeds one codec row to the resampler: premultiplied, or (`straight_alpha`) premultiplied
+ * by the resampler as it reads it. */
+static void feed(ic_decoder *d, uint32_t frame, uint32_t y, const uint8_t *row,
+                 bool straight_alpha) {
     if (d->sink_frame != frame + 1) {
         ic_scaler_begin_frame(d->scaler, ic_image_frame(d->image, frame), d->image->stride);
         d->sink_frame = frame + 1;
     }
-    ic_scaler_push(d->scaler, y, row);
+    if (straight_alpha) {
+        ic_scaler_push_straight(d->scaler, y, row);
+    } else {
+        ic_scaler_push(d->scaler, y, row);
+    }
 }
 
 void ic_dec_rows_done(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
@@ -201,8 +209,13 @@ void ic_dec_rows_done(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
     }
     for (uint32_t i = 0; i < count; i++) {
         uint8_t *row = ic_dec_row(d, frame, y + i);
-        if (!finish_row(d, row, straight_alpha)) d->all_opaque = false;
-        if (d->scaler) feed(d, frame, y + i, row);
+        if (!d->scaler) {
+            if (!finish_row(d, row, straight_alpha)) d->all_opaque = false;
+            continue;
+        }
+        /* ic_dec_finish takes the opacity from the resampled output. */
+        if (ic_color_sink_converts(&d->color)) ic_color_convert_row(&d->color, row, d->codec_width);
+        feed(d, frame, y + i, row, straight_alpha);
     }
 }
 
@@ -211,8 +224,8 @@ void ic_dec_put_rows(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
     size_t bytes = (size_t)d->codec_width * 4;
     for (uint32_t i = 0; i < count; i++) {
         const uint8_t *from = src + (size_t)i * stride;
-        if (d->scaler && !straight_alpha && !ic_color_sink_converts(&d->color)) {
-            feed(d, frame, y + i, from);
+        if (d->scaler && !ic_color_sink_converts(&d->color)) {
+            feed(d, frame, y + i, from, straight_alpha);
             continue;
         }
         memcpy(ic_dec_row(d, frame, y + i), from, bytes);

@@ -3,12 +3,23 @@
  * for animations (it composites frames with blending and disposal).
  *
  * libwebp writes straight RGBA, which we premultiply with ImageKit's exact
- * formula (libwebp's own premultiplied mode rounds differently).
+ * formula (libwebp's own premultiplied mode rounds differently); a thumbnail's
+ * rows are premultiplied by the resampler as it reads them, where libwebp left
+ * them.
  *
- * Stills go through libwebp's incremental decoder, the input handed over in
- * steps, so the cancel flag is looked at between steps as the other decoders
- * look at it between rows; animations look at it between frames. What a
- * still decode accepts and how it fails stay WebPDecode's (see decode_into).
+ * Thumbnails (see thumbnail_codec_size): libwebp's scaler shrinks an opaque
+ * picture on load to twice the output size and the resampler's Lanczos-3 does
+ * the rest. libvips has the scaler go all the way, which costs less (the
+ * scaler's work grows with the width it produces) but leaves an area average
+ * alone, several dB further from a Lanczos-3 of the full decode on a detailed
+ * photo. A picture with alpha is decoded at full size and resampled from there.
+ *
+ * Stills go through libwebp's incremental decoder. Given a cancel flag, the
+ * input is handed over in steps and the flag is looked at between steps, as
+ * the other decoders look at it between rows; a thumbnail's rows then go to
+ * the resampler as each step finishes them. Animations look at the flag
+ * between frames. What a still decode accepts and how it fails stay
+ * WebPDecode's (see decode_into).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +44,8 @@ static const char *vp8_status_text(VP8StatusCode code) {
 }
 
 /* Input bytes a still's decode takes between two looks at the cancel flag: an eighth of the
- * file (libwebp's lossless decoder redoes up to 8 rows at each step), at least 64 KiB. */
+ * file (libwebp's lossless decoder redoes up to 8 rows at each step), at least 64 KiB. A
+ * decode without a cancel flag takes the input in one step. */
 #define WEBP_MIN_STEP ((size_t)64 * 1024)
 #define WEBP_STEPS 8
 
@@ -71,12 +83,34 @@ static bool container_overruns(const uint8_t *p, size_t n) {
     return true;
 }
 
-/* Runs libwebp's incremental decoder over the input with `config`, a step at a time; stops
- * with *cancelled set once the cancel flag is. */
-static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, bool *cancelled) {
+/* A thumbnail's codec-size picture (straight RGBA, `stride` apart, `height` rows), whose
+ * rows go to the sink as libwebp finishes them. */
+typedef struct codec_rows {
+    const uint8_t *p;
+    size_t stride;
+    uint32_t height;
+    bool alpha;
+    uint32_t done; /* rows handed to the sink */
+} codec_rows;
+
+/* Hands rows [r->done, end) to the sink. libwebp only writes its output, and the sink reads
+ * the rows without changing them (the resampler premultiplies as it reads). */
+static void hand_rows(ic_decoder *d, codec_rows *r, uint32_t end) {
+    if (end <= r->done) return;
+    ic_dec_put_rows(d, 0, r->done, end - r->done, r->p + (size_t)r->done * r->stride, r->stride,
+                    r->alpha);
+    r->done = end;
+}
+
+/* Runs libwebp's incremental decoder over the input with `config`, a step at a time, handing
+ * the rows each step finishes to `rows` (NULL: none); stops with *cancelled set once the
+ * cancel flag is. */
+static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, codec_rows *rows,
+                                     bool *cancelled) {
     WebPIDecoder *idec = WebPIDecode(NULL, 0, config);
     if (!idec) return VP8_STATUS_OUT_OF_MEMORY;
     size_t step = d->size / WEBP_STEPS > WEBP_MIN_STEP ? d->size / WEBP_STEPS : WEBP_MIN_STEP;
+    if (!d->opts.cancel_flag) step = d->size;
     size_t fed = 0;
     VP8StatusCode code = VP8_STATUS_SUSPENDED;
     while (code == VP8_STATUS_SUSPENDED && fed < d->size) {
@@ -86,6 +120,11 @@ static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, b
         }
         fed = d->size - fed > step ? fed + step : d->size;
         code = WebPIUpdate(idec, d->data, fed);
+        int last_y = 0;
+        if (rows && (code == VP8_STATUS_OK || code == VP8_STATUS_SUSPENDED) &&
+            WebPIDecGetRGB(idec, &last_y, NULL, NULL, NULL) && last_y > 0) {
+            hand_rows(d, rows, (uint32_t)last_y);
+        }
     }
     WebPIDelete(idec);
     return code;
@@ -112,7 +151,8 @@ static bool init_config(const ic_decoder *d, WebPDecoderConfig *config, uint8_t 
 
 /*
  * Decodes into `buf` (straight RGBA, `stride` apart, `size` bytes) at
- * scaled_w x scaled_h (0: full size).
+ * scaled_w x scaled_h (0: full size); with `rows`, buf is that picture, whose
+ * rows go to the sink as they are finished.
  *
  * The incremental decoder expects more input to come, so it is more lenient
  * than WebPDecode (a file whose container claims more bytes than there are
@@ -123,7 +163,7 @@ static bool init_config(const ic_decoder *d, WebPDecoderConfig *config, uint8_t 
  * when the incremental decode fails.
  */
 static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t size,
-                             uint32_t scaled_w, uint32_t scaled_h) {
+                             uint32_t scaled_w, uint32_t scaled_h, codec_rows *rows) {
     WebPDecoderConfig config;
     if (!init_config(d, &config, buf, stride, 0, scaled_w, scaled_h)) {
         return vp8_failure(d, VP8_STATUS_INVALID_PARAM);
@@ -134,11 +174,13 @@ static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t 
     }
     config.output.u.RGBA.size = size;
     bool cancelled = false;
-    VP8StatusCode code = decode_in_steps(d, &config, &cancelled);
+    VP8StatusCode code = decode_in_steps(d, &config, rows, &cancelled);
     if (cancelled) return ic_dec_fail_cancelled(d);
     if (code != VP8_STATUS_OK) code = WebPDecode(d->data, d->size, &config);
     WebPFreeDecBuffer(&config.output);
-    return code == VP8_STATUS_OK ? IC_OK : vp8_failure(d, code);
+    if (code != VP8_STATUS_OK) return vp8_failure(d, code);
+    if (rows) hand_rows(d, rows, rows->height);
+    return IC_OK;
 }
 
 /* Whether decoded pixels may be transparent. Only a lossy image without an
@@ -147,9 +189,11 @@ static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t 
 static bool may_have_alpha(const WebPBitstreamFeatures *f) { return f->has_alpha || f->format != 1; }
 
 /* The size libwebp decodes a thumbnail at. For opaque pictures libwebp's own
- * area-averaging scaler shrinks on load (to no less than twice the output); it
- * scales colour and alpha separately, which would fringe transparent edges, so
- * pictures with alpha are decoded at full size and resampled premultiplied. */
+ * area-averaging scaler shrinks on load (to no less than twice the output). It
+ * scales a lossy picture's colour and alpha separately, which would fringe
+ * transparent edges, and a lossless one's premultiplied values with its own
+ * rounding; so pictures with alpha are decoded at full size and resampled
+ * premultiplied, and their thumbnails are those of the full decode. */
 static void thumbnail_codec_size(const ic_decoder *d, uint32_t w, uint32_t h, bool alpha,
                                  uint32_t *cw, uint32_t *ch) {
     *cw = w;
@@ -174,7 +218,7 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
         st = ic_dec_begin(d, w, h, 1);
         if (st != IC_OK) return st;
         ic_image *img = d->image;
-        st = decode_into(d, img->pixels, img->stride, img->frame_size, 0, 0);
+        st = decode_into(d, img->pixels, img->stride, img->frame_size, 0, 0, NULL);
         if (st != IC_OK) return st;
         if (alpha || ic_color_sink_converts(&d->color)) ic_dec_rows_done(d, 0, 0, h, alpha);
         return IC_OK;
@@ -185,9 +229,11 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
     ic_dec_buffer staging;
     st = ic_dec_buffer_alloc(d, stride * ch, &staging);
     if (st != IC_OK) return st;
-    st = decode_into(d, staging.p, stride, staging.size, cw == w ? 0 : cw, ch);
-    if (st == IC_OK) st = ic_dec_begin(d, cw, ch, 1);
-    if (st == IC_OK) ic_dec_put_rows(d, 0, 0, ch, staging.p, stride, alpha);
+    st = ic_dec_begin(d, cw, ch, 1);
+    if (st == IC_OK) {
+        codec_rows rows = {staging.p, stride, ch, alpha, 0};
+        st = decode_into(d, staging.p, stride, staging.size, cw == w ? 0 : cw, ch, &rows);
+    }
     ic_dec_buffer_free(d, &staging);
     return st;
 }
@@ -284,9 +330,9 @@ ic_status ic_webp_decode(ic_decoder *d) {
 
 /*
  * The engine decodes a still with decode_still's steps: the same checks and
- * plan from the same headers, the same libwebp configuration, and the rows
- * handed to the sink as decode_still hands them, only as libwebp finishes
- * them instead of at the end. It reads the body incremental.c keeps (the
+ * plan from the same headers, the output started in the same order, the same
+ * libwebp configuration, and the rows handed to the sink as decode_still hands
+ * them, as libwebp finishes them. It reads the body incremental.c keeps (the
  * engine streams with the body kept) and hands libwebp the whole of it with
  * WebPIUpdate, which follows the buffer when it moves. Whatever decode_still
  * would judge on the complete body (a container that claims more bytes than
@@ -367,13 +413,8 @@ static ic_status inc_start(webp_inc *s) {
         thumbnail_codec_size(d, w, h, s->alpha, &cw, &ch);
         s->stride = ic_stride_for_width(cw);
         st = ic_dec_buffer_alloc(d, s->stride * ch, &s->staging);
+        if (st == IC_OK) st = ic_dec_begin(d, cw, ch, 1);
         if (st != IC_OK) return st;
-        /* decode_still starts the output after the decode, where a failure of the data
-         * comes first: one that fails here is left to ic_decode. */
-        if (ic_dec_begin(d, cw, ch, 1) != IC_OK) {
-            s->whole_body = true;
-            return IC_OK;
-        }
         buf = s->staging.p;
         size = s->staging.size;
     }

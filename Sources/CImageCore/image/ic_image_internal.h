@@ -54,4 +54,10 @@ static inline uint32_t ic_mul255(uint32_t c, uint32_t a) {
 /** True if every one of `count` RGBA8 pixels has alpha 255. */
 bool ic_pixels_opaque(const uint8_t *rgba, size_t count);
 
+/**
+ * Premultiplies `count` straight RGBA8 pixels into floats, four a pixel: the values
+ * ic_premultiply_row would write, for the resampler. `rgba` is not changed.
+ */
+void ic_premultiply_to_float(const uint8_t *rgba, float *out, size_t count);
+
 #endif /* IC_IMAGE_INTERNAL_H */

@@ -44,6 +44,8 @@ void ic_scaler_free(ic_scaler *s);
 void ic_scaler_begin_frame(ic_scaler *s, uint8_t *dst, size_t dst_stride);
 /** Feeds premultiplied input row y; rows must come in increasing order (others are ignored). */
 void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row);
+/** ic_scaler_push for a straight-alpha row, premultiplied as it is read (ic_premultiply_to_float). */
+void ic_scaler_push_straight(ic_scaler *s, uint32_t y, const uint8_t *row);
 /** True once every output row of the frame has been written. */
 bool ic_scaler_done(const ic_scaler *s);
 /** Output rows of the frame written so far (top down; for partial images). */

@@ -7,9 +7,11 @@
  *   1. exact area averaging (a box filter with fractional coverage at the
  *      edges) when the reduction is large, down to twice the output size;
  *   2. Lanczos-3 to the output size (also used for enlargement).
- * Horizontal stages run on each incoming row (shrinking it early), vertical
- * stages on the resulting narrow rows. All arithmetic is on premultiplied
- * values, so transparent pixels cannot darken their neighbours.
+ * The horizontal area stage runs on each incoming row (shrinking it early);
+ * when the vertical axis has an area stage too, the horizontal Lanczos runs
+ * after it, once per row it completes (twice the output height) rather than
+ * once per input row; the vertical Lanczos comes last. All arithmetic is on
+ * premultiplied values, so transparent pixels cannot darken their neighbours.
  *
  * A frame held whole in memory can also be run in bands of output rows
  * (ic_scaler_run_band), each reading only the input rows it needs, on
@@ -25,6 +27,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "../image/ic_image_internal.h"
 #include "ic_resize_internal.h"
 
 /* The SIMD kernels are picked once, by CPU (see choose_kernels). */
@@ -195,7 +198,7 @@ struct ic_scaler {
     float *rowf;   /* in_w * 4: the current input row as floats */
     float *hmid;   /* h.mid * 4 when h.area */
     float *hrow;   /* out_w * 4: the current input row, horizontally resampled */
-    /* Vertical area stage: accumulators of the open mid rows (a ring of 4). */
+    /* Vertical area stage: accumulators of the open mid rows (a ring of 4), vacc_width wide. */
     float *vacc;
     uint32_t vacc_next;  /* next mid row to complete */
     /* Vertical Lanczos stage: ring of the last `ring` rows it reads. */
@@ -209,6 +212,10 @@ struct ic_scaler {
     size_t dst_stride;
 };
 
+/* Width of the vertical area stage's rows: the horizontal area stage's output (the horizontal
+ * Lanczos follows the vertical area stage), or without one the output width. */
+static uint32_t vacc_width(const ic_axis *h, uint32_t out_w) { return h->area ? h->mid : out_w; }
+
 /* Rows of vertical-Lanczos input that must be kept at once. */
 static uint32_t ring_size(const ic_axis *v) { return v->lanczos_bank.taps + 1; }
 
@@ -218,7 +225,7 @@ size_t ic_scaler_bytes(uint32_t in_w, uint32_t in_h, const ic_rect *crop, uint32
     uint32_t hmid = axis_mid(crop->w, out_w), vmid = axis_mid(crop->h, out_h);
     (void)in_h;
     bytes += (size_t)(in_w + hmid + out_w) * 4 * sizeof(float);
-    if (vmid) bytes += (size_t)4 * out_w * 4 * sizeof(float);
+    if (vmid) bytes += (size_t)4 * (hmid ? hmid : out_w) * 4 * sizeof(float);
     uint32_t vtaps = vmid ? lanczos_taps(vmid, out_h) : lanczos_taps(crop->h, out_h);
     bytes += (size_t)(vtaps + 1) * out_w * 4 * sizeof(float);
     return bytes + 64 * 8;
@@ -251,7 +258,7 @@ ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, ui
     s->rowf = carve(&cursor, (size_t)in_w * 4);
     if (s->h.area) s->hmid = carve(&cursor, (size_t)s->h.mid * 4);
     s->hrow = carve(&cursor, (size_t)out_w * 4);
-    if (s->v.area) s->vacc = carve(&cursor, (size_t)4 * out_w * 4);
+    if (s->v.area) s->vacc = carve(&cursor, (size_t)4 * vacc_width(&s->h, out_w) * 4);
     s->ring_rows = ring_size(&s->v);
     s->ring = carve(&cursor, (size_t)s->ring_rows * out_w * 4);
     s->out_end = out_h;
@@ -268,7 +275,8 @@ void ic_scaler_free(ic_scaler *s) { free(s); }
 /* Bytes of a scaler's work rows (rowf, hmid, hrow, vacc, ring), alignment included. */
 static size_t work_bytes(const ic_scaler *s) {
     size_t floats = (size_t)(s->in_w + (s->h.area ? s->h.mid : 0) + s->out_w) * 4 +
-                    (s->v.area ? (size_t)4 * s->out_w * 4 : 0) + (size_t)s->ring_rows * s->out_w * 4;
+                    (s->v.area ? (size_t)4 * vacc_width(&s->h, s->out_w) * 4 : 0) +
+                    (size_t)s->ring_rows * s->out_w * 4;
     return floats * sizeof(float) + 64 * 6;
 }
 
@@ -283,7 +291,7 @@ ic_status ic_scaler_fork(const ic_scaler *s, ic_scaler **out, ic_error *err) {
     f->rowf = carve(&cursor, (size_t)s->in_w * 4);
     f->hmid = s->h.area ? carve(&cursor, (size_t)s->h.mid * 4) : NULL;
     f->hrow = carve(&cursor, (size_t)s->out_w * 4);
-    f->vacc = s->v.area ? carve(&cursor, (size_t)4 * s->out_w * 4) : NULL;
+    f->vacc = s->v.area ? carve(&cursor, (size_t)4 * vacc_width(&s->h, s->out_w) * 4) : NULL;
     f->ring = carve(&cursor, (size_t)s->ring_rows * s->out_w * 4);
     f->dst = NULL;
     *out = f;
@@ -296,7 +304,7 @@ void ic_scaler_begin_frame(ic_scaler *s, uint8_t *dst, size_t dst_stride) {
     s->next_out = 0;
     s->out_end = s->out_h;
     s->vacc_next = 0;
-    if (s->vacc) memset(s->vacc, 0, sizeof(float) * 4 * s->out_w * 4);
+    if (s->vacc) memset(s->vacc, 0, sizeof(float) * 4 * vacc_width(&s->h, s->out_w) * 4);
 }
 
 /* Converts `count` RGBA8 pixels to floats. */
@@ -361,28 +369,48 @@ static void axpy_base(float *acc, const float *src, float w, size_t n) { IC_AXPY
 #include <immintrin.h>
 #define IC_HAVE_AVX2_RESAMPLE 1
 
-/* Two taps (two pixels, eight floats) a fused multiply-add. */
+/* Two taps (two pixels, eight floats) a fused multiply-add: taps 4i and 4i+1 go into one
+ * accumulator, 4i+2 and 4i+3 into the other, a last pair into the first; the halves are
+ * added, then a last odd tap. */
 __attribute__((target("avx2,fma"))) static void filter_row_avx2(const ic_bank *b, const float *in,
                                                                  float *out) {
-    for (uint32_t j = 0; j < b->n; j++) {
-        const float *p = in + 4 * (size_t)b->start[j];
-        const float *w4 = b->coef4 + (size_t)j * b->taps * 4;
-        const uint32_t count = b->count[j];
+    const uint32_t n = b->n;
+    const size_t bank_stride = (size_t)b->taps * 4;
+    const uint32_t *starts = b->start, *counts = b->count;
+    const float *w = b->coef4;
+    for (uint32_t j = 0; j < n; j++, w += bank_stride) {
+        const float *p = in + 4 * (size_t)starts[j];
+        const float *wt = w;
+        const uint32_t count = counts[j];
         __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-        uint32_t t = 0;
-        for (; t + 4 <= count; t += 4) {
-            acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(w4 + 4 * t), _mm256_loadu_ps(p + 4 * t), acc0);
-            acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(w4 + 4 * t + 8), _mm256_loadu_ps(p + 4 * t + 8), acc1);
+        for (uint32_t quads = count / 4; quads; quads--, p += 16, wt += 16) {
+            acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(wt), _mm256_loadu_ps(p), acc0);
+            acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(wt + 8), _mm256_loadu_ps(p + 8), acc1);
         }
-        if (t + 2 <= count) {
-            acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(w4 + 4 * t), _mm256_loadu_ps(p + 4 * t), acc0);
-            t += 2;
+        if (count & 2) {
+            acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(wt), _mm256_loadu_ps(p), acc0);
+            p += 8;
+            wt += 8;
         }
         __m256 sum = _mm256_add_ps(acc0, acc1);
         __m128 r = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
-        if (t < count) r = _mm_fmadd_ps(_mm_loadu_ps(w4 + 4 * t), _mm_loadu_ps(p + 4 * t), r);
+        if (count & 1) r = _mm_fmadd_ps(_mm_loadu_ps(wt), _mm_loadu_ps(p), r);
         _mm_storeu_ps(out + 4 * (size_t)j, r);
     }
+}
+
+/* widen, eight pixels a step. */
+__attribute__((target("avx2"))) static void widen_avx2(const uint8_t *row, float *out, uint32_t count) {
+    uint32_t x = 0;
+    for (; x + 8 <= count; x += 8) {
+        const uint8_t *p = row + 4 * (size_t)x;
+        float *o = out + 4 * (size_t)x;
+        for (int k = 0; k < 4; k++) {
+            __m128i two = _mm_loadl_epi64((const __m128i *)(p + 8 * k));
+            _mm256_storeu_ps(o + 8 * k, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(two)));
+        }
+    }
+    widen(row + 4 * (size_t)x, out + 4 * (size_t)x, count - x);
 }
 
 __attribute__((target("avx2,fma"))) static void scale_avx2(float *acc, const float *src, float w,
@@ -397,6 +425,7 @@ __attribute__((target("avx2,fma"))) static void axpy_avx2(float *acc, const floa
 #endif
 
 typedef struct resample_kernels {
+    void (*widen)(const uint8_t *, float *, uint32_t);
     void (*filter_row)(const ic_bank *, const float *, float *);
     void (*scale)(float *, const float *, float, size_t);
     void (*axpy)(float *, const float *, float, size_t);
@@ -405,19 +434,28 @@ typedef struct resample_kernels {
 static resample_kernels kernels;
 
 static void choose_kernels(void) {
-    kernels = (resample_kernels){filter_row_base, scale_base, axpy_base};
+    kernels = (resample_kernels){widen, filter_row_base, scale_base, axpy_base};
 #ifdef IC_HAVE_AVX2_RESAMPLE
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        kernels = (resample_kernels){filter_row_avx2, scale_avx2, axpy_avx2};
+        kernels = (resample_kernels){widen_avx2, filter_row_avx2, scale_avx2, axpy_avx2};
     }
 #endif
 }
 
 static void filter_row(const ic_bank *b, const float *in, float *out) { kernels.filter_row(b, in, out); }
 
-/* Horizontal pass of one premultiplied RGBA8 row into `out` (out_w * 4 floats). */
-static void horizontal(ic_scaler *s, const uint8_t *row, float *out) {
-    widen(row, s->rowf, s->in_w);
+/* One RGBA8 row into s->rowf: widened, or (`straight`) premultiplied as it is read. */
+static void load_row(ic_scaler *s, const uint8_t *row, bool straight) {
+    if (straight) {
+        ic_premultiply_to_float(row, s->rowf, s->in_w);
+    } else {
+        kernels.widen(row, s->rowf, s->in_w);
+    }
+}
+
+/* Horizontal pass of one RGBA8 row (see load_row) into `out` (out_w * 4 floats). */
+static void horizontal(ic_scaler *s, const uint8_t *row, bool straight, float *out) {
+    load_row(s, row, straight);
     if (s->h.area) {
         filter_row(&s->h.area_bank, s->rowf, s->hmid);
         filter_row(&s->h.lanczos_bank, s->hmid, out);
@@ -475,31 +513,48 @@ static float *ring_slot(ic_scaler *s, uint32_t index) {
     return s->ring + (size_t)(index % s->ring_rows) * s->out_w * 4;
 }
 
-void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row) {
+static void push(ic_scaler *s, uint32_t y, const uint8_t *row, bool straight) {
     if (y < s->first_in || y > s->last_in || s->next_out >= s->out_end) return;
     if (!s->v.area) {
-        horizontal(s, row, ring_slot(s, y));
+        horizontal(s, row, straight, ring_slot(s, y));
         emit_ready(s, y + 1);
         return;
     }
-    horizontal(s, row, s->hrow);
+    /* The horizontal area stage, or the horizontal Lanczos when there is none. */
+    load_row(s, row, straight);
+    const float *src = s->hrow;
+    if (s->h.area) {
+        filter_row(&s->h.area_bank, s->rowf, s->hmid);
+        src = s->hmid;
+    } else {
+        filter_row(&s->h.lanczos_bank, s->rowf, s->hrow);
+    }
     /* Vertical area stage: add this row into every open mid row it covers. */
-    const size_t width = (size_t)s->out_w * 4;
+    const size_t width = (size_t)vacc_width(&s->h, s->out_w) * 4;
     const ic_bank *ab = &s->v.area_bank;
     for (uint32_t j = s->vacc_next; j < ab->n && ab->start[j] <= y; j++) {
         uint32_t t = y - ab->start[j];
         if (t >= ab->count[j]) continue;
-        kernels.axpy(s->vacc + (size_t)(j % 4) * width, s->hrow, ab->coef[(size_t)j * ab->taps + t], width);
+        kernels.axpy(s->vacc + (size_t)(j % 4) * width, src, ab->coef[(size_t)j * ab->taps + t], width);
     }
-    /* Mid rows whose last input is this row are complete. */
+    /* Mid rows whose last input is this row are complete: the horizontal Lanczos, if it is
+     * still to come, takes them to the output width. */
     while (s->vacc_next < ab->n && ab->start[s->vacc_next] + ab->count[s->vacc_next] - 1 <= y) {
         float *acc = s->vacc + (size_t)(s->vacc_next % 4) * width;
-        memcpy(ring_slot(s, s->vacc_next), acc, sizeof(float) * width);
+        if (s->h.area) {
+            filter_row(&s->h.lanczos_bank, acc, ring_slot(s, s->vacc_next));
+        } else {
+            memcpy(ring_slot(s, s->vacc_next), acc, sizeof(float) * width);
+        }
         memset(acc, 0, sizeof(float) * width);
         s->vacc_next++;
         emit_ready(s, s->vacc_next);
     }
 }
+
+void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row) { push(s, y, row, false); }
+
+void ic_scaler_push_straight(ic_scaler *s, uint32_t y, const uint8_t *row) { push(s, y, row, true); }
 
 bool ic_scaler_done(const ic_scaler *s) { return s->next_out >= s->out_h; }
 
