@@ -462,9 +462,20 @@ static ic_status read_rows(jpeg_ctx *c) {
         uint32_t n = end - y;
         if (n > IC_SINK_ROWS) n = IC_SINK_ROWS;
         for (uint32_t i = 0; i < n; i++) rows[i] = ic_dec_row(d, 0, y + i);
+        int Ss = cinfo->Ss;
         JDIMENSION got = jpeg_read_scanlines(cinfo, rows, n);
         if (got == 0) {
-            if (c->suspending && !c->eof) return IC_OK;
+            if (c->suspending && !c->eof) {
+                /* Block smoothing (buffered image, after the DC scans) reads on to the next
+                 * scan's header and decides how far ahead of the output to read from Ss. A
+                 * source that runs dry inside that SOS segment leaves the new Ss set; libjpeg
+                 * reads the segment again from its start, but with that Ss its smoothing
+                 * would stop reading and never meet what the whole file's decode meets there
+                 * (a bad scan header). Ss stays the current scan's, as when the segment comes
+                 * whole. */
+                cinfo->Ss = Ss;
+                return IC_OK;
+            }
             c->status = ic_set_error(d->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes",
                                      d->size);
             longjmp(c->jump, 1);
