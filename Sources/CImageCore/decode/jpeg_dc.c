@@ -17,8 +17,9 @@
  * coefficients estimated from the 5x5 neighbouring DC values, and the DC itself while a
  * component has no AC data, with its edge and sliding-window rules, its Al clamping and
  * its off switches); the 1x1 reduced IDCT (jidctred.c) and, for a component scaled 2x2
- * (4:2:0 chroma), the arithmetic of libjpeg-turbo's x86-64 SSE2 2x2 IDCT, which that
- * build always uses (16-bit dequantisation, 32-bit wrapping sums, saturation); box
+ * (4:2:0 chroma), the arithmetic of libjpeg-turbo's x86-64 SSE2 2x2 IDCT, which it uses
+ * unless the environment turns SSE2 off (then, and on other CPUs, such files go to
+ * libjpeg): 16-bit dequantisation, 32-bit wrapping sums, saturation; box
  * upsampling (at 1/8 libjpeg never upsamples "fancy") and jdcolor.c's fixed-point
  * YCbCr->RGB tables (its AVX2 code computes the same values for every input: checked
  * exhaustively).
@@ -329,6 +330,19 @@ static ic_jpeg_dc_step give_way(ic_jpeg_dc *dc, const char *why) {
 
 /* ---- Taking a file. ---- */
 
+/* Whether libjpeg-turbo's 2x2 IDCT is its SSE2 kernel, which this file reproduces: on
+ * x86-64 always, unless the environment turns SSE2 off (init_simd in its simd/x86_64/jsimd.c:
+ * JSIMD_FORCENONE=1, or JSIMD_FORCEAVX2=1, which keeps AVX2 alone); its C kernel differs
+ * for coefficients whose dequantised values overflow 16 bits. */
+static bool sse2_idct_2x2(void) {
+#if defined(__x86_64__)
+    const char *none = getenv("JSIMD_FORCENONE"), *avx2 = getenv("JSIMD_FORCEAVX2");
+    return !(none && strcmp(none, "1") == 0) && !(avx2 && strcmp(avx2, "1") == 0);
+#else
+    return false;
+#endif
+}
+
 /* Window rows of a component: block rows from 2 above the first row an output iMCU row
  * smooths to the last row decoded two iMCU rows later. */
 static uint32_t ring_rows(int v) { return 3u * (uint32_t)v + 3u; }
@@ -386,12 +400,10 @@ bool ic_jpeg_dc_takes(j_decompress_ptr cinfo, uint64_t *need, const char **why) 
             *why = "a component libjpeg scales by more than 2x2";
             return false;
         }
-#if !defined(__x86_64__)
-        if (s == 2) {
-            *why = "a 2x2-scaled component (only libjpeg-turbo's x86-64 2x2 IDCT is reproduced)";
+        if (s == 2 && !sse2_idct_2x2()) {
+            *why = "a 2x2-scaled component (only libjpeg-turbo's x86-64 SSE2 2x2 IDCT is reproduced)";
             return false;
         }
-#endif
         if (cinfo->max_h_samp_factor % (c->h_samp_factor * s) != 0 ||
             cinfo->max_v_samp_factor % (c->v_samp_factor * s) != 0) {
             *why = "fractional upsampling";
