@@ -155,8 +155,8 @@ ic_status ic_dec_complete(ic_decoder *d, ic_status st, ic_image **out, ic_decode
 void ic_dec_abandon(ic_decoder *d) { free_output(d); }
 
 static ic_status decode_with(const uint8_t *data, size_t size, const ic_decode_options *options,
-                             ic_png_path png_path, ic_image **out, ic_decode_stats *stats,
-                             ic_error *err) {
+                             ic_png_path png_path, ic_jpeg_path jpeg_path, ic_image **out,
+                             ic_decode_stats *stats, ic_error *err) {
     ic_clear_error(err);
     if (stats) memset(stats, 0, sizeof *stats);
     if (!out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "decode: NULL output pointer");
@@ -169,6 +169,7 @@ static ic_status decode_with(const uint8_t *data, size_t size, const ic_decode_o
     d.size = size;
     d.format = ic_sniff(data, size);
     d.png_path = png_path;
+    d.jpeg_path = jpeg_path;
 
     if (d.opts.limits.max_input_bytes && size > d.opts.limits.max_input_bytes) {
         return ic_set_error(err, IC_ERR_LIMIT_EXCEEDED,
@@ -194,13 +195,19 @@ static ic_status decode_with(const uint8_t *data, size_t size, const ic_decode_o
 
 ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *options,
                     ic_image **out, ic_decode_stats *stats, ic_error *err) {
-    return decode_with(data, size, options, IC_PNG_PATH_AUTO, out, stats, err);
+    return decode_with(data, size, options, IC_PNG_PATH_AUTO, IC_JPEG_PATH_AUTO, out, stats, err);
 }
 
 ic_status ic_decode_png_path(const uint8_t *data, size_t size, const ic_decode_options *options,
                              ic_png_path path, ic_image **out, ic_decode_stats *stats,
                              ic_error *err) {
-    return decode_with(data, size, options, path, out, stats, err);
+    return decode_with(data, size, options, path, IC_JPEG_PATH_AUTO, out, stats, err);
+}
+
+ic_status ic_decode_jpeg_path(const uint8_t *data, size_t size, const ic_decode_options *options,
+                              ic_jpeg_path path, ic_image **out, ic_decode_stats *stats,
+                              ic_error *err) {
+    return decode_with(data, size, options, IC_PNG_PATH_AUTO, path, out, stats, err);
 }
 
 ic_status ic_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err) {

@@ -16,6 +16,7 @@
 #include "../resize/ic_resize_internal.h"
 #include "ic_decode.h"
 #include "ic_format.h"
+#include "ic_jpeg_testing.h"
 #include "ic_png_testing.h"
 
 /* ---- One decode in progress. ---- */
@@ -91,6 +92,8 @@ typedef struct ic_decoder {
 
     /* PNG decoder choice (tests only; ic_decode uses IC_PNG_PATH_AUTO). */
     ic_png_path png_path;
+    /* JPEG decoder choice (tests only; ic_decode uses IC_JPEG_PATH_AUTO). */
+    ic_jpeg_path jpeg_path;
     /* With use_helper_thread, in direct mode: a helper thread converts (and premultiplies)
      * the rows reported in order while the codec decodes the next ones; the caller joins in
      * for what is left at the end. Every row goes through the same code either way. */
@@ -177,6 +180,13 @@ ic_status ic_dec_finish(ic_decoder *d);
 
 /** Frees whatever the sink holds (after a failure). */
 void ic_dec_sink_free(ic_decoder *d);
+
+/**
+ * Undoes ic_dec_begin and the rows written since: frees the output, the resampler and
+ * any helper thread (its rows are dropped), so that another decoder of the same file
+ * can begin again (jpeg.c, when its DC-only decoder gives way to libjpeg mid-image).
+ */
+void ic_dec_unbegin(ic_decoder *d);
 
 /** Starts `d` with `options` (NULL: the defaults), reporting failures to `err`. */
 void ic_dec_init(ic_decoder *d, const ic_decode_options *options, ic_error *err);

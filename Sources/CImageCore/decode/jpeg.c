@@ -7,6 +7,12 @@
  * premature end of an entropy segment) are errors: a partial image is never
  * returned as a success.
  *
+ * A progressive file decoded at 1/8 goes to ImageKit's DC-only decoder
+ * (jpeg_dc.c) once libjpeg has read the header, when that decoder takes the
+ * file; it gives the same rows without libjpeg's whole-image coefficient
+ * buffer, and gives way to libjpeg (which then decodes from its first scan)
+ * on anything it does not reproduce exactly.
+ *
  * With use_helper_thread, a large sequential full-size decode runs on two
  * threads: the caller decodes the top rows while a helper thread runs a second
  * decompression of the same bytes that skips them (jpeg_skip_scanlines still
@@ -25,6 +31,7 @@
 #include <jerror.h>
 
 #include "ic_decode_internal.h"
+#include "ic_jpeg_dc_internal.h"
 #include "ic_thread.h"
 
 /* Progressive files with more scans than this are refused: each scan walks
@@ -36,6 +43,7 @@ typedef enum jpeg_stage {
     STAGE_CREATE,
     STAGE_HEADER,
     STAGE_START,
+    STAGE_DC_OWN, /* ImageKit's DC-only decoder (jpeg_dc.c) */
     STAGE_DC_SCANS,
     STAGE_START_OUTPUT,
     STAGE_BEGIN,
@@ -55,6 +63,13 @@ typedef struct jpeg_ctx {
     uint64_t reserved; /* coefficient bytes counted against the limit */
     bool cmyk;
     bool dc_only;
+    uint64_t coef;     /* the coefficient bytes libjpeg's decode needs */
+    /* ImageKit's DC-only decoder has the file (from the first scan on); the bytes it
+     * holds (incremental decodes: from the first scan to where its walk is). */
+    bool dc_own;
+    ic_jpeg_dc *dc;
+    uint8_t *dc_in;
+    size_t dc_len, dc_capacity;
     uint32_t rows_end;      /* read_rows stops here (0: at the last row) */
     struct jpeg_band *band; /* the helper's decode of the rows below rows_end */
     const int *stop;        /* the helper's: set when the caller gives up on it */
@@ -257,6 +272,15 @@ static void src_skip(j_decompress_ptr cinfo, long count) {
 
 static void src_term(j_decompress_ptr cinfo) { (void)cinfo; }
 
+/* What libjpeg's decode of the file needs besides the header: its coefficient memory
+ * under the limit, and buffered-image mode for the DC-only stop. */
+static void libjpeg_setup(jpeg_ctx *c) {
+    if (c->d->opts.limits.max_memory_bytes) {
+        c->cinfo.mem->max_memory_to_use = (long)(c->coef + (8u << 20));
+    }
+    if (c->dc_only) c->cinfo.buffered_image = TRUE;
+}
+
 /* Reads the header's facts, checks the limits and sets up the decompression:
  * colour space, shrink on load, the DC-only path. */
 static ic_status after_header(jpeg_ctx *c) {
@@ -264,17 +288,12 @@ static ic_status after_header(jpeg_ctx *c) {
     j_decompress_ptr cinfo = &c->cinfo;
     d->orientation = saved_orientation(cinfo);
 
-    uint64_t coef = coefficient_bytes(cinfo);
-    ic_status st = ic_dec_check_size(d, cinfo->image_width, cinfo->image_height, 1, coef);
-    if (st != IC_OK) return st;
-    /* libjpeg's large buffers (coefficients) count against our limit. */
-    st = ic_dec_reserve(d, coef);
-    if (st != IC_OK) return st;
-    c->reserved = coef;
-    take_profile(d, cinfo);
-    if (d->opts.limits.max_memory_bytes) {
-        cinfo->mem->max_memory_to_use = (long)(coef + (8u << 20));
-    }
+    c->coef = coefficient_bytes(cinfo);
+    /* The plan first (no codec memory counted): how far the IDCT shrinks decides the
+     * decoder, and so the memory the limit check counts. A size that fails alone fails
+     * with the coefficients too, with the message libjpeg's decode would get. */
+    ic_status st = ic_dec_check_size(d, cinfo->image_width, cinfo->image_height, 1, 0);
+    if (st != IC_OK) return ic_dec_check_size(d, cinfo->image_width, cinfo->image_height, 1, c->coef);
 
     c->cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
     cinfo->out_color_space = c->cmyk ? JCS_CMYK : JCS_EXT_RGBA;
@@ -283,13 +302,148 @@ static ic_status after_header(jpeg_ctx *c) {
     cinfo->scale_denom = ic_dec_shrink_denominator(d, 8);
     /* At 1/8 the luma IDCT reads only each block's DC coefficient, and a
      * progressive file sends DC first: decoding stops once every DC scan
-     * (refinements included) is in. Luma is then exact; subsampled chroma is
-     * scaled by a 2x2 IDCT that would also read low AC coefficients, which
-     * block smoothing estimates from the DC values (measured here: within 4
-     * levels of a full 1/8 decode, PSNR 56 dB, before resampling). */
+     * (refinements included) is in. Subsampled chroma is scaled by a 2x2 IDCT
+     * that also reads low AC coefficients, which libjpeg's block smoothing
+     * estimates from the DC values where the scans so far have not sent them.
+     * ImageKit's own decoder does this without libjpeg's whole-image
+     * coefficient buffer, row for row the same. */
     c->dc_only = cinfo->scale_denom == 8 && cinfo->progressive_mode;
-    if (c->dc_only) cinfo->buffered_image = TRUE;
+    uint64_t need = c->coef;
+    if (c->dc_only && d->jpeg_path != IC_JPEG_PATH_LIBJPEG) {
+        const char *why = NULL;
+        uint64_t dc_need = 0;
+        if (ic_jpeg_dc_takes(cinfo, &dc_need, &why)) {
+            c->dc_own = true;
+            need = dc_need;
+        } else if (d->jpeg_path == IC_JPEG_PATH_DC) {
+            return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
+                                "JPEG: the DC decoder does not take this file: %s", why);
+        }
+    } else if (d->jpeg_path == IC_JPEG_PATH_DC) {
+        return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
+                            "JPEG: the DC decoder takes progressive decodes at 1/8 only");
+    }
+    st = ic_dec_check_size(d, cinfo->image_width, cinfo->image_height, 1, need);
+    if (st != IC_OK) return st;
+    /* The codec's large buffers (libjpeg's coefficients, or the DC decoder's block-row
+     * windows) count against our limit. */
+    st = ic_dec_reserve(d, need);
+    if (st != IC_OK) return st;
+    c->reserved = need;
+    take_profile(d, cinfo);
+    if (!c->dc_own) libjpeg_setup(c);
     return IC_OK;
+}
+
+/* ---- ImageKit's DC-only decoder (jpeg_dc.c). ---- */
+
+/* Most input bytes the DC decoder holds before the walk ends (incremental decodes): half
+ * the coefficient memory libjpeg would take instead, 1 MiB at least. */
+static size_t dc_hold_limit(const jpeg_ctx *c) {
+    uint64_t limit = c->coef / 2;
+    if (limit < (1u << 20)) limit = 1u << 20;
+    return limit > SIZE_MAX ? SIZE_MAX : (size_t)limit;
+}
+
+/* Appends input to the bytes the DC decoder holds. */
+static ic_status dc_hold(jpeg_ctx *c, const uint8_t *data, size_t size) {
+    if (size > c->dc_capacity - c->dc_len) {
+        size_t capacity = c->dc_capacity ? c->dc_capacity : (64u << 10);
+        while (capacity - c->dc_len < size) {
+            if (capacity > SIZE_MAX / 2) capacity = SIZE_MAX;
+            else capacity *= 2;
+        }
+        uint8_t *grown = realloc(c->dc_in, capacity);
+        if (!grown) {
+            return ic_set_error(c->d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot hold %zu input bytes",
+                                c->dc_len + size);
+        }
+        c->dc_in = grown;
+        c->dc_capacity = capacity;
+    }
+    memcpy(c->dc_in + c->dc_len, data, size);
+    c->dc_len += size;
+    return IC_OK;
+}
+
+static void dc_release_input(jpeg_ctx *c) {
+    free(c->dc_in);
+    c->dc_in = NULL;
+    c->dc_len = c->dc_capacity = 0;
+}
+
+/* The DC decoder gives way: libjpeg decodes the file from its first scan (its source is
+ * where its header read stopped; an incremental decode's held bytes go back to it), with
+ * the size check and reservation its decode always had. */
+static ic_status dc_give_way(jpeg_ctx *c) {
+    ic_decoder *d = c->d;
+    const char *why = c->dc ? ic_jpeg_dc_why(c->dc) : NULL;
+    if (d->jpeg_path == IC_JPEG_PATH_DC) {
+        return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE, "JPEG: the DC decoder gives way: %s",
+                            why ? why : "unknown");
+    }
+    ic_jpeg_dc_free(c->dc);
+    c->dc = NULL;
+    c->dc_own = false;
+    ic_dec_release(d, c->reserved);
+    c->reserved = 0;
+    ic_status st = ic_dec_check_size(d, c->cinfo.image_width, c->cinfo.image_height, 1, c->coef);
+    if (st != IC_OK) return st;
+    st = ic_dec_reserve(d, c->coef);
+    if (st != IC_OK) return st;
+    c->reserved = c->coef;
+    libjpeg_setup(c);
+    if (c->suspending) {
+        c->src.next_input_byte = c->dc_in;
+        c->src.bytes_in_buffer = c->dc_len;
+    }
+    return IC_OK;
+}
+
+/* Runs the DC decoder as far as the input allows: done (STAGE_DONE), waiting for more
+ * input (incremental decodes), or given way to libjpeg (c->dc_own cleared). */
+static ic_status dc_step(jpeg_ctx *c) {
+    ic_decoder *d = c->d;
+    j_decompress_ptr cinfo = &c->cinfo;
+    if (!c->dc) {
+        c->dc = ic_jpeg_dc_new(d, cinfo);
+        if (!c->dc) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot allocate the DC decoder");
+        if (c->suspending && c->src.bytes_in_buffer) {
+            ic_status st = dc_hold(c, c->src.next_input_byte, c->src.bytes_in_buffer);
+            if (st != IC_OK) return st;
+            c->src.next_input_byte += c->src.bytes_in_buffer;
+            c->src.bytes_in_buffer = 0;
+        }
+    }
+    const uint8_t *data;
+    size_t size;
+    if (c->suspending) {
+        data = c->dc_in;
+        size = c->dc_len;
+    } else {
+        size = cinfo->src->bytes_in_buffer;
+        data = d->data + (d->size - size);
+    }
+    ic_jpeg_dc_step step = ic_jpeg_dc_walk(c->dc, data, size, !c->suspending || c->eof);
+    if (step == IC_JPEG_DC_CANCELLED) return IC_ERR_CANCELLED;
+    if (step == IC_JPEG_DC_MORE) {
+        return c->dc_len > dc_hold_limit(c) ? dc_give_way(c) : IC_OK;
+    }
+    if (step == IC_JPEG_DC_READY) {
+        bool gave_way = false;
+        ic_status st = ic_jpeg_dc_run(c->dc, data, size, &gave_way);
+        if (!gave_way) {
+            if (st == IC_OK) {
+                c->stage = STAGE_DONE;
+                ic_jpeg_dc_free(c->dc);
+                c->dc = NULL;
+                ic_dec_release(d, c->reserved);
+                c->reserved = 0;
+            }
+            return st;
+        }
+    }
+    return dc_give_way(c);
 }
 
 /* Reads rows into the sink until the image is complete or the source suspends. */
@@ -308,9 +462,20 @@ static ic_status read_rows(jpeg_ctx *c) {
         uint32_t n = end - y;
         if (n > IC_SINK_ROWS) n = IC_SINK_ROWS;
         for (uint32_t i = 0; i < n; i++) rows[i] = ic_dec_row(d, 0, y + i);
+        int Ss = cinfo->Ss;
         JDIMENSION got = jpeg_read_scanlines(cinfo, rows, n);
         if (got == 0) {
-            if (c->suspending && !c->eof) return IC_OK;
+            if (c->suspending && !c->eof) {
+                /* Block smoothing (buffered image, after the DC scans) reads on to the next
+                 * scan's header and decides how far ahead of the output to read from Ss. A
+                 * source that runs dry inside that SOS segment leaves the new Ss set; libjpeg
+                 * reads the segment again from its start, but with that Ss its smoothing
+                 * would stop reading and never meet what the whole file's decode meets there
+                 * (a bad scan header). Ss stays the current scan's, as when the segment comes
+                 * whole. */
+                cinfo->Ss = Ss;
+                return IC_OK;
+            }
             c->status = ic_set_error(d->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes",
                                      d->size);
             longjmp(c->jump, 1);
@@ -483,6 +648,13 @@ static ic_status run(jpeg_ctx *c) {
         c->stage = STAGE_START;
         /* fall through */
     case STAGE_START:
+    start:
+        if (c->dc_own) {
+            c->stage = STAGE_DC_OWN;
+            st = dc_step(c);
+            if (st != IC_OK || c->dc_own) return st;
+            c->stage = STAGE_START;
+        }
         if (!jpeg_start_decompress(cinfo)) return IC_OK;
         c->stage = c->dc_only ? STAGE_DC_SCANS : STAGE_BEGIN;
         if (!c->dc_only) goto begin;
@@ -514,6 +686,12 @@ static ic_status run(jpeg_ctx *c) {
         return read_rows(c);
     case STAGE_DONE:
         return IC_OK;
+    case STAGE_DC_OWN:
+        st = dc_step(c);
+        if (st != IC_OK || c->dc_own) return st;
+        /* Given way: libjpeg decodes the file. */
+        c->stage = STAGE_START;
+        goto start;
     }
     return IC_OK;
 }
@@ -530,10 +708,12 @@ static void ctx_init(jpeg_ctx *c, ic_decoder *d, bool suspending) {
     c->progress.progress_monitor = on_progress;
 }
 
-/* Releases libjpeg and the coefficient reservation. */
+/* Releases libjpeg, the DC decoder and the coefficient reservation. */
 static void ctx_end(jpeg_ctx *c) {
     if (c->created) jpeg_destroy_decompress(&c->cinfo);
     c->created = false;
+    ic_jpeg_dc_free(c->dc);
+    c->dc = NULL;
     ic_dec_release(c->d, c->reserved);
     c->reserved = 0;
 }
@@ -571,9 +751,27 @@ static ic_status hold_tail(jpeg_ctx *c, size_t extra) {
     return IC_OK;
 }
 
+/* After run() on a piece: keeps what libjpeg has not consumed (the caller's piece goes away
+ * after this call) and drops the DC decoder's held bytes once it is done with them. */
+static ic_status settle_input(jpeg_ctx *c, ic_status st) {
+    if (st == IC_OK && c->stage != STAGE_DONE && c->src.bytes_in_buffer != 0) {
+        bool in_held = c->held && c->src.next_input_byte >= c->held &&
+                       c->src.next_input_byte < c->held + c->held_capacity;
+        if (!in_held) st = hold_tail(c, 0);
+    }
+    if (c->dc_in && (!c->dc_own || c->stage == STAGE_DONE || st != IC_OK)) dc_release_input(c);
+    return st;
+}
+
 static ic_status inc_feed(void *state, const uint8_t *data, size_t size) {
     jpeg_ctx *c = state;
     if (c->stage == STAGE_DONE || c->whole_body) return IC_OK;
+    if (c->stage == STAGE_DC_OWN) {
+        /* The DC decoder holds every byte until its walk is done. */
+        ic_status st = dc_hold(c, data, size);
+        if (st != IC_OK) return st;
+        return settle_input(c, run(c));
+    }
     size_t skipped = c->skip < size ? c->skip : size;
     c->skip -= skipped;
     data += skipped;
@@ -589,13 +787,7 @@ static ic_status inc_feed(void *state, const uint8_t *data, size_t size) {
         memcpy(c->held + c->src.bytes_in_buffer, data, size);
         c->src.bytes_in_buffer += size;
     }
-    ic_status st = run(c);
-    if (st != IC_OK || c->stage == STAGE_DONE) return st;
-    /* The caller's piece goes away after this call: keep what libjpeg has not consumed. */
-    if (c->src.bytes_in_buffer == 0) return IC_OK;
-    bool in_held = c->held && c->src.next_input_byte >= c->held &&
-                   c->src.next_input_byte < c->held + c->held_capacity;
-    return in_held ? IC_OK : hold_tail(c, 0);
+    return settle_input(c, run(c));
 }
 
 static ic_status inc_end(void *state) {
@@ -618,11 +810,12 @@ static ic_inc_phase inc_phase(const void *state) {
 
 static uint64_t inc_buffered(const void *state) {
     const jpeg_ctx *c = state;
-    return c->stage == STAGE_DONE ? 0 : c->src.bytes_in_buffer;
+    return c->stage == STAGE_DONE ? 0 : c->src.bytes_in_buffer + c->dc_len;
 }
 
 static uint32_t inc_rows(const void *state) {
     const jpeg_ctx *c = state;
+    if (c->dc_own) return c->stage == STAGE_DONE ? c->cinfo.output_height : 0;
     return c->stage >= STAGE_ROWS ? c->cinfo.output_scanline : 0;
 }
 
@@ -630,6 +823,7 @@ static void inc_free(void *state) {
     jpeg_ctx *c = state;
     ctx_end(c);
     free(c->held);
+    dc_release_input(c);
     free(c);
 }
 

@@ -244,6 +244,20 @@ void ic_dec_sink_free(ic_decoder *d) {
     ic_dec_buffer_free(d, &d->scratch);
 }
 
+void ic_dec_unbegin(ic_decoder *d) {
+    ic_dec_sink_free(d);
+    if (d->image) {
+        ic_dec_release(d, ic_image_byte_count(d->image));
+        ic_image_free(d->image);
+        d->image = NULL;
+    }
+    d->codec_width = d->codec_height = 0;
+    d->sink_frame = 0;
+    d->all_opaque = false;
+    d->helper_straight = false;
+    d->helper_transparent = 0;
+}
+
 ic_status ic_dec_finish(ic_decoder *d) {
     end_helper(d, true);
     if (d->scaler) {

@@ -16,10 +16,16 @@
  *  - JPEG, every option: baseline rows go to the output (or the thumbnail's
  *    resampler) as their MCU rows arrive; a progressive file's scans are
  *    consumed into libjpeg's coefficient buffer as they arrive and output at
- *    the end, or — for a 1/8 thumbnail — once its DC scans are in, as
- *    ic_decode does. The bytes up to the first scan (the header, with the
- *    EXIF and ICC segments) are kept until it is complete; the rest is
- *    released as it is consumed.
+ *    the end. A 1/8 thumbnail of a progressive file is complete once its DC
+ *    scans (refinements included) are in, as with ic_decode: ImageKit's
+ *    DC-only decoder holds the bytes from the first scan until then (the
+ *    compressed scans, far smaller than libjpeg's coefficient buffer; for
+ *    libjpeg's usual progression, which refines the DC after most AC scans,
+ *    about a quarter to half of the file), decodes them at once and reads
+ *    nothing after; a file it gives way on goes to libjpeg with those bytes.
+ *    The bytes up to the first scan (the header, with the EXIF and ICC
+ *    segments) are kept until it is complete; the rest is released as it is
+ *    consumed.
  *  - Non-interlaced PNG stills, and APNGs decoded without all_frames (their
  *    IDAT image): once the chunks before the first IDAT are in (eXIf and acTL
  *    are read from them), IDAT data is inflated with zlib as it arrives and
@@ -103,7 +109,8 @@ int ic_incremental_is_streaming(const ic_incremental *inc);
  * Bytes of the body the decode holds right now (input it has not consumed or
  * must keep). Streaming JPEG: the bytes libjpeg has not consumed yet (the
  * tail of an MCU row, or of a marker segment), plus the header until its
- * first scan. Streaming PNG, WebP and GIF: every byte fed (the body is kept
+ * first scan; for a progressive 1/8 thumbnail, the bytes from the first scan
+ * until its DC scans are in. Streaming PNG, WebP and GIF: every byte fed (the body is kept
  * in case ic_decode must decide; libwebp and the GIF walk read it in place;
  * the pixels decoded so far are not counted). Kept formats: every byte fed.
  */

@@ -67,6 +67,31 @@ int anchors_encode_jpeg_libjpeg(const uint8_t *pixels, int width, int height,
                                 const anchors_jpeg_settings *settings, uint8_t **out,
                                 size_t *out_size);
 
+/** Settings for anchors_encode_jpeg_scans. */
+typedef struct anchors_jpeg_script {
+    int components;       /* 1 (grey) or 3 (RGB input, stored as YCbCr) */
+    int quality;
+    int h_samp[3], v_samp[3]; /* sampling factors of each component (0: 1) */
+    int restart_interval; /* in MCUs (0: none) */
+    const char *scans;    /* jpegtran's -scans syntax; NULL: libjpeg's own progression */
+} anchors_jpeg_script;
+
+/**
+ * A progressive JPEG through the libjpeg API with the scan script, sampling factors and
+ * restart interval of `settings` (jpeg_scans.c); `pixels` has `components` bytes a
+ * pixel. Fails (-1) when libjpeg refuses the script.
+ */
+int anchors_encode_jpeg_scans(const uint8_t *pixels, int width, int height,
+                              const anchors_jpeg_script *settings, uint8_t **out,
+                              size_t *out_size);
+
+/**
+ * A JPEG transcoded losslessly (its coefficients) to a Huffman progressive JPEG with the
+ * scan script `scans` (NULL: libjpeg's own progression) and restart interval.
+ */
+int anchors_jpeg_transcode(const uint8_t *data, size_t size, const char *scans, int restart_interval,
+                           uint8_t **out, size_t *out_size);
+
 /**
  * Animated WebP through libwebpmux's WebPAnimEncoder: `frames` full-canvas
  * straight-RGBA frames, lossless, `duration_ms` each, looping forever.

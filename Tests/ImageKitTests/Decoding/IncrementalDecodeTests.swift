@@ -548,9 +548,11 @@ final class IncrementalDecodeTests: XCTestCase {
         var rng = SplitMix(seed: 5)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         XCTAssertTrue(files.contains("webp-vp8x-before-its-image-header.webp"))
+        XCTAssertTrue(files.contains("jpeg-suspended-inside-the-sos-smoothing-reads.jpg"))
         for file in files {
             let data = try [UInt8](Data(contentsOf: directory.appendingPathComponent(file)))
-            for thumbnail: UInt32 in [0, 62] {
+            // 2: a progressive JPEG's 1/8 scale, with block smoothing.
+            for thumbnail: UInt32 in [0, 62, 2] {
                 assertSame(data, file, thumbnail: thumbnail, maxPixels: 1 << 16, rng: &rng)
             }
         }
