@@ -9,13 +9,7 @@ import XCTest
 /// header is in, cancellation between pieces, little input held for JPEG, partial
 /// images), and a malformed PNG, WebP or GIF gets ic_decode's answer.
 final class IncrementalDecodeTests: XCTestCase {
-    private struct Outcome {
-        var status: ic_status
-        var width = 0, height = 0, opaque = false, orientation = 0
-        var frameCount = 0, loopCount = 0
-        var delays: [UInt32] = []
-        var pixels: [UInt8] = []
-    }
+    private typealias Outcome = DecodeOutcome
 
     private var fixtures: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -41,28 +35,7 @@ final class IncrementalDecodeTests: XCTestCase {
     }
 
     private func outcome(_ status: ic_status, _ image: UnsafeMutablePointer<ic_image>?) -> Outcome {
-        var result = Outcome(status: status)
-        guard let image else { return result }
-        let img = image.pointee
-        result.width = Int(img.width)
-        result.height = Int(img.height)
-        result.opaque = img.is_opaque != 0
-        result.orientation = Int(img.orientation)
-        result.frameCount = Int(img.frame_count)
-        result.loopCount = Int(img.loop_count)
-        if let delays = img.frame_delays_ms {
-            result.delays = Array(UnsafeBufferPointer(start: delays, count: Int(img.frame_count)))
-        }
-        result.pixels.reserveCapacity(Int(img.width) * Int(img.height) * 4 * Int(img.frame_count))
-        for f in 0..<Int(img.frame_count) {
-            for y in 0..<Int(img.height) {
-                let row = UnsafeBufferPointer(start: img.pixels + f * img.frame_size + y * img.stride,
-                                              count: Int(img.width) * 4)
-                result.pixels.append(contentsOf: row)
-            }
-        }
-        ic_image_free(image)
-        return result
+        Outcome(status: status, image: image)
     }
 
     private func whole(_ data: [UInt8], _ options: ic_decode_options) -> Outcome {

@@ -14,13 +14,7 @@ import XCTest
 /// complete), as codec-size decodes and fit and fill thumbnails; incremental decodes end
 /// the same; corrupted files fail (or not) as libjpeg's path does.
 final class JPEGDCTests: XCTestCase {
-    private struct Outcome {
-        var status: ic_status
-        var message: String
-        var width = 0
-        var height = 0
-        var pixels: [UInt8] = []
-    }
+    private typealias Outcome = DecodeOutcome
 
     private struct Box {
         var width: UInt32
@@ -72,18 +66,7 @@ final class JPEGDCTests: XCTestCase {
     }
 
     private func outcome(_ status: ic_status, _ image: UnsafeMutablePointer<ic_image>?, _ err: ic_error) -> Outcome {
-        var err = err
-        let message = withUnsafeBytes(of: &err.message) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-        guard status == IC_OK, let image else { return Outcome(status: status, message: message) }
-        defer { ic_image_free(image) }
-        let img = image.pointee
-        var pixels: [UInt8] = []
-        pixels.reserveCapacity(Int(img.width) * Int(img.height) * 4)
-        let base = ic_image_frame(image, 0)!
-        for y in 0..<Int(img.height) {
-            pixels += UnsafeBufferPointer(start: base + y * img.stride, count: Int(img.width) * 4)
-        }
-        return Outcome(status: status, message: "", width: Int(img.width), height: Int(img.height), pixels: pixels)
+        Outcome(status: status, image: image, error: err)
     }
 
     /// Asserts equal outcomes; pixels compared without printing them.

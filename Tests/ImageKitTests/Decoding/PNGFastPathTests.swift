@@ -10,14 +10,7 @@ import XCTest
 /// (or the same error) through both. Hostile inputs fail cleanly through the fast path alone.
 final class PNGFastPathTests: XCTestCase {
     /// One decode's outcome, comparable across paths.
-    private struct Outcome: Equatable {
-        var status: ic_status
-        var message: String
-        var width = 0
-        var height = 0
-        var opaque = false
-        var pixels: [UInt8] = []
-    }
+    private typealias Outcome = DecodeOutcome
 
     private func decode(_ bytes: [UInt8], _ path: ic_png_path, thumbnail: UInt32 = 0,
                         maxMemory: UInt64? = nil) -> Outcome {
@@ -31,18 +24,7 @@ final class PNGFastPathTests: XCTestCase {
         let status = bytes.withUnsafeBufferPointer {
             ic_decode_png_path($0.baseAddress, $0.count, &options, path, &image, nil, &err)
         }
-        let message = withUnsafeBytes(of: &err.message) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-        guard status == IC_OK, let image else { return Outcome(status: status, message: message) }
-        defer { ic_image_free(image) }
-        let img = image.pointee
-        var pixels: [UInt8] = []
-        pixels.reserveCapacity(Int(img.width) * Int(img.height) * 4)
-        let base = ic_image_frame(image, 0)!
-        for y in 0..<Int(img.height) {
-            pixels += UnsafeBufferPointer(start: base + y * img.stride, count: Int(img.width) * 4)
-        }
-        return Outcome(status: status, message: "", width: Int(img.width), height: Int(img.height),
-                       opaque: img.is_opaque != 0, pixels: pixels)
+        return Outcome(status: status, image: image, error: err)
     }
 
     /// Decodes `bytes` through libpng and the automatic choice, full size and as 64 and
