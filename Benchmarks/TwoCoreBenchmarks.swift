@@ -64,7 +64,7 @@ final class TwoCoreBenchmarks: XCTestCase {
         let input = BenchInputs.jpeg24MP
         try HelperThreadPolicy.compare(self, input, context: ImageContext(queryCacheType: [], storeCacheType: [], originalStoreCacheType: []),
                                        name: "\(input.name) full decode, \(twoAtOnce ? "2 loads at once" : "lone loads"), default helper-thread policy (ms per load)",
-                                       threads: twoAtOnce ? 2 : 1, loads: twoAtOnce ? 4 : 2, samples: Self.samples,
+                                       threads: twoAtOnce ? 2 : 1, loads: twoAtOnce ? 8 : 2, samples: Self.samples,
                                        target: twoAtOnce ? 1.0 : 0.8)
     }
 

@@ -47,7 +47,9 @@ enum HelperThreadPolicy {
     }
 
     /// Records loads of `input` with `context` through a manager with the default policy against
-    /// one with it off (the anchor): `loads` loads a sample, `threads` at once.
+    /// one with it off (the anchor): `loads` loads a sample, `threads` at once. Two at once run
+    /// 8 loads a sample (4 a stream), so a sample is mostly the steady state of a busy service:
+    /// only the first decode of a sample starts while the other worker is idle.
     static func compare(_ test: XCTestCase, _ input: BenchInputs.Input, context: ImageContext, name: String,
                         threads: Int, loads: Int, samples: Int, target: Double?) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("imagekit-bench-\(UUID().uuidString)")
