@@ -26,10 +26,11 @@ import Foundation
 ///
 /// Size limits, as SDWebImage's encode options: `maxPixelSize` scales the image down to fit
 /// inside a box first (keeping its aspect ratio, never enlarging it), and `maxFileSize` makes
-/// the file at most that many bytes. For a lossy format (JPEG, lossy WebP) the format's quality
-/// is tried first; if the file is larger, a bisection over the lower qualities finds the highest
-/// that fits (at most 7 more encodes, so at most 8 a size). When even the lowest quality (JPEG 1,
-/// WebP 0) does not fit — and for the lossless formats (PNG, lossless WebP, GIF), whose one
+/// the file at most that many bytes. For a lossy format (JPEG, lossy WebP, AVIF) the format's
+/// quality is tried first; if the file is larger, a bisection over the lower qualities finds the
+/// highest that fits (at most 7 more encodes, so at most 8 a size; AVIF's qualities map onto 64
+/// AV1 quantizers, whose sizes are nearly but not strictly ordered, so there it finds a quality
+/// that fits, near the highest). When even the lowest quality (JPEG 1, WebP 0, AVIF 0) does not fit — and for the lossless formats (PNG, lossless WebP, GIF), whose one
 /// encode does not fit — the dimensions are halved and the search repeated, at most 3 times
 /// (down to 1/8 a side); past that the encode fails with ``ImageKitError/limitExceeded(_:)``
 /// naming the budget and the smallest file reached. The result is never over the budget. How

@@ -63,6 +63,23 @@ final class EncodeSizeLimitTests: XCTestCase {
         }
     }
 
+    /// AVIF's quality maps onto 64 AV1 quantizers, and AV1's size is not strictly monotonic in
+    /// them: the budget is kept and the search stays bounded; maximality is JPEG's and WebP's test.
+    func testAnAVIFBudgetIsKeptWithinTheSearchBound() throws {
+        let image = try photo(320, 240)
+        let format = EncodeFormat.avif(quality: 80, speed: 10)
+        let full = try ImageEncoder.encode(image, as: format).count
+        for fraction in [0.6, 0.3] {
+            let budget = Int(Double(full) * fraction)
+            let result = try ImageEncoder.sizedEncode(image, as: format, maxFileSize: budget)
+            XCTAssertLessThanOrEqual(result.data.count, budget, "\(fraction)")
+            XCTAssertEqual(result.halvings, 0, "\(fraction)")
+            XCTAssertLessThanOrEqual(result.encodes, 8, "\(fraction)")
+            XCTAssertLessThan(try XCTUnwrap(result.quality), 80, "\(fraction)")
+            XCTAssertEqual(try ImageDecoder().decode(result.data).sourceFormat, .avif)
+        }
+    }
+
     func testTooSmallForTheLowestQualityHalvesThenFails() throws {
         let image = try photo(320, 240)
         let lowest = try ImageEncoder.encode(image, as: .jpeg(quality: 1)).count
