@@ -10,7 +10,8 @@
       URL (/redirect?to=URL),
       gated or held responses whose request counts and client aborts the tests
       read back from /stats, small PNG images behind a gate or a cookie, and a
-      file served slowly in pieces (/trickle?path=FILE, held or cut mid-body).
+      file served slowly in pieces (/trickle?path=FILE, held before it starts or
+      mid-body, or cut mid-body).
 
   http_test_server.py supervise -- COMMAND...
       Runs COMMAND (nginx) and stops it when stdin closes, so a crashed test run
@@ -228,9 +229,12 @@ class Handler(BaseHTTPRequestHandler):
         # The file at `path`, `piece` bytes every `ms` ms (a body arriving slowly), or with `rate`
         # (bytes per second) paced to that rate from the first byte. With `hold`,
         # the body stops after that many bytes until /open?of=KEY; with `cut`, the connection
-        # is reset after that many. A client that goes away is recorded in /stats.
+        # is reset after that many. With `start=1` the answer waits for /open?of=KEY-start before
+        # its headers. A client that goes away is recorded in /stats.
         with open(self.q["path"], "rb") as f:
             body = f.read()
+        if self.num("start", 0):
+            gate(self.key + "-start").wait(30)
         piece, ms = max(1, self.num("piece", 4096)), self.num("ms", 5)
         hold, cut, rate = self.num("hold", -1), self.num("cut", -1), self.num("rate", 0)
         self.head(200, len(body), self.q.get("type", "application/octet-stream"))

@@ -290,11 +290,18 @@ final class StreamingLoadTests: ManagerTestCase {
         let downloader = try Downloader(configuration: configuration)
         let bytes = Self.files[0].bytes
         let key = unique("share")
-        let url = try trickle(bytes, named: "share.jpg", query: "&hold=\(bytes.count / 2)&key=\(key)")
+        // The answer waits before its headers until both early downloads wait on one transfer,
+        // then stops at half the body until the late download has a transfer of its own.
+        let url = try trickle(bytes, named: "share.jpg", query: "&start=1&hold=\(bytes.count / 2)&key=\(key)")
         let early = (0..<2).map { _ in Collector<[UInt8]>() }
         let loads = early.map { pieces in
             Task { try await downloader.download(DownloadRequest(url: url), keepingBody: false) { pieces.append(Array($0)) } }
         }
+        await DownloadTesting.waitUntil("both early downloads wait on one transfer") {
+            let s = downloader.statistics
+            return s.waiters == 2 && s.transfers == 1
+        }
+        try f.script.open(key + "-start")
         await DownloadTesting.waitUntil("the body started") { early.allSatisfy { !$0.all.isEmpty } }
         let late = Collector<[UInt8]>()
         let lateLoad = Task {
