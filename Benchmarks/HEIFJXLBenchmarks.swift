@@ -70,4 +70,31 @@ final class HEIFJXLBenchmarks: XCTestCase {
     func testJXL12MPDecode() throws { try jxl(DecodeOptions(), name: "jxl-12mp-lossy") }
 
     func testJXL12MPThumbnail256() throws { try jxl(thumbnail, name: "jxl-12mp-lossy-256") }
+
+    /// The 256 px thumbnail with the helper thread (``DecodeOptions/usesHelperThread``, as the
+    /// manager decodes a lone load): libjxl decodes on the calling thread as before, and the
+    /// frame it hands over is resampled in two bands on two threads. Wall and process CPU time
+    /// per decode, samples interleaved with the bare libjxl decode's.
+    func testJXL12MPThumbnail256HelperThread() throws {
+        let input = BenchInputs.jxl12MP
+        let decoder = ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(width: 256, height: 256),
+                                                          usesHelperThread: true))
+        let dst = UnsafeMutableRawBufferPointer.allocate(byteCount: input.width * input.height * 4, alignment: 64)
+        dst.initializeMemory(as: UInt8.self, repeating: 0x55)
+        defer { dst.deallocate() }
+        let bytes = input.bytes
+        try bytes.withUnsafeBufferPointer { raw in
+            let bare = {
+                _ = anchors_decode_jxl_into(raw.baseAddress!, raw.count,
+                                            dst.baseAddress!.assumingMemoryBound(to: UInt8.self), dst.count)
+            }
+            bare()
+            _ = WallAndCPU.sample(decoder, bytes, threads: 1, loads: 1)
+            try WallAndCPU.record(section: "thumbnail", name: "jxl-12mp-lossy-256 (helper thread)",
+                                  megapixels: input.megapixels, samples: 15,
+                                  anchor: ("libjxl JxlDecoder RGBA8", "libjxl"),
+                                  ours: ("helper", { WallAndCPU.sample(decoder, bytes, threads: 1, loads: 2) }),
+                                  theirs: { WallAndCPU.sample(loads: 2, bare) }, target: 1.05)
+        }
+    }
 }

@@ -20,6 +20,13 @@ enum WallAndCPU {
         return (wall / n, (BenchRecorder.processCPUMilliseconds() - cpu0) / n)
     }
 
+    /// Wall and process CPU milliseconds per call of `loads` calls of `work` on the calling thread.
+    static func sample(loads: Int, _ work: () -> Void) -> (wall: Double, cpu: Double) {
+        let cpu0 = BenchRecorder.processCPUMilliseconds()
+        let wall = BenchRecorder.clock(loads, work)
+        return (wall, (BenchRecorder.processCPUMilliseconds() - cpu0) / Double(loads))
+    }
+
     /// Takes `samples` of ours and of the anchor (`theirs`), alternating which goes first so a
     /// drift of the shared machine hits both alike, and records the medians per load with the
     /// ratio of wall times and both CPU times (labelled with `ours.label` and `anchor.short`).

@@ -67,7 +67,8 @@ typedef void (*ic_range_fn)(void *ctx, uint32_t begin, uint32_t end);
  * produces it: the caller makes indices ready in order (ic_range_helper_extend),
  * the helper takes `chunk` of them at a time, and at the end the caller takes
  * chunks too until none is left. Each index is handed to `fn` exactly once, so
- * when chunks are independent the result does not depend on who ran which.
+ * when chunks are independent the result does not depend on who ran which; work
+ * whose chunks must run in order is left to the helper alone (ic_range_helper_drain).
  * The helper sleeps on a condition variable while nothing is ready (no spinning).
  */
 typedef struct ic_range_helper ic_range_helper;
@@ -98,5 +99,11 @@ uint32_t ic_range_helper_done(ic_range_helper *h);
  * ends the helper after its current chunk (a failed decode). Frees `h`.
  */
 void ic_range_helper_finish(ic_range_helper *h, bool complete);
+
+/**
+ * Lets the helper alone run what is ready, in order, then ends it: for work whose chunks
+ * must run one after another on one thread (the calling thread takes none). Frees `h`.
+ */
+void ic_range_helper_drain(ic_range_helper *h);
 
 #endif /* IC_COMMON_INTERNAL_H */

@@ -96,6 +96,14 @@ uint32_t ic_range_helper_done(ic_range_helper *h) {
     return done;
 }
 
+/* Waits for the helper thread to leave, and frees `h`. */
+static void end_thread(ic_range_helper *h) {
+    pthread_join(h->thread, NULL);
+    pthread_cond_destroy(&h->wake);
+    pthread_mutex_destroy(&h->lock);
+    free(h);
+}
+
 void ic_range_helper_finish(ic_range_helper *h, bool complete) {
     pthread_mutex_lock(&h->lock);
     if (complete) {
@@ -111,8 +119,13 @@ void ic_range_helper_finish(ic_range_helper *h, bool complete) {
         pthread_mutex_lock(&h->lock);
     }
     pthread_mutex_unlock(&h->lock);
-    pthread_join(h->thread, NULL);
-    pthread_cond_destroy(&h->wake);
-    pthread_mutex_destroy(&h->lock);
-    free(h);
+    end_thread(h);
+}
+
+void ic_range_helper_drain(ic_range_helper *h) {
+    pthread_mutex_lock(&h->lock);
+    h->closing = true;
+    pthread_cond_signal(&h->wake);
+    pthread_mutex_unlock(&h->lock);
+    end_thread(h);
 }

@@ -32,16 +32,19 @@ ic_status ic_dec_fail_cancelled(ic_decoder *d) {
     return ic_set_error(d->err, IC_ERR_CANCELLED, "%s: decode cancelled", ic_format_name(d->format));
 }
 
-ic_status ic_dec_reserve(ic_decoder *d, uint64_t bytes) {
+bool ic_dec_try_reserve(ic_decoder *d, uint64_t bytes) {
     uint64_t limit = d->opts.limits.max_memory_bytes;
-    if (limit && (bytes > limit || d->mem_current > limit - bytes)) {
-        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
-                            "%s: decoding needs more than the memory limit of %.1f MiB",
-                            ic_format_name(d->format), ic_mib(limit));
-    }
+    if (limit && (bytes > limit || d->mem_current > limit - bytes)) return false;
     d->mem_current += bytes;
     if (d->mem_current > d->mem_peak) d->mem_peak = d->mem_current;
-    return IC_OK;
+    return true;
+}
+
+ic_status ic_dec_reserve(ic_decoder *d, uint64_t bytes) {
+    if (ic_dec_try_reserve(d, bytes)) return IC_OK;
+    return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
+                        "%s: decoding needs more than the memory limit of %.1f MiB",
+                        ic_format_name(d->format), ic_mib(d->opts.limits.max_memory_bytes));
 }
 
 void ic_dec_release(ic_decoder *d, uint64_t bytes) {

@@ -100,6 +100,15 @@ typedef struct ic_decoder {
     ic_range_helper *helper;
     bool helper_straight;   /* the handed-over rows need premultiplying */
     int helper_transparent; /* set (atomically) when such a row was not opaque */
+    /* A codec-size frame held until the decode ends (ic_dec_frame_alloc), and with
+     * use_helper_thread, in resampling mode, the helper thread that feeds the rows of it
+     * handed over in order to the resampler while the codec decodes on: the scaler, the
+     * scratch rows and sink_frame are then the helper's alone until it is joined. */
+    ic_dec_buffer frame;
+    size_t frame_stride;
+    ic_range_helper *resampler;
+    bool resampler_straight; /* the handed-over rows need premultiplying */
+    uint32_t resampled_rows; /* output rows the resampler has written (atomic) */
 } ic_decoder;
 
 /** True once the caller's cancellation flag is set. */
@@ -131,6 +140,8 @@ uint32_t ic_dec_shrink_denominator(const ic_decoder *d, uint32_t max_denominator
 
 /** Counts `bytes` against max_memory_bytes; fails without side effects when over. */
 ic_status ic_dec_reserve(ic_decoder *d, uint64_t bytes);
+/** ic_dec_reserve for memory the decode can do without: false, with no error set, when over. */
+bool ic_dec_try_reserve(ic_decoder *d, uint64_t bytes);
 /** Returns bytes counted by ic_dec_reserve. */
 void ic_dec_release(ic_decoder *d, uint64_t bytes);
 
@@ -168,9 +179,43 @@ static inline uint8_t *ic_dec_row(ic_decoder *d, uint32_t frame, uint32_t y) {
 void ic_dec_rows_done(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
                       bool straight_alpha);
 
-/** Hands over rows [y, y + count) of `frame` from the decoder's own buffer (only read). */
+/**
+ * Hands over rows [y, y + count) of `frame` from the decoder's own buffer (only read). A
+ * whole frame handed over at once (the only one, large enough, needing no colour
+ * conversion) is resampled with use_helper_thread in two bands of output rows on two threads.
+ */
 void ic_dec_put_rows(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
                      const uint8_t *src, size_t stride, bool straight_alpha);
+
+/**
+ * A whole codec-size frame, `height` rows `stride` apart from *rows, for a decoder that
+ * decodes a picture into a buffer of its own before or while handing it over (a buffer
+ * from ic_dec_buffer_alloc that the sink holds until the decode ends, ic_dec_finish or
+ * ic_dec_sink_free, so its rows can still be read after the decoder returns).
+ */
+ic_status ic_dec_frame_alloc(ic_decoder *d, size_t stride, uint32_t height, uint8_t **rows);
+
+/**
+ * Hands over rows [y, y + count) of frame 0 from the frame of ic_dec_frame_alloc; the
+ * decoder does not write them again (before ic_dec_frame_wait). As ic_dec_put_rows, except
+ * that with use_helper_thread, when a large enough still is resampled and its rows come in
+ * order from row 0 in more than one piece, a helper thread feeds them to the resampler as
+ * they come (same pixels) while the decoder goes on; ic_dec_finish waits for it.
+ */
+void ic_dec_put_frame_rows(ic_decoder *d, uint32_t y, uint32_t count, bool straight_alpha);
+
+/**
+ * Waits until the rows handed over with ic_dec_put_frame_rows have been read (the helper
+ * thread has fed them and ended; later rows are fed on the calling thread): before the
+ * decoder writes the frame again.
+ */
+void ic_dec_frame_wait(ic_decoder *d);
+
+/**
+ * Output rows of frame 0 complete so far, top down, given the codec rows delivered (for
+ * partial images): rows a helper thread is still converting or resampling are not.
+ */
+uint32_t ic_dec_rows_complete(const ic_decoder *d, uint32_t codec_rows);
 
 /** Marks output as not opaque, for decoders whose final rows may hold transparency. */
 static inline void ic_dec_note_transparency(ic_decoder *d) { d->all_opaque = false; }
@@ -182,9 +227,10 @@ ic_status ic_dec_finish(ic_decoder *d);
 void ic_dec_sink_free(ic_decoder *d);
 
 /**
- * Undoes ic_dec_begin and the rows written since: frees the output, the resampler and
- * any helper thread (its rows are dropped), so that another decoder of the same file
- * can begin again (jpeg.c, when its DC-only decoder gives way to libjpeg mid-image).
+ * Undoes ic_dec_begin and the rows written since: frees the output, the resampler, the
+ * frame of ic_dec_frame_alloc and any helper thread (its rows are dropped), so that another
+ * decoder of the same file can begin again (jpeg.c, when its DC-only decoder gives way to
+ * libjpeg mid-image).
  */
 void ic_dec_unbegin(ic_decoder *d);
 

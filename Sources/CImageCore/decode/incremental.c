@@ -271,12 +271,7 @@ ic_status ic_incremental_partial(ic_incremental *inc, ic_image **out, ic_error *
     const ic_decoder *d = &inc->d;
     uint32_t rows = inc->engine->rows(inc->state);
     if (rows == 0) return IC_OK;
-    uint32_t done = ic_dec_is_direct(d) ? rows : ic_scaler_rows_written(d->scaler);
-    /* Rows a helper thread converts to sRGB are shown once it has converted them. */
-    if (d->helper) {
-        uint32_t converted = ic_range_helper_done(d->helper);
-        if (converted < done) done = converted;
-    }
+    uint32_t done = ic_dec_rows_complete(d, rows);
     const ic_image *src = d->image;
     ic_image *copy;
     ic_status st = ic_image_create_in(NULL, src->width, src->height, 1, &copy, err);

@@ -219,22 +219,113 @@ void ic_dec_rows_done(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
     }
 }
 
+/* Hands one codec row from the decoder's own buffer to the resampler (read in place when it
+ * needs no colour conversion) or to the output. */
+static void put_row(ic_decoder *d, uint32_t frame, uint32_t y, const uint8_t *from, bool straight_alpha) {
+    if (d->scaler && !ic_color_sink_converts(&d->color)) {
+        feed(d, frame, y, from, straight_alpha);
+        return;
+    }
+    memcpy(ic_dec_row(d, frame, y), from, (size_t)d->codec_width * 4);
+    ic_dec_rows_done(d, frame, y, 1, straight_alpha);
+}
+
+/* With use_helper_thread, resamples the only frame, handed over whole (src: its first row),
+ * in bands of output rows on two threads (ic_scaler_run_bands: the pixels of one thread's
+ * pass) when it is large enough and needs no colour conversion; false when it does not (or
+ * the second scaler, its memory or the thread cannot be had), with nothing written. */
+static bool resample_in_bands(ic_decoder *d, const uint8_t *src, size_t stride, bool straight_alpha) {
+    if (!d->opts.use_helper_thread || d->image->frame_count != 1 || d->sink_frame != 0 ||
+        ic_color_sink_converts(&d->color)) {
+        return false;
+    }
+    uint32_t bands = ic_scaler_helper_bands(d->scaler);
+    uint64_t bytes = ic_scaler_fork_bytes(d->scaler);
+    if (!bands || !ic_dec_try_reserve(d, bytes)) return false;
+    ic_scaler *fork;
+    bool done = ic_scaler_fork(d->scaler, &fork, NULL) == IC_OK;
+    if (done) {
+        done = ic_scaler_run_bands(d->scaler, fork, src, stride, straight_alpha,
+                                   ic_image_frame(d->image, 0), d->image->stride, bands, true);
+        ic_scaler_free(fork);
+    }
+    ic_dec_release(d, bytes);
+    if (done) d->sink_frame = 1;
+    return done;
+}
+
 void ic_dec_put_rows(ic_decoder *d, uint32_t frame, uint32_t y, uint32_t count,
                      const uint8_t *src, size_t stride, bool straight_alpha) {
-    size_t bytes = (size_t)d->codec_width * 4;
-    for (uint32_t i = 0; i < count; i++) {
-        const uint8_t *from = src + (size_t)i * stride;
-        if (d->scaler && !ic_color_sink_converts(&d->color)) {
-            feed(d, frame, y + i, from, straight_alpha);
-            continue;
-        }
-        memcpy(ic_dec_row(d, frame, y + i), from, bytes);
-        ic_dec_rows_done(d, frame, y + i, 1, straight_alpha);
+    if (d->scaler && frame == 0 && y == 0 && count == d->codec_height &&
+        resample_in_bands(d, src, stride, straight_alpha)) {
+        return;
     }
+    for (uint32_t i = 0; i < count; i++) put_row(d, frame, y + i, src + (size_t)i * stride, straight_alpha);
+}
+
+ic_status ic_dec_frame_alloc(ic_decoder *d, size_t stride, uint32_t height, uint8_t **rows) {
+    ic_status st = ic_dec_buffer_alloc(d, stride * height, &d->frame);
+    d->frame_stride = stride;
+    *rows = d->frame.p;
+    return st;
+}
+
+/* The resampler thread's work: rows [begin, end) of the frame, in order, on one thread. */
+static void resample_rows(void *ctx, uint32_t begin, uint32_t end) {
+    ic_decoder *d = ctx;
+    for (uint32_t y = begin; y < end; y++) {
+        put_row(d, 0, y, d->frame.p + (size_t)y * d->frame_stride, d->resampler_straight);
+    }
+    __atomic_store_n(&d->resampled_rows, ic_scaler_rows_written(d->scaler), __ATOMIC_RELEASE);
+}
+
+/* Ends the resampler thread: after it has fed every row handed over (`complete`), or after
+ * its current chunk (a failed decode). */
+static void end_resampler(ic_decoder *d, bool complete) {
+    if (!d->resampler) return;
+    if (complete) {
+        ic_range_helper_drain(d->resampler);
+    } else {
+        ic_range_helper_finish(d->resampler, false);
+    }
+    d->resampler = NULL;
+}
+
+void ic_dec_put_frame_rows(ic_decoder *d, uint32_t y, uint32_t count, bool straight_alpha) {
+    /* A first piece that is not the whole frame: a thread for the resampler, if the frame
+     * pays for its start (the same measure as for bands). */
+    if (d->scaler && !d->resampler && d->opts.use_helper_thread && y == 0 && count < d->codec_height &&
+        d->image->frame_count == 1 && d->sink_frame == 0 && ic_scaler_helper_bands(d->scaler)) {
+        d->resampler_straight = straight_alpha;
+        d->resampler = ic_range_helper_start(resample_rows, d, 0, IC_HELPER_ROWS);
+    }
+    if (d->resampler && y == ic_range_helper_ready(d->resampler) &&
+        straight_alpha == d->resampler_straight) {
+        ic_range_helper_extend(d->resampler, y + count);
+        return;
+    }
+    /* Rows that do not continue the helper's: fed here, after the helper's. */
+    end_resampler(d, true);
+    ic_dec_put_rows(d, 0, y, count, d->frame.p + (size_t)y * d->frame_stride, d->frame_stride,
+                    straight_alpha);
+}
+
+void ic_dec_frame_wait(ic_decoder *d) { end_resampler(d, true); }
+
+uint32_t ic_dec_rows_complete(const ic_decoder *d, uint32_t codec_rows) {
+    if (d->resampler) return __atomic_load_n(&d->resampled_rows, __ATOMIC_ACQUIRE);
+    uint32_t done = d->scaler ? ic_scaler_rows_written(d->scaler) : codec_rows;
+    /* Rows the colour helper converts to sRGB are complete once it has converted them. */
+    if (d->helper) {
+        uint32_t converted = ic_range_helper_done(d->helper);
+        if (converted < done) done = converted;
+    }
+    return done;
 }
 
 void ic_dec_sink_free(ic_decoder *d) {
     end_helper(d, false);
+    end_resampler(d, false);
     if (d->scaler) {
         ic_scaler_free(d->scaler);
         d->scaler = NULL;
@@ -242,6 +333,7 @@ void ic_dec_sink_free(ic_decoder *d) {
         d->scaler_bytes = 0;
     }
     ic_dec_buffer_free(d, &d->scratch);
+    ic_dec_buffer_free(d, &d->frame);
 }
 
 void ic_dec_unbegin(ic_decoder *d) {
@@ -256,17 +348,21 @@ void ic_dec_unbegin(ic_decoder *d) {
     d->all_opaque = false;
     d->helper_straight = false;
     d->helper_transparent = 0;
+    d->resampler_straight = false;
+    d->resampled_rows = 0;
 }
 
 ic_status ic_dec_finish(ic_decoder *d) {
     end_helper(d, true);
-    if (d->scaler) {
-        bool complete = d->sink_frame == d->image->frame_count && ic_scaler_done(d->scaler);
-        ic_dec_sink_free(d);
-        if (!complete) {
-            return ic_set_error(d->err, IC_ERR_INTERNAL, "%s: the decoder delivered too few rows",
-                                ic_format_name(d->format));
-        }
+    end_resampler(d, true);
+    bool resampled = d->scaler != NULL;
+    bool complete = !resampled || (d->sink_frame == d->image->frame_count && ic_scaler_done(d->scaler));
+    ic_dec_sink_free(d);
+    if (!complete) {
+        return ic_set_error(d->err, IC_ERR_INTERNAL, "%s: the decoder delivered too few rows",
+                            ic_format_name(d->format));
+    }
+    if (resampled) {
         ic_image_update_opacity(d->image);
         d->all_opaque = d->image->is_opaque;
     }

@@ -83,22 +83,20 @@ static bool container_overruns(const uint8_t *p, size_t n) {
     return true;
 }
 
-/* A thumbnail's codec-size picture (straight RGBA, `stride` apart, `height` rows), whose
- * rows go to the sink as libwebp finishes them. */
+/* A thumbnail's codec-size picture (straight RGBA, `height` rows, in the sink's frame:
+ * ic_dec_frame_alloc), whose rows go to the sink as libwebp finishes them. */
 typedef struct codec_rows {
-    const uint8_t *p;
-    size_t stride;
     uint32_t height;
     bool alpha;
     uint32_t done; /* rows handed to the sink */
 } codec_rows;
 
-/* Hands rows [r->done, end) to the sink. libwebp only writes its output, and the sink reads
- * the rows without changing them (the resampler premultiplies as it reads). */
+/* Hands rows [r->done, end) to the sink. libwebp writes a row once, and the sink reads the
+ * rows without changing them (the resampler premultiplies as it reads), there or, with
+ * use_helper_thread, on a helper thread while libwebp decodes the next ones. */
 static void hand_rows(ic_decoder *d, codec_rows *r, uint32_t end) {
     if (end <= r->done) return;
-    ic_dec_put_rows(d, 0, r->done, end - r->done, r->p + (size_t)r->done * r->stride, r->stride,
-                    r->alpha);
+    ic_dec_put_frame_rows(d, r->done, end - r->done, r->alpha);
     r->done = end;
 }
 
@@ -176,7 +174,11 @@ static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t 
     bool cancelled = false;
     VP8StatusCode code = decode_in_steps(d, &config, rows, &cancelled);
     if (cancelled) return ic_dec_fail_cancelled(d);
-    if (code != VP8_STATUS_OK) code = WebPDecode(d->data, d->size, &config);
+    if (code != VP8_STATUS_OK) {
+        /* WebPDecode writes the picture again: the rows handed over are read first. */
+        if (rows) ic_dec_frame_wait(d);
+        code = WebPDecode(d->data, d->size, &config);
+    }
     WebPFreeDecBuffer(&config.output);
     if (code != VP8_STATUS_OK) return vp8_failure(d, code);
     if (rows) hand_rows(d, rows, rows->height);
@@ -226,16 +228,13 @@ static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
     uint32_t cw, ch;
     thumbnail_codec_size(d, w, h, alpha, &cw, &ch);
     size_t stride = ic_stride_for_width(cw);
-    ic_dec_buffer staging;
-    st = ic_dec_buffer_alloc(d, stride * ch, &staging);
+    uint8_t *frame;
+    st = ic_dec_frame_alloc(d, stride, ch, &frame);
     if (st != IC_OK) return st;
     st = ic_dec_begin(d, cw, ch, 1);
-    if (st == IC_OK) {
-        codec_rows rows = {staging.p, stride, ch, alpha, 0};
-        st = decode_into(d, staging.p, stride, staging.size, cw == w ? 0 : cw, ch, &rows);
-    }
-    ic_dec_buffer_free(d, &staging);
-    return st;
+    if (st != IC_OK) return st;
+    codec_rows rows = {ch, alpha, 0};
+    return decode_into(d, frame, stride, stride * ch, cw == w ? 0 : cw, ch, &rows);
 }
 
 static ic_status decode_animation(ic_decoder *d) {
@@ -356,8 +355,7 @@ typedef struct webp_inc {
     bool alpha;
     WebPDecoderConfig config;
     WebPIDecoder *idec;
-    ic_dec_buffer staging; /* a thumbnail's codec-size picture */
-    size_t stride;
+    bool resampled;        /* libwebp decodes a thumbnail's picture into the sink's frame */
     uint32_t height;       /* codec rows */
     uint32_t rows;         /* codec rows handed to the sink */
     size_t step;           /* input bytes between two updates */
@@ -402,24 +400,24 @@ static ic_status inc_start(webp_inc *s) {
     if (st != IC_OK) return st;
     uint32_t cw = w, ch = h;
     uint8_t *buf;
-    size_t size;
+    size_t stride, size;
     if (!ic_dec_plans_resize(d)) {
         st = ic_dec_begin(d, w, h, 1);
         if (st != IC_OK) return st;
         buf = d->image->pixels;
-        s->stride = d->image->stride;
+        stride = d->image->stride;
         size = d->image->frame_size;
     } else {
         thumbnail_codec_size(d, w, h, s->alpha, &cw, &ch);
-        s->stride = ic_stride_for_width(cw);
-        st = ic_dec_buffer_alloc(d, s->stride * ch, &s->staging);
+        stride = ic_stride_for_width(cw);
+        s->resampled = true;
+        st = ic_dec_frame_alloc(d, stride, ch, &buf);
         if (st == IC_OK) st = ic_dec_begin(d, cw, ch, 1);
         if (st != IC_OK) return st;
-        buf = s->staging.p;
-        size = s->staging.size;
+        size = stride * ch;
     }
     s->height = ch;
-    if (!init_config(d, &s->config, buf, s->stride, size, cw == w ? 0 : cw, ch)) {
+    if (!init_config(d, &s->config, buf, stride, size, cw == w ? 0 : cw, ch)) {
         return vp8_failure(d, VP8_STATUS_INVALID_PARAM);
     }
     s->idec = WebPIDecode(NULL, 0, &s->config);
@@ -436,8 +434,8 @@ static void inc_emit(webp_inc *s) {
     if (!WebPIDecGetRGB(s->idec, &last_y, NULL, NULL, NULL) || last_y <= (int)s->rows) return;
     uint32_t y = s->rows, count = (uint32_t)last_y - y;
     ic_decoder *d = s->d;
-    if (s->staging.p) {
-        ic_dec_put_rows(d, 0, y, count, s->staging.p + (size_t)y * s->stride, s->stride, s->alpha);
+    if (s->resampled) {
+        ic_dec_put_frame_rows(d, y, count, s->alpha);
     } else if (s->alpha || ic_color_sink_converts(&d->color)) {
         ic_dec_rows_done(d, 0, y, count, s->alpha);
     }
@@ -506,7 +504,6 @@ static uint32_t inc_rows(const void *state) {
 static void inc_free(void *state) {
     webp_inc *s = state;
     if (s->idec) WebPIDelete(s->idec);
-    ic_dec_buffer_free(s->d, &s->staging);
     free(s);
 }
 

@@ -56,15 +56,25 @@ uint32_t ic_scaler_rows_written(const ic_scaler *s);
  * Freed with ic_scaler_free.
  */
 ic_status ic_scaler_fork(const ic_scaler *s, ic_scaler **out, ic_error *err);
+/** Bytes ic_scaler_fork allocates for a fork of `s` (for limit checks). */
+size_t ic_scaler_fork_bytes(const ic_scaler *s);
 /**
- * Writes output rows [out_begin, out_end) of a frame held whole in memory (src: input
- * rows src_stride apart) to dst, reading only the input rows they depend on. The rows
- * are bit-identical to those of the same frame pushed whole.
+ * Bands of output rows worth splitting a frame through `s` into for two threads
+ * (ic_scaler_run_bands), or 0 when the frame is too small to pay for a thread's start.
  */
-void ic_scaler_run_band(ic_scaler *s, const uint8_t *src, size_t src_stride, uint8_t *dst,
-                        size_t dst_stride, uint32_t out_begin, uint32_t out_end);
-/** Input rows that two adjacent bands both run through the horizontal pass (about). */
-double ic_scaler_band_overlap(const ic_scaler *s);
+uint32_t ic_scaler_helper_bands(const ic_scaler *s);
+/**
+ * Writes a frame held whole in memory (src: input rows src_stride apart; with `straight`,
+ * straight-alpha rows premultiplied as they are read, as ic_scaler_push_straight does) to
+ * dst through `s` and `fork` (ic_scaler_fork of s), in `bands` bands of output rows of equal
+ * height, each reading only the input rows it depends on. With `helper`, the calling thread
+ * (through s) and one helper thread (through fork) claim the bands in turn; without, all run
+ * on the calling thread, last band first, alternating between the two scalers (a testing
+ * hook). Every row is bit-identical to the same frame's pushed whole, and s ends as after
+ * that pass (ic_scaler_done). False, with nothing written, when no thread could be started.
+ */
+bool ic_scaler_run_bands(ic_scaler *s, ic_scaler *fork, const uint8_t *src, size_t src_stride,
+                         bool straight, uint8_t *dst, size_t dst_stride, uint32_t bands, bool helper);
 /** First and last input rows the output depends on. */
 uint32_t ic_scaler_first_row(const ic_scaler *s);
 uint32_t ic_scaler_last_row(const ic_scaler *s);

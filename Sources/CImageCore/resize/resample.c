@@ -14,9 +14,10 @@
  * premultiplied values, so transparent pixels cannot darken their neighbours.
  *
  * A frame held whole in memory can also be run in bands of output rows
- * (ic_scaler_run_band), each reading only the input rows it needs, on
+ * (ic_scaler_run_bands), each reading only the input rows it needs, on
  * scalers that share one set of filter banks (ic_scaler_fork): the bands of a
- * frame may then run on two threads, with the pixels of a whole-frame pass.
+ * frame then run on two threads, the caller's and a helper's claiming them in
+ * turn (common/thread.c), with the pixels of a whole-frame pass.
  */
 #include <math.h>
 #include <pthread.h>
@@ -280,9 +281,11 @@ static size_t work_bytes(const ic_scaler *s) {
     return floats * sizeof(float) + 64 * 6;
 }
 
+size_t ic_scaler_fork_bytes(const ic_scaler *s) { return sizeof(ic_scaler) + work_bytes(s); }
+
 ic_status ic_scaler_fork(const ic_scaler *s, ic_scaler **out, ic_error *err) {
     *out = NULL;
-    size_t bytes = sizeof(ic_scaler) + work_bytes(s);
+    size_t bytes = ic_scaler_fork_bytes(s);
     uint8_t *mem = calloc(1, bytes);
     if (!mem) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "resample: cannot allocate %zu bytes", bytes);
     ic_scaler *f = (ic_scaler *)mem;
@@ -574,8 +577,11 @@ static void bank_span(const ic_bank *b, uint32_t begin, uint32_t end, uint32_t *
     }
 }
 
-void ic_scaler_run_band(ic_scaler *s, const uint8_t *src, size_t src_stride, uint8_t *dst,
-                        size_t dst_stride, uint32_t out_begin, uint32_t out_end) {
+/* Writes output rows [out_begin, out_end) of a frame held whole in memory (src: input rows
+ * src_stride apart, `straight` as for push) to dst, reading only the input rows they depend
+ * on; the rows are bit-identical to those of the same frame pushed whole. */
+static void run_band(ic_scaler *s, const uint8_t *src, size_t src_stride, bool straight, uint8_t *dst,
+                     size_t dst_stride, uint32_t out_begin, uint32_t out_end) {
     if (out_end > s->out_h) out_end = s->out_h;
     if (out_begin >= out_end) return;
     ic_scaler_begin_frame(s, dst, dst_stride);
@@ -591,12 +597,70 @@ void ic_scaler_run_band(ic_scaler *s, const uint8_t *src, size_t src_stride, uin
         bank_span(&s->v.area_bank, first, last + 1, &first, &last);
     }
     for (uint32_t y = first; y <= last && s->next_out < s->out_end; y++) {
-        ic_scaler_push(s, y, src + (size_t)y * src_stride);
+        push(s, y, src + (size_t)y * src_stride, straight);
     }
 }
 
-double ic_scaler_band_overlap(const ic_scaler *s) {
+/* Input rows that two adjacent bands both run through the horizontal pass (about). */
+static double band_overlap(const ic_scaler *s) {
     double rows = s->v.lanczos_bank.taps - 1;
     if (s->v.area) rows *= (double)(s->last_in - s->first_in + 1) / s->v.mid;
     return rows;
+}
+
+/* Smallest frame (input pixels read) worth a helper thread's start (tens of microseconds). */
+#define HELPER_MIN_PIXELS ((uint64_t)1 << 20)
+/* Fewest output rows split into bands. */
+#define HELPER_MIN_ROWS 16
+/* Bands are made few enough that the input rows two bands both read cost at most this
+ * share of the work, and at least 2 and at most HELPER_MAX_BANDS of them. */
+#define HELPER_BAND_OVERHEAD 0.03
+#define HELPER_MAX_BANDS 8
+
+uint32_t ic_scaler_helper_bands(const ic_scaler *s) {
+    uint64_t rows = s->last_in - s->first_in + 1;
+    if (s->out_h < HELPER_MIN_ROWS || rows * s->in_w < HELPER_MIN_PIXELS) return 0;
+    double fit = HELPER_BAND_OVERHEAD * (double)rows / band_overlap(s);
+    return fit < 2 ? 2 : (fit > HELPER_MAX_BANDS ? HELPER_MAX_BANDS : (uint32_t)fit);
+}
+
+/* One frame run in bands: the caller's scaler and the helper's fork of it. */
+typedef struct band_job {
+    pthread_t caller;
+    ic_scaler *callers, *helpers;
+    const uint8_t *src;
+    size_t src_stride;
+    bool straight;
+    uint8_t *dst;
+    size_t dst_stride;
+} band_job;
+
+/* Output rows [begin, end), with the scaler of the thread running them. */
+static void run_job_bands(void *ctx, uint32_t begin, uint32_t end) {
+    band_job *job = ctx;
+    ic_scaler *s = pthread_equal(pthread_self(), job->caller) ? job->callers : job->helpers;
+    run_band(s, job->src, job->src_stride, job->straight, job->dst, job->dst_stride, begin, end);
+}
+
+bool ic_scaler_run_bands(ic_scaler *s, ic_scaler *fork, const uint8_t *src, size_t src_stride,
+                         bool straight, uint8_t *dst, size_t dst_stride, uint32_t bands, bool helper) {
+    band_job job = {.caller = pthread_self(), .callers = s, .helpers = fork, .src = src,
+                    .src_stride = src_stride, .straight = straight, .dst = dst, .dst_stride = dst_stride};
+    if (bands == 0) bands = 1;
+    if (bands > s->out_h) bands = s->out_h;
+    uint32_t rows = (s->out_h + bands - 1) / bands;
+    if (helper) {
+        ic_range_helper *h = ic_range_helper_start(run_job_bands, &job, 0, rows);
+        if (!h) return false;
+        ic_range_helper_extend(h, s->out_h);
+        ic_range_helper_finish(h, true);
+    } else {
+        for (uint32_t b = bands; b-- > 0;) {
+            run_band(b % 2 ? fork : s, src, src_stride, straight, dst, dst_stride, b * rows, (b + 1) * rows);
+        }
+    }
+    /* `s` ends as a whole-frame pass leaves it: every output row written. */
+    ic_scaler_begin_frame(s, dst, dst_stride);
+    s->next_out = s->out_h;
+    return true;
 }

@@ -1,11 +1,10 @@
 /*
  * resize.c — sizing a picture for a box, and resizing or cropping whole images.
  * With a helper thread, a large resize splits its output rows into bands that the
- * caller and the helper claim in turn (common/thread.c), each through a scaler of
+ * caller and the helper claim in turn (ic_scaler_run_bands), each through a scaler of
  * its own over the same banks; every row comes out as a whole-frame pass makes it.
  */
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
 
 #include "../image/ic_image_internal.h"
@@ -101,68 +100,16 @@ ic_status ic_crop(const ic_image *src, uint32_t x, uint32_t y, uint32_t width, u
     return IC_OK;
 }
 
-/* Smallest resize (input pixels read) worth a helper thread's start (tens of microseconds). */
-#define HELPER_MIN_PIXELS ((uint64_t)1 << 20)
-/* Fewest output rows split into bands. */
-#define HELPER_MIN_ROWS 16
-/* Bands are made few enough that the input rows two bands both read cost at most this
- * share of the work, and at least 2 and at most HELPER_MAX_BANDS of them. */
-#define HELPER_BAND_OVERHEAD 0.03
-#define HELPER_MAX_BANDS 8
-
-/* One frame resized in bands: the caller's scaler and the helper's fork of it. */
-typedef struct band_job {
-    pthread_t caller;
-    ic_scaler *callers, *helpers;
-    const uint8_t *src;
-    size_t src_stride;
-    uint8_t *dst;
-    size_t dst_stride;
-} band_job;
-
-/* Output rows [begin, end), with the scaler of the thread running them. */
-static void run_bands(void *ctx, uint32_t begin, uint32_t end) {
-    band_job *job = ctx;
-    ic_scaler *s = pthread_equal(pthread_self(), job->caller) ? job->callers : job->helpers;
-    ic_scaler_run_band(s, job->src, job->src_stride, job->dst, job->dst_stride, begin, end);
-}
-
-/* Bands for a helper-thread resize of `src` through `scaler`: 0 when not worth a thread. */
-static uint32_t helper_bands(const ic_scaler *scaler, const ic_image *src, uint32_t out_h) {
-    uint64_t rows = ic_scaler_last_row(scaler) - ic_scaler_first_row(scaler) + 1;
-    if (src->frame_count != 1 || out_h < HELPER_MIN_ROWS || rows * src->width < HELPER_MIN_PIXELS) return 0;
-    double fit = HELPER_BAND_OVERHEAD * (double)rows / ic_scaler_band_overlap(scaler);
-    return fit < 2 ? 2 : (fit > HELPER_MAX_BANDS ? HELPER_MAX_BANDS : (uint32_t)fit);
-}
-
-/* Resizes the only frame of src into dst in `bands` bands: with `helper`, claimed in turn by
- * the calling thread and one helper thread; without, all on the calling thread, last band
- * first and alternating between the two scalers (the testing hook). False, with nothing
- * written, when the second scaler or the thread could not be had. */
+/* Resizes the only frame of src into dst in `bands` bands (see ic_scaler_run_bands). False,
+ * with nothing written, when the second scaler or the thread could not be had. */
 static bool resize_in_bands(ic_scaler *scaler, const ic_image *src, ic_image *dst, uint32_t bands,
                             bool helper) {
-    band_job job = {.caller = pthread_self(), .callers = scaler, .src = ic_image_frame(src, 0),
-                    .src_stride = src->stride, .dst = ic_image_frame(dst, 0), .dst_stride = dst->stride};
-    if (ic_scaler_fork(scaler, &job.helpers, NULL) != IC_OK) return false;
-    if (bands > dst->height) bands = dst->height;
-    uint32_t rows = (dst->height + bands - 1) / bands;
-    if (!helper) {
-        for (uint32_t b = bands; b-- > 0;) {
-            ic_scaler *s = b % 2 ? job.helpers : job.callers;
-            ic_scaler_run_band(s, job.src, job.src_stride, job.dst, job.dst_stride, b * rows, (b + 1) * rows);
-        }
-        ic_scaler_free(job.helpers);
-        return true;
-    }
-    ic_range_helper *h = ic_range_helper_start(run_bands, &job, 0, rows);
-    if (!h) {
-        ic_scaler_free(job.helpers);
-        return false;
-    }
-    ic_range_helper_extend(h, dst->height);
-    ic_range_helper_finish(h, true);
-    ic_scaler_free(job.helpers);
-    return true;
+    ic_scaler *fork;
+    if (ic_scaler_fork(scaler, &fork, NULL) != IC_OK) return false;
+    bool done = ic_scaler_run_bands(scaler, fork, ic_image_frame(src, 0), src->stride, false,
+                                    ic_image_frame(dst, 0), dst->stride, bands, helper);
+    ic_scaler_free(fork);
+    return done;
 }
 
 /* ic_resize's work; `bands` > 0 forces that many bands on the calling thread (testing hook). */
@@ -196,7 +143,7 @@ static ic_status resize(const ic_image *src, uint32_t width, uint32_t height, ic
         return st;
     }
     bool helper = use_helper_thread && !bands;
-    if (helper) bands = helper_bands(scaler, src, g.out_h);
+    if (helper) bands = src->frame_count == 1 ? ic_scaler_helper_bands(scaler) : 0;
     bool banded = bands && src->frame_count == 1 && resize_in_bands(scaler, src, dst, bands, helper);
     for (uint32_t f = 0; f < src->frame_count && !banded; f++) {
         ic_scaler_begin_frame(scaler, ic_image_frame(dst, f), dst->stride);
