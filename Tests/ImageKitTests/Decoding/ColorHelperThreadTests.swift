@@ -51,6 +51,28 @@ final class ColorHelperThreadTests: XCTestCase {
         }
     }
 
+    /// Thumbnails whose codec rows the resampler's helper thread takes (a WebP decoded in steps,
+    /// a frame handed over whole) convert those rows there too: the pixels of one thread.
+    func testThumbnailsResampledOnTheHelperThreadAreConvertedAsOnOneThread() throws {
+        let box = PixelSize(square: 256)
+        let cases: [(String, Data)] = [
+            ("lossless WebP with alpha", try tagged(.webpLossless, alpha: true)),
+            ("lossy WebP", try tagged(.webp(quality: 95), alpha: false)),
+        ]
+        for (what, data) in cases {
+            let alone = try ImageDecoder(options: DecodeOptions(thumbnailPixelSize: box)).decode(data)
+            XCTAssertTrue(alone.isColorConverted, what)
+            let options = DecodeOptions(thumbnailPixelSize: box, usesHelperThread: true)
+            let whole = try ImageDecoder(options: options).decode(data)
+            let steps = try BuiltInImageCoder().decode(data, options: options, cancellation: DecodeCancellation())
+            for (how, helped) in [("whole", whole), ("in steps", steps)] {
+                XCTAssertTrue(helped.isColorConverted, "\(what), \(how)")
+                XCTAssertEqual(helped.isOpaque, alone.isOpaque, "\(what), \(how)")
+                XCTAssertTrue(helped.packedPixels() == alone.packedPixels(), "\(what), \(how): pixels differ")
+            }
+        }
+    }
+
     func testTruncatedDecodeWithHelperThreadFailsCleanly() throws {
         let data = try tagged(.jpeg(quality: 90), alpha: false)
         for cut in [data.count / 2, data.count - 100] {
