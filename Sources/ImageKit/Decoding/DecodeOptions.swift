@@ -39,8 +39,12 @@ public struct DecodeOptions: Sendable, Hashable {
     /// full-size decode of an image with an ICC profile converts its rows to sRGB on a second
     /// thread while the codec decodes the next ones (pixels identical to one thread's), and a
     /// full-size decode of a large (2 MP or more) sequential JPEG without one decodes its bottom
-    /// third on a second thread (about a third more CPU time; same pixels and failures). It
-    /// shortens a lone decode for more CPU time. Default `false` — a caller
+    /// third on a second thread (about a third more CPU time; same pixels and failures), and a
+    /// thumbnail of a large (1 MP or more read) still resamples on a second thread: a frame the
+    /// codec hands over whole (JPEG XL, HEIF, Adam7 PNG, APNG, GIF, WebP decoded in one step) in
+    /// two bands of output rows, a WebP decoded in steps row by row as libwebp finishes them
+    /// (same pixels; the second scaler counts against ``DecodeLimits/maxMemoryBytes`` and is
+    /// done without when over). It shortens a lone decode for more CPU time. Default `false` — a caller
     /// whose cores are all busy would lose throughput; ``ImageManager`` turns it on for a
     /// decode only while its other workers are idle
     /// (``ImageManagerConfiguration/decodeHelperThreadWhenIdle``).

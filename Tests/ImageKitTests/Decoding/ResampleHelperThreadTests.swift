@@ -157,8 +157,9 @@ final class ResampleHelperThreadTests: XCTestCase {
             if st != IC_OK { return DecodeOutcome(status: st, image: nil, error: err) }
             var partial: UnsafeMutablePointer<ic_image>?
             XCTAssertEqual(ic_incremental_partial(inc, &partial, &err), IC_OK, what)
-            guard let partial, final.status == IC_OK else { continue }
-            let shown = DecodeOutcome(status: IC_OK, image: partial)
+            guard let partial else { continue }
+            let shown = DecodeOutcome(status: IC_OK, image: partial)  // frees `partial`
+            guard final.status == IC_OK else { continue }
             for y in 0..<shown.height {
                 let row = shown.pixels[y * rowBytes..<(y + 1) * rowBytes]
                 if !row.allSatisfy({ $0 == 0 }) && row != final.pixels[y * rowBytes..<(y + 1) * rowBytes] {
