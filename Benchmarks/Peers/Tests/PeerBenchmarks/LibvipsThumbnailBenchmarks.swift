@@ -75,7 +75,7 @@ final class LibvipsThumbnailBenchmarks: XCTestCase {
     func testWebP17MPLossless() throws { try compare("webp-16.8mp-lossless.webp", megapixels: 16.8, target: 1.0) }
 
     /// The same with the helper thread asked for, as the manager decodes a lone load (libwebp
-    /// uses it for lossy images only).
+    /// uses it for lossy images only; ImageKit resamples half the output rows on it).
     func testWebP17MPLosslessHelperThread() throws {
         try compare("webp-16.8mp-lossless.webp", megapixels: 16.8, target: 1.0, helperThread: true)
     }
