@@ -149,6 +149,7 @@ ic_status ic_dec_complete(ic_decoder *d, ic_status st, ic_image **out, ic_decode
         stats->peak_bytes = d->mem_peak;
         stats->codec_width = d->codec_width;
         stats->codec_height = d->codec_height;
+        stats->helper_rows = d->helper_rows;
     }
     ic_clear_error(err);
     *out = img;

@@ -19,7 +19,10 @@
  * decodes their entropy-coded data, but not their IDCT, upsampling and colour
  * conversion) and decodes the bottom rows. The rows are those of one decode,
  * and so is the outcome: the first failure in the file is the caller's, or
- * else the helper's.
+ * else the helper's. The helper skips a few rows of blocks at a time, and when
+ * the caller's helper_yield_flag is set before it has skipped them all (other
+ * work arrived, to which the skip's repeated entropy decoding would be a loss)
+ * it gives its rows back: the caller decodes them after its own.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -501,6 +504,7 @@ static ic_status read_rows(jpeg_ctx *c) {
 
 static void ctx_init(jpeg_ctx *c, ic_decoder *d, bool suspending);
 static void ctx_end(jpeg_ctx *c);
+static ic_status run(jpeg_ctx *c);
 
 /* The helper's decode: rows [split, height) of its own decompression of the same bytes. */
 typedef struct jpeg_band {
@@ -511,7 +515,19 @@ typedef struct jpeg_band {
     uint32_t split;
     int stop; /* set (atomically) when the caller failed: the helper stops at its next row */
     ic_status status;
+    bool yielded; /* gave its rows back before writing any (helper_yield_flag) */
 } jpeg_band;
+
+/* iMCU rows the helper skips between two looks at helper_yield_flag: each look costs a row
+ * of blocks decoded rather than skipped where upsampling needs context rows (libjpeg reads
+ * the last skipped row group), so few enough looks that this stays about 1 % of the skip. */
+#define BAND_SKIP_IMCU_ROWS 64
+
+/* True when the caller asked helpers to give way to other work. */
+static bool band_asked_to_yield(const jpeg_band *b) {
+    const int *flag = b->d.opts.helper_yield_flag;
+    return flag && __atomic_load_n(flag, __ATOMIC_ACQUIRE) != 0;
+}
 
 /* The helper's work; libjpeg's errors longjmp back here. */
 static ic_status band_run(jpeg_band *b) {
@@ -528,9 +544,19 @@ static ic_status band_run(jpeg_band *b) {
     if (b->d.opts.limits.max_memory_bytes) cinfo->mem->max_memory_to_use = 8 << 20;
     cinfo->out_color_space = JCS_EXT_RGBA;
     jpeg_start_decompress(cinfo);
-    if (jpeg_skip_scanlines(cinfo, b->split) != b->split) {
-        c->status = ic_set_error(&b->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes", b->d.size);
-        longjmp(c->jump, 1);
+    /* Full size (band_start): an iMCU row is max_v_samp_factor rows of 8-pixel blocks. */
+    uint32_t step = (uint32_t)cinfo->max_v_samp_factor * DCTSIZE * BAND_SKIP_IMCU_ROWS;
+    while (cinfo->output_scanline < b->split) {
+        if (band_asked_to_yield(b)) {
+            b->yielded = true;
+            return IC_OK;
+        }
+        uint32_t n = b->split - cinfo->output_scanline;
+        if (n > step) n = step;
+        if (jpeg_skip_scanlines(cinfo, n) != n) {
+            c->status = ic_set_error(&b->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes", b->d.size);
+            longjmp(c->jump, 1);
+        }
     }
     JSAMPROW rows[IC_SINK_ROWS];
     while (cinfo->output_scanline < cinfo->output_height) {
@@ -589,18 +615,27 @@ static void band_start(jpeg_ctx *c) {
 }
 
 /* Waits for the helper, telling it to stop when the caller failed (`st`); the outcome: the
- * caller's failure, else the helper's (its error copied to the caller's), else IC_OK. */
+ * caller's failure, else the helper's (its error copied to the caller's), else IC_OK. When
+ * the helper gave its rows back (yielded), the caller decodes them: rows_end is cleared and
+ * the decode goes on from the caller's last row. */
 static ic_status band_end(jpeg_ctx *c, ic_status st) {
     jpeg_band *b = c->band;
     if (!b) return st;
     if (st != IC_OK) __atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
     pthread_join(b->thread, NULL);
+    bool yielded = b->yielded;
     if (st == IC_OK && b->status != IC_OK) {
         st = b->status;
         if (c->d->err) *c->d->err = b->err;
     }
+    if (st == IC_OK && !yielded) c->d->helper_rows = c->cinfo.output_height - b->split;
     free(b);
     c->band = NULL;
+    if (st == IC_OK && yielded) {
+        c->rows_end = 0;
+        c->stage = STAGE_ROWS;
+        st = run(c);
+    }
     return st;
 }
 

@@ -102,10 +102,21 @@ typedef struct ic_decode_options {
      * the pixels are the same as on one thread), and a full-size decode of a large (2 MP or
      * more) sequential JPEG needing no conversion (its bottom third decoded by a second
      * decompression that skips the rows above: about a third more CPU time; same pixels,
-     * same failures). It cuts the latency of a lone decode for more CPU time; a caller whose cores are all busy loses throughput to it.
-     * Default 0: the calling thread only.
+     * same failures), and a thumbnail reading 1 MP or more (resampled in two bands of output
+     * rows, or, for a WebP decoded in steps, row by row as libwebp finishes them; same
+     * pixels). It cuts the latency of a lone decode for more CPU time; a caller whose cores
+     * are all busy loses throughput to it. Default 0: the calling thread only.
      */
     int use_helper_thread;
+    /**
+     * Optional, with use_helper_thread: when another thread stores a non-zero value (see
+     * ic_cancel_flag_set), helper work that repeats the caller's is given up — a JPEG's
+     * helper that is still skipping the rows above its band stops (checked every few rows
+     * of blocks), and the calling thread decodes those rows itself. Same pixels and
+     * failures. For a caller whose other work may start during a decode (a worker pool
+     * that gave a lone decode the helper): set it when a second job arrives.
+     */
+    const int *helper_yield_flag;
     /**
      * IC_COLOR_SRGB (default): convert images with an embedded ICC profile to sRGB.
      * IC_COLOR_RAW: keep the source's values. See ic_color.h for what is applied.
@@ -121,6 +132,11 @@ typedef struct ic_decode_stats {
     uint32_t codec_width;
     /** Height the codec produced before any resampling. */
     uint32_t codec_height;
+    /**
+     * Rows a second decompression on the helper thread decoded (a JPEG's bottom band,
+     * use_helper_thread); 0 when there was none or it gave its rows back (helper_yield_flag).
+     */
+    uint32_t helper_rows;
 } ic_decode_stats;
 
 /** Facts read from the headers alone (no pixel decoding). */

@@ -40,7 +40,8 @@ public final class BuiltInImageCoder: ImageCoding {
                        statistics: inout DecodeStatistics) throws -> Image {
         let decoder = ImageDecoder(options: options, bufferPool: bufferPool)
         return try data.withUnsafeBytes { buffer in
-            try decoder.decode(buffer, statistics: &statistics, cancelFlag: cancellation.pointer)
+            try decoder.decode(buffer, statistics: &statistics, cancelFlag: cancellation.pointer,
+                               helperYieldFlag: cancellation.helperYield?.pointer)
         }
     }
 

@@ -17,11 +17,22 @@ public final class DecodeCancellation: Sendable {
     // through ic_cancel_flag_get and the decoders' atomic acquire loads; it is freed in deinit,
     // and every decode that reads it holds a reference to this object.
     nonisolated(unsafe) private let flag: UnsafeMutablePointer<Int32>
+    /// For the manager's decodes: its worker pool's signal that another job runs or waits
+    /// (the decode's helper thread then gives repeated work back); nil for a caller's own.
+    let helperYield: HelperYieldSignal?
 
     /// A signal that is not cancelled yet.
     public init() {
         flag = .allocate(capacity: 1)
         flag.initialize(to: 0)
+        helperYield = nil
+    }
+
+    /// A signal that is not cancelled yet, carrying a worker pool's `helperYield`.
+    init(helperYield: HelperYieldSignal) {
+        flag = .allocate(capacity: 1)
+        flag.initialize(to: 0)
+        self.helperYield = helperYield
     }
 
     deinit {

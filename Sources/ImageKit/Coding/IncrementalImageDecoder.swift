@@ -26,7 +26,7 @@ public final class IncrementalImageDecoder: IncrementalImageDecoding {
     /// - Throws: ``ImageKitError`` when the decode cannot start (no memory).
     public init(options: DecodeOptions, cancellation: DecodeCancellation = DecodeCancellation(),
                 bufferPool: BufferPool? = .shared) throws(ImageKitError) {
-        var opts = options.cValue(cancelFlag: cancellation.pointer)
+        var opts = options.cValue(cancelFlag: cancellation.pointer, helperYieldFlag: cancellation.helperYield?.pointer)
         opts.pool = bufferPool?.raw
         var err = ic_error()
         var out: OpaquePointer?

@@ -39,7 +39,9 @@ public struct DecodeOptions: Sendable, Hashable {
     /// full-size decode of an image with an ICC profile converts its rows to sRGB on a second
     /// thread while the codec decodes the next ones (pixels identical to one thread's), and a
     /// full-size decode of a large (2 MP or more) sequential JPEG without one decodes its bottom
-    /// third on a second thread (about a third more CPU time; same pixels and failures), and a
+    /// third on a second thread (about a third more CPU time, as that thread skips the rows above
+    /// it; same pixels and failures; ``ImageManager``'s decodes give the band back when another
+    /// job arrives during the skip), and a
     /// thumbnail of a large (1 MP or more read) still resamples on a second thread: a frame the
     /// codec hands over whole (JPEG XL, HEIF, Adam7 PNG, APNG, GIF, WebP decoded in one step) in
     /// two bands of output rows, a WebP decoded in steps row by row as libwebp finishes them
@@ -70,7 +72,9 @@ public struct DecodeOptions: Sendable, Hashable {
         self.colorMode = colorMode
     }
 
-    func cValue(cancelFlag: UnsafePointer<Int32>?) -> ic_decode_options {
+    /// The C options, with the decode's cancellation flag and, for the manager's decodes, its
+    /// worker pool's helper-yield flag.
+    func cValue(cancelFlag: UnsafePointer<Int32>?, helperYieldFlag: UnsafePointer<Int32>? = nil) -> ic_decode_options {
         var o = ic_decode_options()
         ic_decode_options_init(&o)
         o.limits = limits.cValue
@@ -85,6 +89,7 @@ public struct DecodeOptions: Sendable, Hashable {
         o.allow_upscale = allowUpscale ? 1 : 0
         o.scale_down_limit_bytes = UInt64(max(0, scaleDownLimitBytes ?? 0))
         o.use_helper_thread = usesHelperThread ? 1 : 0
+        o.helper_yield_flag = helperYieldFlag
         o.color_mode = colorMode.cValue
         return o
     }

@@ -45,10 +45,12 @@ public struct ImageDecoder: Sendable {
         try decode(buffer, statistics: &statistics, cancelFlag: nil)
     }
 
-    /// Decodes, stopping early with ``ImageKitError/cancelled`` once `cancelFlag` is set.
+    /// Decodes, stopping early with ``ImageKitError/cancelled`` once `cancelFlag` is set (a
+    /// helper thread giving repeated work back while `helperYieldFlag` is set).
     func decode(_ buffer: UnsafeRawBufferPointer, statistics: inout DecodeStatistics,
-                cancelFlag: UnsafePointer<Int32>?) throws(ImageKitError) -> Image {
-        var opts = options.cValue(cancelFlag: cancelFlag)
+                cancelFlag: UnsafePointer<Int32>?, helperYieldFlag: UnsafePointer<Int32>? = nil)
+        throws(ImageKitError) -> Image {
+        var opts = options.cValue(cancelFlag: cancelFlag, helperYieldFlag: helperYieldFlag)
         opts.pool = bufferPool?.raw
         var err = ic_error()
         var stats = ic_decode_stats()

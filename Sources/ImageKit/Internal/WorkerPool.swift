@@ -31,6 +31,10 @@ final class WorkerPool: Sendable {
     /// pool to itself (so it may spend a second core without taking one from another job).
     var runsAtMostOneJob: Bool { core.runsAtMostOneJob }
 
+    /// Raised while ``runsAtMostOneJob`` is false: a job that took a second core as the lone
+    /// job reads it to give that core back when another job arrives.
+    var helperYield: HelperYieldSignal { core.helperYield }
+
     /// Queues `job`; false (and the job dropped) once the pool is shut down.
     @discardableResult
     func submit(priority: ImagePriority = .normal, _ job: @escaping Job) -> Bool {
@@ -109,6 +113,8 @@ final class WorkerPool: Sendable {
         private var stopping = false
         /// Callers of `shutdown(whenDone:)` waiting for the last thread to exit.
         private var exitWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Raised while more than one job runs or one waits (kept by `updateYieldLocked`).
+        let helperYield = HelperYieldSignal()
 
         init(name: String, maxThreads: Int) {
             self.name = name
@@ -129,6 +135,7 @@ final class WorkerPool: Sendable {
                 threads += 1
                 spawn = true
             }
+            updateYieldLocked()
             wake.unlock()
             if spawn { startThread() }
             return true
@@ -139,7 +146,18 @@ final class WorkerPool: Sendable {
         var runsAtMostOneJob: Bool {
             wake.lock()
             defer { wake.unlock() }
-            return threads - idle <= 1 && zip(queues, heads).allSatisfy { $0.count == $1 }
+            return runsAtMostOneJobLocked
+        }
+
+        /// ``runsAtMostOneJob``; caller holds the mutex.
+        private var runsAtMostOneJobLocked: Bool {
+            threads - idle <= 1 && zip(queues, heads).allSatisfy { $0.count == $1 }
+        }
+
+        /// Raises or lowers ``helperYield`` after the counts or queues changed; caller holds the mutex.
+        private func updateYieldLocked() {
+            let raised = !runsAtMostOneJobLocked
+            if raised != helperYield.isRaised { helperYield.set(raised) }
         }
 
         /// Whether the calling thread is one of this pool's.
@@ -176,6 +194,7 @@ final class WorkerPool: Sendable {
         private func threadExited() {
             wake.lock()
             threads -= 1
+            updateYieldLocked()
             let waiters = threads == 0 ? exitWaiters : []
             if threads == 0 { exitWaiters = [] }
             wake.unlock()
@@ -205,9 +224,13 @@ final class WorkerPool: Sendable {
             wake.lock()
             defer { wake.unlock() }
             while true {
-                if let job = dequeueLocked() { return job }
+                if let job = dequeueLocked() {
+                    updateYieldLocked()
+                    return job
+                }
                 if stopping { return nil }
                 idle += 1
+                updateYieldLocked()
                 wake.wait()
                 idle -= 1
             }

@@ -1,5 +1,5 @@
 import Foundation
-import ImageKit
+@testable import ImageKit
 import ImageKitTestSupport
 import XCTest
 
@@ -134,11 +134,17 @@ final class ImageManagerCoderTests: XCTestCase {
         let second = ManagerTesting.start(m, try file("second.bin", Array("two".utf8)), options: .fromLoaderOnly,
                                           context: context)
         await DownloadTesting.waitUntil("the second decode started") { gated.decodes == 2 }
+        // The first decode's helper (had it one that repeats work) gives way while both run.
+        XCTAssertTrue(m.workers.helperYield.isRaised, "the helper-yield signal is up while two decodes run")
         gated.open()
         await DownloadTesting.waitUntil("both loads completed") {
             first.completions.all.count == 1 && second.completions.all.count == 1
         }
         XCTAssertEqual(gated.helperThreads, [true, false], "the first ran alone; the second beside it")
+        XCTAssertEqual(gated.yieldAtStart, [false, true], "each decode carries the pool's signal, up for the second")
+        await DownloadTesting.waitUntil("the helper-yield signal is lowered once the decodes end") {
+            !m.workers.helperYield.isRaised
+        }
     }
 
     func testAThrowingCoderFailsTheLoadWithItsError() async throws {

@@ -1,13 +1,15 @@
 import Foundation
-import ImageKit
+@testable import ImageKit
 
 /// A coder whose decode waits (up to 10 s) until `open()` is called, then returns a 1x1 image
 /// whose red channel is `red`: claims every input, counts its decodes and records whether each
-/// was offered a helper thread (``DecodeOptions/usesHelperThread``).
+/// was offered a helper thread (``DecodeOptions/usesHelperThread``) and whether the manager's
+/// helper-yield signal was raised when it started.
 final class GatedCoder: ImageCoding {
     private struct State {
         var decodes = 0
         var helperThreads: [Bool] = []
+        var yieldAtStart: [Bool] = []
         var isOpen = false
     }
 
@@ -23,6 +25,10 @@ final class GatedCoder: ImageCoding {
     /// Per decode so far, in the order they started, whether it was offered a helper thread.
     var helperThreads: [Bool] { state.withLock { $0.helperThreads } }
 
+    /// Per decode, whether its cancellation's helper-yield signal was raised as it started
+    /// (false when it carries none).
+    var yieldAtStart: [Bool] { state.withLock { $0.yieldAtStart } }
+
     func open() {
         state.withLock { $0.isOpen = true }
     }
@@ -33,12 +39,14 @@ final class GatedCoder: ImageCoding {
         state.withLock {
             $0.decodes += 1
             $0.helperThreads.append(options.usesHelperThread)
+            $0.yieldAtStart.append(cancellation.helperYield?.isRaised ?? false)
         }
         let deadline = ContinuousClock.now + .seconds(10)
         while !state.withLock({ $0.isOpen }) {
             guard ContinuousClock.now < deadline else { throw ImageKitError.timedOut("the gate never opened") }
             usleep(1000)
         }
+
         return try Image(width: 1, height: 1, frames: [[red, 0, 0, 255]])
     }
 

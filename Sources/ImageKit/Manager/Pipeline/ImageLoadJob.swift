@@ -84,13 +84,16 @@ final class ImageLoadJob: Sendable {
     let key: Key
     let request: ImageLoadRequest
     private let manager: ImageManager
-    private let cancellation = DecodeCancellation()
+    /// Carries the worker pool's helper-yield signal: a decode given the helper thread as the
+    /// pool's lone job gives repeated work back once another job arrives.
+    private let cancellation: DecodeCancellation
     private let state = Locked(StateMachine())
 
     init(request: ImageLoadRequest, key: Key, manager: ImageManager) {
         self.request = request
         self.key = key
         self.manager = manager
+        cancellation = DecodeCancellation(helperYield: manager.workers.helperYield)
     }
 
     // MARK: - Loads joining and leaving
