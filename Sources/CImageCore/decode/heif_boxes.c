@@ -6,7 +6,8 @@
  * and imir but does not report them, and ImageKit reports an orientation.
  *
  * Only the primary item's own properties count (not those of an item an 'iden'
- * or grid item derives from). Every read is bounded by its box.
+ * or grid item derives from). Also the number of file-level meta boxes (a HEIF
+ * file has one). Every read is bounded by its box.
  */
 #include <string.h>
 
@@ -266,4 +267,18 @@ int ic_heif_derived_canvas(const uint8_t *data, size_t size, uint32_t *width, ui
     *width = wide ? be32(q) : be16(q);
     *height = wide ? be32(q + 4) : be16(q + 2);
     return 1;
+}
+
+unsigned ic_heif_meta_boxes(const uint8_t *data, size_t size) {
+    unsigned count = 0;
+    box meta;
+    const uint8_t *p = data;
+    size_t n = size;
+    while (find_box(p, n, "meta", &meta)) {
+        count++;
+        size_t used = (size_t)(meta.body + meta.size - p);
+        p += used;
+        n -= used;
+    }
+    return count;
 }

@@ -405,6 +405,9 @@ uint8_t ic_heif_orientation(const uint8_t *data, size_t size);
  */
 int ic_heif_derived_canvas(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height);
 
+/** How many file-level (top-level) meta boxes a HEIF file has, up to where its boxes end or break. */
+unsigned ic_heif_meta_boxes(const uint8_t *data, size_t size);
+
 /** Orientation (1…8) from a WebP's EXIF chunk, if its VP8X header announces one; 1 otherwise. */
 uint8_t ic_webp_exif_orientation(const uint8_t *webp, size_t size);
 

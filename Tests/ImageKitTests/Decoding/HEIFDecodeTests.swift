@@ -187,6 +187,27 @@ final class HEIFDecodeTests: XCTestCase {
         XCTAssertLessThan(stats.peakBytes, 1 << 20)
     }
 
+    /// Two file-level meta boxes (found by fuzz_heif: libheif 1.15 mixes their items and
+    /// properties, allocates 760 MB and then reads out of bounds) are refused before libheif
+    /// reads the file, by decode and probe alike; the first part alone decodes.
+    func testASecondFileLevelMetaBoxIsRefused() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/fuzz-regressions/heif-two-file-level-meta-boxes.heic")
+        let bytes = try Data(contentsOf: url)
+        let expected = ImageKitError.corrupt("HEIC: more than one file-level meta box")
+        for limits in [DecodeLimits(), DecodeLimits(maxPixels: 1 << 18)] {
+            XCTAssertThrowsError(try ImageDecoder(options: DecodeOptions(limits: limits)).decode(bytes)) { error in
+                XCTAssertEqual(error as? ImageKitError, expected)
+            }
+        }
+        XCTAssertThrowsError(try ImageDecoder.info(bytes)) { error in
+            XCTAssertEqual(error as? ImageKitError, expected)
+        }
+        // Up to the second ftyp (byte 523): one meta box, a 32 x 32 image.
+        let image = try ImageDecoder().decode(bytes.prefix(523))
+        XCTAssertEqual([image.width, image.height], [32, 32])
+    }
+
     func testLimitsAndCancellation() throws {
         let bytes = try fixtures().bytes("C042.heic")
         let tooMany = FixtureReferences.failure(bytes, DecodeOptions(limits: DecodeLimits(maxPixels: 1000)))
