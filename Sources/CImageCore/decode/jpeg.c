@@ -518,10 +518,14 @@ typedef struct jpeg_band {
     bool yielded; /* gave its rows back before writing any (helper_yield_flag) */
 } jpeg_band;
 
-/* iMCU rows the helper skips between two looks at helper_yield_flag: each look costs a row
- * of blocks decoded rather than skipped where upsampling needs context rows (libjpeg reads
- * the last skipped row group), so few enough looks that this stays about 1 % of the skip. */
-#define BAND_SKIP_IMCU_ROWS 64
+/* iMCU rows the helper skips between two looks at helper_yield_flag: few at first, doubling
+ * up to the last. Another job most often arrives within a few milliseconds of a lone one
+ * (two streams of loads finishing together), so early looks bound the skip thrown away then;
+ * each look costs a row of blocks decoded rather than skipped where upsampling needs context
+ * rows (libjpeg reads the last skipped row group), so later ones are few: about 2 % of the
+ * skip in all. */
+#define BAND_SKIP_FIRST_IMCU_ROWS 4
+#define BAND_SKIP_MAX_IMCU_ROWS 64
 
 /* True when the caller asked helpers to give way to other work. */
 static bool band_asked_to_yield(const jpeg_band *b) {
@@ -545,7 +549,8 @@ static ic_status band_run(jpeg_band *b) {
     cinfo->out_color_space = JCS_EXT_RGBA;
     jpeg_start_decompress(cinfo);
     /* Full size (band_start): an iMCU row is max_v_samp_factor rows of 8-pixel blocks. */
-    uint32_t step = (uint32_t)cinfo->max_v_samp_factor * DCTSIZE * BAND_SKIP_IMCU_ROWS;
+    uint32_t imcu = (uint32_t)cinfo->max_v_samp_factor * DCTSIZE;
+    uint32_t step = imcu * BAND_SKIP_FIRST_IMCU_ROWS;
     while (cinfo->output_scanline < b->split) {
         if (band_asked_to_yield(b)) {
             b->yielded = true;
@@ -553,6 +558,7 @@ static ic_status band_run(jpeg_band *b) {
         }
         uint32_t n = b->split - cinfo->output_scanline;
         if (n > step) n = step;
+        if (step < imcu * BAND_SKIP_MAX_IMCU_ROWS) step *= 2;
         if (jpeg_skip_scanlines(cinfo, n) != n) {
             c->status = ic_set_error(&b->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes", b->d.size);
             longjmp(c->jump, 1);

@@ -51,10 +51,11 @@ public struct ImageManagerConfiguration: Sendable {
     /// Worker threads for decoding, transforming and encoding (default: the number of online CPUs).
     public var decodeThreads: Int
     /// Give a decode a helper thread (``DecodeOptions/usesHelperThread``) when it starts while
-    /// no other worker job runs or waits, so a lone load finishes sooner and a busy manager keeps
-    /// one thread per decode (default `true`; `false`: never). A helper that repeats the
-    /// decode's work (a JPEG's bottom band, skipping the rows above) gives its rows back when
-    /// another job arrives before it has skipped them, so a burst does not pay for it.
+    /// no other worker job runs or waits, and none has run beside another for the last 100 ms,
+    /// so a lone load finishes sooner and a busy manager keeps one thread per decode (default
+    /// `true`; `false`: never). A helper that repeats the decode's work (a JPEG's bottom band,
+    /// skipping the rows above) gives its rows back when another job arrives before it has
+    /// skipped them, so a burst does not pay for it.
     public var decodeHelperThreadWhenIdle: Bool
     /// Limits every decode is held to.
     public var decodeLimits: DecodeLimits

@@ -490,7 +490,7 @@ final class ImageLoadJob: Sendable {
         let image: Image
         do {
             var options = r.decodeOptions
-            if job.manager.configuration.decodeHelperThreadWhenIdle, job.manager.workers.runsAtMostOneJob {
+            if job.manager.configuration.decodeHelperThreadWhenIdle, job.manager.workers.offersSecondCore {
                 options.usesHelperThread = true
             }
             image = try r.coder.decode(data, options: options, cancellation: cancellation)
