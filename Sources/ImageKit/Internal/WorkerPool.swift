@@ -46,7 +46,7 @@ final class WorkerPool: Sendable {
 
     /// Raised while more than one job runs or waits: a job that took a second core as the lone
     /// job reads it to give that core back when another job arrives.
-    var helperYield: HelperYieldSignal { core.helperYield }
+    var helperYield: AtomicFlag { core.helperYield }
 
     /// Queues `job`; false (and the job dropped) once the pool is shut down.
     @discardableResult
@@ -140,7 +140,7 @@ final class WorkerPool: Sendable {
         /// Callers of `shutdown(whenDone:)` waiting for the last thread to exit.
         private var exitWaiters: [CheckedContinuation<Void, Never>] = []
         /// Raised while more than one job runs or one waits (kept by `updateYieldLocked`).
-        let helperYield = HelperYieldSignal()
+        let helperYield = AtomicFlag()
 
         /// See ``WorkerPool/offersSecondCore``.
         let quietNanoseconds: UInt64

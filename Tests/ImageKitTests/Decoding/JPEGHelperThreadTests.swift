@@ -58,7 +58,7 @@ final class JPEGHelperThreadTests: XCTestCase {
     /// Decodes through the C core with the helper thread and `signal` as the helper-yield flag,
     /// raised from another thread `delay` ms after the decode starts when given. The outcome and
     /// the rows the helper decoded.
-    private func decode(_ bytes: [UInt8], yield signal: HelperYieldSignal,
+    private func decode(_ bytes: [UInt8], yield signal: AtomicFlag,
                         raisedAfter delay: Int? = nil) -> (DecodeOutcome, UInt32) {
         var o = ic_decode_options()
         ic_decode_options_init(&o)
@@ -90,7 +90,7 @@ final class JPEGHelperThreadTests: XCTestCase {
         for (name, bytes) in Self.files {
             let expected = oneThread(bytes)
             XCTAssertEqual(expected.status, IC_OK, name)
-            let signal = HelperYieldSignal()
+            let signal = AtomicFlag()
             let (helped, rows) = decode(bytes, yield: signal)
             XCTAssertEqual(helped, expected, "\(name): the helper's pixels")
             XCTAssertEqual(Int(rows), expected.height / 3, "\(name): the helper decodes the bottom third")
@@ -108,7 +108,7 @@ final class JPEGHelperThreadTests: XCTestCase {
             let expected = oneThread(bytes)
             var gaveBack = 0
             for delay in [0, 1, 2, 4, 8, 16, 40] {
-                let (got, rows) = decode(bytes, yield: HelperYieldSignal(), raisedAfter: delay)
+                let (got, rows) = decode(bytes, yield: AtomicFlag(), raisedAfter: delay)
                 XCTAssertEqual(got, expected, "\(name), raised after \(delay) ms")
                 XCTAssertTrue(rows == 0 || Int(rows) == expected.height / 3, "\(name): \(rows) rows")
                 if rows == 0 { gaveBack += 1 }
@@ -137,7 +137,7 @@ final class JPEGHelperThreadTests: XCTestCase {
     /// The rows given back are the caller's to decode: a file damaged or cut in them fails as
     /// on one thread.
     func testDamagedFilesFailAlikeWhenTheHelperYields() {
-        let signal = HelperYieldSignal()
+        let signal = AtomicFlag()
         signal.set(true)
         var rng = SplitMix(seed: 12)
         for (name, bytes) in Self.files {

@@ -1,10 +1,9 @@
 import CImageCore
 
-/// A flag a ``WorkerPool`` raises while more than one of its jobs runs or waits, read by the
-/// decodes it gave a helper thread as a lone job (`ic_decode_options.helper_yield_flag`): a
-/// helper whose work repeats the caller's (a JPEG's band, while it skips the rows above)
-/// gives its rows back once another job needs the core.
-final class HelperYieldSignal: Sendable {
+/// An `Int32` flag, raised and lowered from any thread, whose address the C decoders read with
+/// atomic loads: a decode's cancellation (``DecodeCancellation``) and a worker pool's
+/// helper-yield signal (``WorkerPool/helperYield``, `ic_decode_options.helper_yield_flag`).
+final class AtomicFlag: Sendable {
     // nonisolated(unsafe): the pointer itself never changes after init. The Int32 it points
     // to is written only through ic_cancel_flag_set (an atomic release store) and read only
     // through ic_cancel_flag_get and the decoders' atomic acquire loads; it is freed in deinit,
@@ -12,7 +11,7 @@ final class HelperYieldSignal: Sendable {
     // DecodeCancellation).
     nonisolated(unsafe) private let flag: UnsafeMutablePointer<Int32>
 
-    /// A signal that is not raised.
+    /// A flag that is not raised.
     init() {
         flag = .allocate(capacity: 1)
         flag.initialize(to: 0)
@@ -22,12 +21,12 @@ final class HelperYieldSignal: Sendable {
         flag.deallocate()
     }
 
-    /// Raises (`true`) or lowers the signal.
+    /// Raises (`true`) or lowers the flag.
     func set(_ raised: Bool) {
         ic_cancel_flag_set(flag, raised ? 1 : 0)
     }
 
-    /// Whether the signal is raised.
+    /// Whether the flag is raised.
     var isRaised: Bool {
         ic_cancel_flag_get(flag) != 0
     }
