@@ -27,21 +27,30 @@ final class WorkerPoolHelperYieldTests: XCTestCase {
         }
     }
 
+    /// Raised while two jobs run and lowered when one is left; a second core is offered to the
+    /// job left alone only once the quiet period has passed.
     func testRaisedWhileTwoJobsRunAndLoweredWhenOneIsLeft() {
-        let pool = WorkerPool(name: "test-yield", maxThreads: 2)
+        let quiet = 1.0
+        let pool = WorkerPool(name: "test-yield", maxThreads: 2, quietPeriod: .seconds(quiet))
         let signal = pool.helperYield
         XCTAssertFalse(signal.isRaised, "an idle pool")
+        XCTAssertTrue(pool.offersSecondCore, "a pool that never held two jobs")
         let a = HeldJob(), b = HeldJob()
         pool.submit { a.body() }
         a.started.wait()
         XCTAssertFalse(signal.isRaised, "one job has the pool to itself")
+        XCTAssertTrue(pool.offersSecondCore, "one job, and the pool never held two")
         pool.submit { b.body() }
         XCTAssertTrue(signal.isRaised, "a second job arrived")
         b.started.wait()
         XCTAssertTrue(signal.isRaised, "two jobs run")
+        XCTAssertFalse(pool.offersSecondCore, "two jobs run")
+        let lowered = Date()
         b.release.signal()
         b.done.wait()
         waitUntil("the job left alone has the pool to itself") { !signal.isRaised }
+        waitUntil("the quiet period passed") { pool.offersSecondCore }
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(lowered), quiet, "offered before the quiet period ended")
         a.release.signal()
         a.done.wait()
         waitUntil("the pool is idle") { !signal.isRaised }
@@ -61,28 +70,6 @@ final class WorkerPoolHelperYieldTests: XCTestCase {
         pool.submit { a.body() }
         XCTAssertFalse(pool.helperYield.isRaised, "one job, queued or running")
         a.started.wait()
-        a.release.signal()
-        a.done.wait()
-    }
-
-    /// Once two jobs ran, a job alone again is offered a second core only after the quiet period.
-    func testASecondCoreIsOfferedOnlyAfterTheQuietPeriod() {
-        let quiet = 1.0
-        let pool = WorkerPool(name: "test-yield", maxThreads: 2, quietPeriod: .seconds(quiet))
-        XCTAssertTrue(pool.offersSecondCore, "a pool that never held two jobs")
-        let a = HeldJob(), b = HeldJob()
-        pool.submit { a.body() }
-        a.started.wait()
-        XCTAssertTrue(pool.offersSecondCore, "one job, and the pool never held two")
-        pool.submit { b.body() }
-        b.started.wait()
-        XCTAssertFalse(pool.offersSecondCore, "two jobs run")
-        let lowered = Date()
-        b.release.signal()
-        b.done.wait()
-        waitUntil("the job left alone has the pool to itself") { !pool.helperYield.isRaised }
-        waitUntil("the quiet period passed") { pool.offersSecondCore }
-        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(lowered), quiet, "offered before the quiet period ended")
         a.release.signal()
         a.done.wait()
     }
