@@ -49,9 +49,11 @@ enum HelperThreadPolicy {
     /// Records loads of `input` with `context` through a manager with the default policy against
     /// one with it off (the anchor): `loads` loads a sample, `threads` at once. Two at once run
     /// 8 loads a sample (4 a stream), so a sample is mostly the steady state of a busy service:
-    /// only the first decode of a sample starts while the other worker is idle.
+    /// only the first decode of a sample starts while the other worker is idle. `noiseOnly`:
+    /// both managers with the policy off (an A/A row: how far the ratio moves with nothing to
+    /// tell apart, the resolution of the rows beside it).
     static func compare(_ test: XCTestCase, _ input: BenchInputs.Input, context: ImageContext, name: String,
-                        threads: Int, loads: Int, samples: Int, target: Double?) throws {
+                        threads: Int, loads: Int, samples: Int, target: Double?, noiseOnly: Bool = false) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("imagekit-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         test.addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
@@ -60,12 +62,13 @@ enum HelperThreadPolicy {
             try Data(input.bytes).write(to: url)
             return url
         }
-        let with = try manager(helperThreadWhenIdle: true, directory: dir)
+        let with = try manager(helperThreadWhenIdle: !noiseOnly, directory: dir)
         let without = try manager(helperThreadWhenIdle: false, directory: dir)
         _ = try sample(with, files, context: context, threads: threads, loads: loads)
         _ = try sample(without, files, context: context, threads: threads, loads: loads)
         try WallAndCPU.record(section: "manager", name: name, megapixels: input.megapixels, samples: samples,
-                              anchor: ("decodeHelperThreadWhenIdle = false", "policy off"), ours: ("default", {
+                              anchor: ("decodeHelperThreadWhenIdle = false", "policy off"),
+                              ours: (noiseOnly ? "policy off (A/A)" : "default", {
                                   try sample(with, files, context: context, threads: threads, loads: loads)
                               }), theirs: {
                                   try sample(without, files, context: context, threads: threads, loads: loads)
