@@ -77,18 +77,9 @@ final class JPEGHelperThreadTests: XCTestCase {
         return (DecodeOutcome(status: st, image: out, error: err), stats.helper_rows)
     }
 
-    private func oneThread(_ bytes: [UInt8]) -> DecodeOutcome {
-        var o = ic_decode_options()
-        ic_decode_options_init(&o)
-        var out: UnsafeMutablePointer<ic_image>?
-        var err = ic_error()
-        let st = ic_decode(bytes, bytes.count, &o, &out, nil, &err)
-        return DecodeOutcome(status: st, image: out, error: err)
-    }
-
     func testTheHelperDecodesTheBottomThirdUnlessToldToYield() {
         for (name, bytes) in Self.files {
-            let expected = oneThread(bytes)
+            let expected = DecodeOutcome.decode(bytes)
             XCTAssertEqual(expected.status, IC_OK, name)
             let signal = AtomicFlag()
             let (helped, rows) = decode(bytes, yield: signal)
@@ -105,7 +96,7 @@ final class JPEGHelperThreadTests: XCTestCase {
     /// whether it gave its rows back or not, the pixels are one thread's.
     func testYieldingMidSkipGivesTheSamePixels() {
         for (name, bytes) in Self.files where name.hasPrefix("tall") {
-            let expected = oneThread(bytes)
+            let expected = DecodeOutcome.decode(bytes)
             var gaveBack = 0
             for delay in [0, 1, 2, 4, 8, 16, 40] {
                 let (got, rows) = decode(bytes, yield: AtomicFlag(), raisedAfter: delay)
@@ -143,13 +134,13 @@ final class JPEGHelperThreadTests: XCTestCase {
         for (name, bytes) in Self.files {
             for fraction in [0.55, 0.9, 0.999] {
                 let cut = Array(bytes.prefix(Int(Double(bytes.count) * fraction)))
-                XCTAssertEqual(decode(cut, yield: signal).0, oneThread(cut), "\(name) cut at \(fraction)")
+                XCTAssertEqual(decode(cut, yield: signal).0, DecodeOutcome.decode(cut), "\(name) cut at \(fraction)")
             }
             for at in [0.5, 0.8, 0.95] {
                 var damaged = bytes
                 let i = Int(Double(bytes.count) * at)
                 for k in 0..<4 { damaged[i + k * 97] ^= UInt8(1 + rng.next() % 255) }
-                XCTAssertEqual(decode(damaged, yield: signal).0, oneThread(damaged), "\(name) damaged at \(at)")
+                XCTAssertEqual(decode(damaged, yield: signal).0, DecodeOutcome.decode(damaged), "\(name) damaged at \(at)")
             }
         }
     }

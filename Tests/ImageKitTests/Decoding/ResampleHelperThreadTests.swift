@@ -132,14 +132,6 @@ final class ResampleHelperThreadTests: XCTestCase {
         return o
     }
 
-    private func whole(_ data: [UInt8], _ options: ic_decode_options) -> DecodeOutcome {
-        var o = options
-        var out: UnsafeMutablePointer<ic_image>?
-        var err = ic_error()
-        let st = ic_decode(data, data.count, &o, &out, nil, &err)
-        return DecodeOutcome(status: st, image: out, error: err)
-    }
-
     /// Feeds `data` in pieces of `piece` bytes, checking after each that the partial image's rows
     /// are the final thumbnail's or still transparent; returns the outcome of finish.
     private func incremental(_ data: [UInt8], _ options: ic_decode_options, piece: Int, final: DecodeOutcome,
@@ -186,7 +178,7 @@ final class ResampleHelperThreadTests: XCTestCase {
     func testIncrementalDecodeWithTheHelperEndsAsTheWholeDecode() {
         for (name, data) in Self.webps {
             for thumbnail: UInt32 in [256, 60] {
-                let expected = whole(data, cOptions(thumbnail: thumbnail, helper: false))
+                let expected = DecodeOutcome.decode(data, cOptions(thumbnail: thumbnail, helper: false))
                 XCTAssertEqual(expected.status, IC_OK, name)
                 for piece in [16384, 100_000, data.count / 2 + 1] {
                     let what = "\(name), thumbnail \(thumbnail), pieces of \(piece)"
@@ -213,7 +205,7 @@ final class ResampleHelperThreadTests: XCTestCase {
                 assertSame(outcome {
                     try coder.decode(Data(cut), options: options(box, .fit, helper: true), cancellation: DecodeCancellation())
                 }, alone, "\(what), in steps")
-                let expected = whole(cut, cOptions(thumbnail: 256, helper: false))
+                let expected = DecodeOutcome.decode(cut, cOptions(thumbnail: 256, helper: false))
                 let got = incremental(cut, cOptions(thumbnail: 256, helper: true), piece: 65536, final: expected,
                                       what: "\(what), incremental")
                 assertEqual(got, expected, "\(what), incremental")

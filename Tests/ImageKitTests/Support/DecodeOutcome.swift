@@ -40,6 +40,16 @@ struct DecodeOutcome: Equatable {
         }
     }
 
+    /// The outcome of `ic_decode` on `data` with `options` (`ic_decode_options_init`'s when nil).
+    static func decode(_ data: [UInt8], _ options: ic_decode_options? = nil) -> DecodeOutcome {
+        var o = ic_decode_options()
+        if let options { o = options } else { ic_decode_options_init(&o) }
+        var out: UnsafeMutablePointer<ic_image>?
+        var err = ic_error()
+        let st = ic_decode(data, data.count, &o, &out, nil, &err)
+        return DecodeOutcome(status: st, image: out, error: err)
+    }
+
     /// An outcome with no image (a failure the test itself records).
     init(status: ic_status, message: String = "") {
         self.status = status
