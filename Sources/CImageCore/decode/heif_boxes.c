@@ -242,11 +242,11 @@ static bool item_payload(const uint8_t *data, size_t size, const box *children, 
     return false;
 }
 
-int ic_heif_derived_canvas(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height) {
-    box children, payload;
-    uint32_t id;
-    char type[4];
-    if (!primary_item(data, size, &children, &id) || !item_type(&children, id, type)) return 0;
+/* The canvas item `id` (of `type`) declares when it is a grid or overlay: 1 and the size,
+ * 0 when it is neither, -1 when its data cannot be located. */
+static int item_canvas(const uint8_t *data, size_t size, const box *children, uint32_t id, const char type[4],
+                       uint32_t *width, uint32_t *height) {
+    box payload;
     size_t skip;
     if (memcmp(type, "grid", 4) == 0) {
         skip = 4; /* version, flags, rows - 1, columns - 1 */
@@ -255,7 +255,7 @@ int ic_heif_derived_canvas(const uint8_t *data, size_t size, uint32_t *width, ui
     } else {
         return 0;
     }
-    if (!item_payload(data, size, &children, id, &payload) || payload.size < skip) return -1;
+    if (!item_payload(data, size, children, id, &payload) || payload.size < skip) return -1;
     bool wide = payload.body[1] & 1;
     if (memcmp(type, "iovl", 4) == 0) {
         /* libheif reads four fill values of 16 bits whatever the image's channels. */
@@ -267,6 +267,44 @@ int ic_heif_derived_canvas(const uint8_t *data, size_t size, uint32_t *width, ui
     *width = wide ? be32(q) : be16(q);
     *height = wide ? be32(q + 4) : be16(q + 2);
     return 1;
+}
+
+int ic_heif_derived_canvas(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height) {
+    box children;
+    uint32_t primary;
+    char type[4];
+    if (!primary_item(data, size, &children, &primary) || !item_type(&children, primary, type)) return 0;
+    int found = item_canvas(data, size, &children, primary, type, width, height);
+    if (found < 0) return -1;
+    /* Every other grid or overlay item too (an overlay can be the primary image's alpha, which
+     * libheif decodes at the canvas its data declares): the largest canvas is reported. */
+    box iinf;
+    if (!find_box(children.body, children.size, "iinf", &iinf) || iinf.size < 6) return found;
+    size_t at = iinf.body[0] == 0 ? 6 : 8;
+    if (at > iinf.size) return found;
+    box entries = {iinf.body + at, iinf.size - at};
+    while (entries.size >= 8) {
+        box infe;
+        if (!find_box(entries.body, entries.size, "infe", &infe)) break;
+        if (infe.size >= 4 && (infe.body[0] == 2 || infe.body[0] == 3)) {
+            size_t id_bytes = infe.body[0] == 2 ? 2 : 4;
+            if (infe.size >= 4 + id_bytes + 2 + 4) {
+                uint32_t item = id_bytes == 2 ? be16(infe.body + 4) : be32(infe.body + 4);
+                uint32_t w, h;
+                if (item != primary &&
+                    item_canvas(data, size, &children, item, (const char *)infe.body + 4 + id_bytes + 2, &w, &h) > 0 &&
+                    (found <= 0 || (uint64_t)w * h > (uint64_t)*width * *height)) {
+                    *width = w;
+                    *height = h;
+                    found = 1;
+                }
+            }
+        }
+        size_t used = (size_t)(infe.body + infe.size - entries.body);
+        entries.body += used;
+        entries.size -= used;
+    }
+    return found;
 }
 
 unsigned ic_heif_meta_boxes(const uint8_t *data, size_t size) {

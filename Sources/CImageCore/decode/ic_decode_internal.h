@@ -397,11 +397,12 @@ uint8_t ic_png_exif_orientation(const uint8_t *png, size_t size);
 uint8_t ic_heif_orientation(const uint8_t *data, size_t size);
 
 /**
- * The canvas size a derived primary image (a grid or an overlay, 'iovl') declares in its
- * item data, which libheif allocates before it checks that the canvas agrees with the
- * item's ispe: 1 with *width and *height set; 0 when the primary item is not derived (or
- * the boxes do not say); -1 when it is derived but its data cannot be located (more than
- * one extent, another construction method, out of bounds).
+ * The canvas size a derived image (a grid or an overlay, 'iovl') declares in its item data,
+ * which libheif allocates before it checks that the canvas agrees with the item's ispe: the
+ * largest over the primary item and every other grid or overlay item (one may be the
+ * primary image's alpha), 1 with *width and *height set; 0 when no item is derived (or the
+ * boxes do not say); -1 when the primary item is derived but its data cannot be located
+ * (more than one extent, another construction method, out of bounds).
  */
 int ic_heif_derived_canvas(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height);
 

@@ -187,6 +187,20 @@ final class HEIFDecodeTests: XCTestCase {
         XCTAssertLessThan(stats.peakBytes, 1 << 20)
     }
 
+    /// An overlay ('iovl') item that is the primary image's alpha (found by fuzz_heif: libheif
+    /// decodes it at the canvas its data declares, an 819 MB allocation): its canvas meets the
+    /// limits before libheif reads it, as a derived primary image's does.
+    func testAnOverlayAlphaCanvasOverTheLimitsIsRefusedBeforeAllocating() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/fuzz-regressions/heif-overlay-alpha-canvas.heic")
+        let bytes = try Data(contentsOf: url)
+        var stats = DecodeStatistics()
+        XCTAssertThrowsError(try bytes.withUnsafeBytes { try ImageDecoder().decode($0, statistics: &stats) }) { error in
+            XCTAssertEqual((error as? ImageKitError)?.code, .limitExceeded, "\(error)")
+        }
+        XCTAssertLessThan(stats.peakBytes, 1 << 20)
+    }
+
     /// Two file-level meta boxes (found by fuzz_heif: libheif 1.15 mixes their items and
     /// properties, allocates 760 MB and then reads out of bounds) are refused before libheif
     /// reads the file, by decode and probe alike; the first part alone decodes.
