@@ -146,29 +146,51 @@ uint8_t ic_heif_orientation(const uint8_t *data, size_t size) {
 
 /* ---- The canvas of a derived primary image (grid, iovl). ---- */
 
-/* The item type of item `id` from iinf's infe entries (version 2 and 3), or false. */
-static bool item_type(const box *children, uint32_t id, char type[4]) {
+/* The infe entries of iinf (version 2 and 3) in `children`, one at a time: next_item gives
+ * each entry's item id and type, false after the last. */
+typedef struct item_walk {
+    box entries;
+} item_walk;
+
+static bool items_begin(const box *children, item_walk *w) {
     box iinf;
     if (!find_box(children->body, children->size, "iinf", &iinf) || iinf.size < 6) return false;
     size_t at = iinf.body[0] == 0 ? 6 : 8;
     if (at > iinf.size) return false;
-    box entries = {iinf.body + at, iinf.size - at};
-    while (entries.size >= 8) {
+    w->entries = (box){iinf.body + at, iinf.size - at};
+    return true;
+}
+
+static bool next_item(item_walk *w, uint32_t *id, const uint8_t **type) {
+    while (w->entries.size >= 8) {
         box infe;
-        if (!find_box(entries.body, entries.size, "infe", &infe)) return false;
+        if (!find_box(w->entries.body, w->entries.size, "infe", &infe)) return false;
+        size_t used = (size_t)(infe.body + infe.size - w->entries.body);
+        w->entries.body += used;
+        w->entries.size -= used;
         if (infe.size >= 4 && (infe.body[0] == 2 || infe.body[0] == 3)) {
             size_t id_bytes = infe.body[0] == 2 ? 2 : 4;
             if (infe.size >= 4 + id_bytes + 2 + 4) {
-                uint32_t item = id_bytes == 2 ? be16(infe.body + 4) : be32(infe.body + 4);
-                if (item == id) {
-                    memcpy(type, infe.body + 4 + id_bytes + 2, 4);
-                    return true;
-                }
+                *id = id_bytes == 2 ? be16(infe.body + 4) : be32(infe.body + 4);
+                *type = infe.body + 4 + id_bytes + 2;
+                return true;
             }
         }
-        size_t used = (size_t)(infe.body + infe.size - entries.body);
-        entries.body += used;
-        entries.size -= used;
+    }
+    return false;
+}
+
+/* The item type of item `id` from iinf's infe entries, or false. */
+static bool item_type(const box *children, uint32_t id, char type[4]) {
+    item_walk w;
+    uint32_t item;
+    const uint8_t *t;
+    if (!items_begin(children, &w)) return false;
+    while (next_item(&w, &item, &t)) {
+        if (item == id) {
+            memcpy(type, t, 4);
+            return true;
+        }
     }
     return false;
 }
@@ -278,31 +300,17 @@ int ic_heif_derived_canvas(const uint8_t *data, size_t size, uint32_t *width, ui
     if (found < 0) return -1;
     /* Every other grid or overlay item too (an overlay can be the primary image's alpha, which
      * libheif decodes at the canvas its data declares): the largest canvas is reported. */
-    box iinf;
-    if (!find_box(children.body, children.size, "iinf", &iinf) || iinf.size < 6) return found;
-    size_t at = iinf.body[0] == 0 ? 6 : 8;
-    if (at > iinf.size) return found;
-    box entries = {iinf.body + at, iinf.size - at};
-    while (entries.size >= 8) {
-        box infe;
-        if (!find_box(entries.body, entries.size, "infe", &infe)) break;
-        if (infe.size >= 4 && (infe.body[0] == 2 || infe.body[0] == 3)) {
-            size_t id_bytes = infe.body[0] == 2 ? 2 : 4;
-            if (infe.size >= 4 + id_bytes + 2 + 4) {
-                uint32_t item = id_bytes == 2 ? be16(infe.body + 4) : be32(infe.body + 4);
-                uint32_t w, h;
-                if (item != primary &&
-                    item_canvas(data, size, &children, item, (const char *)infe.body + 4 + id_bytes + 2, &w, &h) > 0 &&
-                    (found <= 0 || (uint64_t)w * h > (uint64_t)*width * *height)) {
-                    *width = w;
-                    *height = h;
-                    found = 1;
-                }
-            }
+    item_walk walk;
+    uint32_t item, w, h;
+    const uint8_t *item_kind;
+    if (!items_begin(&children, &walk)) return found;
+    while (next_item(&walk, &item, &item_kind)) {
+        if (item != primary && item_canvas(data, size, &children, item, (const char *)item_kind, &w, &h) > 0 &&
+            (found <= 0 || (uint64_t)w * h > (uint64_t)*width * *height)) {
+            *width = w;
+            *height = h;
+            found = 1;
         }
-        size_t used = (size_t)(infe.body + infe.size - entries.body);
-        entries.body += used;
-        entries.size -= used;
     }
     return found;
 }
