@@ -2,8 +2,8 @@
 # Builds the libFuzzer harnesses in Fuzz/ against the C core and runs each for
 # FUZZ_SECONDS (0: no time limit) or until FUZZ_RUNS executions, whichever comes
 # first, seeded from the corpus manifest's files, Tests/Fixtures/HARNESS-seeds/, the
-# APNG test files (png and probe), the AVIF test files (avif and probe), the HEIC and JPEG XL
-# fixtures (heif, jxl and probe) and the committed regression files. Prints execs/s
+# APNG test files (png and probe), the AVIF test files (avif and probe), the HEIC (also the
+# built ones) and JPEG XL fixtures (heif, jxl and probe) and the committed regression files. Prints execs/s
 # and total execs per harness; exits 1 if any harness found a crash (the reproducer
 # is left in .build-fuzz/artifacts/).
 set -euo pipefail
@@ -51,7 +51,7 @@ PY
     fi
     # The HEIC and JPEG XL fixtures (the corpus has none).
     if [ "$h" = heif ] || [ "$h" = probe ]; then
-        cp Tests/Fixtures/heic/*.hei[cf] "$dir/"
+        cp Tests/Fixtures/heic/*.hei[cf] Tests/Fixtures/heic-built/*.heic "$dir/"
     fi
     if [ "$h" = jxl ] || [ "$h" = probe ]; then
         cp Tests/Fixtures/jxl/*.jxl "$dir/"

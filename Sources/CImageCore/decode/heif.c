@@ -46,7 +46,12 @@
  * alpha plane likewise, and libheif's interleaved output (4 bytes a pixel at 8
  * bits, 6 or 8 with alpha above). libheif's own size limit
  * (heif_context_set_maximum_image_size_limit, the only security limit 1.15
- * exposes) is lowered to max_pixels when that is smaller.
+ * exposes, per side) is lowered to max_pixels when that is smaller. What ispe does
+ * not bound is read from the boxes first (heif_boxes.c, hevc_sps.c; see
+ * check_coded_pictures): the largest grid or overlay canvas and the largest picture
+ * an HEVC SPS in the file declares meet the same limits, and derived images that
+ * derive from themselves (libheif 1.15 recurses until the stack overflows) or whose
+ * inputs decode far more pixels than their canvas shows are refused.
  *
  * Thumbnails: an embedded thumbnail item at least as large as the planned output
  * is decoded instead of the primary image; otherwise the primary image is
@@ -144,11 +149,13 @@ static int item_bits(const struct heif_image_handle *handle) {
     return luma > chroma ? luma : chroma;
 }
 
-/* libheif's working memory for decoding a w x h item of `bits` (see the top of the file). */
-static uint64_t working_bytes(uint32_t w, uint32_t h, int bits, bool alpha) {
+/* libheif's working memory for decoding a w x h item of `bits` whose chroma is `chroma` (an
+ * SPS's chroma_format_idc: 0 4:0:0, 1 4:2:0, 2 4:2:2, 3 4:4:4; see the top of the file). */
+static uint64_t working_bytes(uint32_t w, uint32_t h, int bits, bool alpha, unsigned chroma) {
+    static const unsigned twice_samples[4] = {2, 3, 4, 6};
     uint64_t px = (uint64_t)w * h;
     uint64_t sample = bits > 8 ? 2 : 1;
-    uint64_t planes = px * 3 / 2 * sample + (alpha ? px * sample : 0);
+    uint64_t planes = px * twice_samples[chroma & 3] / 2 * sample + (alpha ? px * sample : 0);
     uint64_t output = bits > 8 ? px * (alpha ? 8 : 6) : px * 4;
     return 2 * planes + output;
 }
@@ -303,7 +310,7 @@ static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, 
     int cw = heif_image_handle_get_ispe_width(handle), ch = heif_image_handle_get_ispe_height(handle);
     uint32_t w = cw > 0 ? (uint32_t)cw : (uint32_t)heif_image_handle_get_width(handle);
     uint32_t h = ch > 0 ? (uint32_t)ch : (uint32_t)heif_image_handle_get_height(handle);
-    uint64_t work = working_bytes(w, h, bits, alpha);
+    uint64_t work = working_bytes(w, h, bits, alpha, 1);
     ic_status st = ic_dec_reserve(d, work);
     if (st != IC_OK) return st;
     struct heif_decoding_options *o = heif_decoding_options_alloc();
@@ -397,6 +404,44 @@ static void take_color(ic_decoder *d, struct heif_image_handle *handle) {
     ic_color_prepare(d, IC_COLOR_INPUT_RGBA);
 }
 
+/* What libheif would allocate and decode beyond the primary item's ispe, checked before it
+ * does: a grid's or overlay's canvas (allocated at the size its item data declares), the
+ * largest HEVC picture in the file (libde265 allocates each at its SPS's size, and libheif
+ * converts all of it) — both against the limits — and derived images that nest in a cycle
+ * or decode far more than their canvas shows. */
+static ic_status check_coded_pictures(ic_decoder *d, int bits, bool alpha) {
+    ic_heif_derived derived;
+    ic_status st = IC_OK;
+    switch (ic_heif_derived_images(d->data, d->size, &derived)) {
+    case IC_HEIF_DERIVED_OK: break;
+    case IC_HEIF_DERIVED_UNREADABLE:
+        return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
+                            "%s: the primary image's grid or overlay data cannot be located", name(d));
+    case IC_HEIF_DERIVED_TOO_DEEP:
+        return ic_set_error(d->err, IC_ERR_CORRUPT,
+                            "%s: image %u derives from images, or carries auxiliary images, more than %d deep (or itself)",
+                            name(d), derived.item, IC_HEIF_MAX_DERIVATION_DEPTH);
+    case IC_HEIF_DERIVED_TOO_MANY:
+        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
+                            "%s: the derived images refer to more than %u images", name(d), IC_HEIF_MAX_DERIVATION_VISITS);
+    case IC_HEIF_DERIVED_OVERDRAWN:
+        return ic_set_error(d->err, IC_ERR_CORRUPT,
+                            "%s: derived image %u's %u inputs decode %llu pixels for a %ux%u canvas", name(d),
+                            derived.item, derived.inputs, (unsigned long long)derived.decoded_pixels,
+                            derived.canvas_width, derived.canvas_height);
+    }
+    if (derived.largest_width > 0 && derived.largest_height > 0) {
+        uint32_t cw = derived.largest_width, ch = derived.largest_height;
+        st = ic_dec_check_size(d, cw, ch, 1, working_bytes(cw, ch, bits, alpha, 1));
+    }
+    ic_hevc_picture coded;
+    if (st == IC_OK && ic_heif_largest_hevc_picture(d->data, d->size, &coded)) {
+        st = ic_dec_check_size(d, coded.width, coded.height, 1,
+                               working_bytes(coded.width, coded.height, bits, alpha, coded.chroma_format));
+    }
+    return st;
+}
+
 ic_status ic_heif_decode(ic_decoder *d) {
     ic_status st = ic_heif_load(name(d), d->err);
     if (st != IC_OK) return st;
@@ -432,19 +477,9 @@ ic_status ic_heif_decode(ic_decoder *d) {
      * libheif delivers (it orients, not decode.c). */
     int cw = heif_image_handle_get_ispe_width(primary), ch = heif_image_handle_get_ispe_height(primary);
     uint32_t coded_w = cw > 0 ? (uint32_t)cw : w, coded_h = ch > 0 ? (uint32_t)ch : h;
-    uint64_t work = working_bytes(coded_w, coded_h, bits, alpha);
+    uint64_t work = working_bytes(coded_w, coded_h, bits, alpha, 1);
     st = ic_dec_check_size(d, coded_w, coded_h, 1, work);
-    /* A grid's or overlay's canvas is allocated at the size its item data declares, whatever
-     * ispe says: that size meets the limits too, before libheif allocates it. */
-    uint32_t canvas_w, canvas_h;
-    int derived = ic_heif_derived_canvas(d->data, d->size, &canvas_w, &canvas_h);
-    if (st == IC_OK && derived < 0) {
-        st = ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
-                          "%s: the primary image's grid or overlay data cannot be located", name(d));
-    }
-    if (st == IC_OK && derived > 0) {
-        st = ic_dec_check_size(d, canvas_w, canvas_h, 1, working_bytes(canvas_w, canvas_h, bits, alpha));
-    }
+    if (st == IC_OK) st = check_coded_pictures(d, bits, alpha);
     if (st == IC_OK) st = ic_dec_check_size(d, w, h, 1, work);
     d->orientation = orientation;
     d->codec_oriented = true;

@@ -396,15 +396,75 @@ uint8_t ic_png_exif_orientation(const uint8_t *png, size_t size);
  */
 uint8_t ic_heif_orientation(const uint8_t *data, size_t size);
 
+/** The picture size and chroma format (0 4:0:0, 1 4:2:0, 2 4:2:2, 3 4:4:4) an HEVC SPS declares. */
+typedef struct ic_hevc_picture {
+    uint32_t width;
+    uint32_t height;
+    uint8_t chroma_format;
+} ic_hevc_picture;
+
+/** Bytes of an SPS NAL unit ic_hevc_sps_picture reads at most. */
+#define IC_HEVC_SPS_BYTES 256
+
 /**
- * The canvas size a derived image (a grid or an overlay, 'iovl') declares in its item data,
- * which libheif allocates before it checks that the canvas agrees with the item's ispe: the
- * largest over the primary item and every other grid or overlay item (one may be the
- * primary image's alpha), 1 with *width and *height set; 0 when no item is derived (or the
- * boxes do not say); -1 when the primary item is derived but its data cannot be located
- * (more than one extent, another construction method, out of bounds).
+ * The picture an HEVC SPS NAL unit (with its 2-byte header) declares, read as libde265
+ * reads it (hevc_sps.c); false when `nal` is not an SPS or libde265 would refuse it.
  */
-int ic_heif_derived_canvas(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height);
+bool ic_hevc_sps_picture(const uint8_t *nal, size_t size, ic_hevc_picture *out);
+
+/**
+ * The largest picture (in samples) any HEVC SPS in a HEIF file declares, in an hvcC
+ * property or in an hvc1 item's data: libde265 allocates each picture it decodes at its
+ * SPS's size, whatever the item's ispe says. False when the file has none.
+ */
+bool ic_heif_largest_hevc_picture(const uint8_t *data, size_t size, ic_hevc_picture *out);
+
+/** How deep images may derive from derived images, or carry auxiliary images (an alpha) that
+ *  do: libheif 1.15 follows both without looking for a cycle (a grid that is its own tile, or
+ *  two images each the other's alpha, recurse until the stack overflows); a real file goes two
+ *  or three deep (an identity over a grid whose alpha is a grid of tiles). */
+#define IC_HEIF_MAX_DERIVATION_DEPTH 4
+
+/** Images ic_heif_derived_images visits in all: far above a real file's (a grid has at most
+ *  256 x 256 tiles), and a bound on the scan's own time. */
+#define IC_HEIF_MAX_DERIVATION_VISITS (1u << 18)
+
+/** What ic_heif_derived_images found. */
+typedef enum ic_heif_derived_status {
+    IC_HEIF_DERIVED_OK,
+    /** The primary item is a grid or overlay whose data cannot be read. */
+    IC_HEIF_DERIVED_UNREADABLE,
+    /** Images derive or carry auxiliary images deeper than IC_HEIF_MAX_DERIVATION_DEPTH (a cycle). */
+    IC_HEIF_DERIVED_TOO_DEEP,
+    /** The derived images refer to more than IC_HEIF_MAX_DERIVATION_VISITS images in all. */
+    IC_HEIF_DERIVED_TOO_MANY,
+    /** A grid's tiles (an overlay's inputs) decode far more pixels than its canvas shows. */
+    IC_HEIF_DERIVED_OVERDRAWN,
+} ic_heif_derived_status;
+
+/** The derived images of a HEIF file, as ic_heif_derived_images reads them. */
+typedef struct ic_heif_derived {
+    /** The largest canvas a grid or overlay declares (0 x 0 when none does). */
+    uint32_t largest_width;
+    uint32_t largest_height;
+    /** For TOO_DEEP and OVERDRAWN: the item; for OVERDRAWN also its inputs, the pixels they
+     *  decode and its canvas. */
+    uint32_t item;
+    uint32_t inputs;
+    uint64_t decoded_pixels;
+    uint32_t canvas_width;
+    uint32_t canvas_height;
+} ic_heif_derived;
+
+/**
+ * Reads every derived image (grid, overlay 'iovl', identity 'iden') of a HEIF file
+ * (heif_boxes.c): the largest canvas one declares, which libheif 1.15 allocates before it
+ * checks it against the item's ispe (an overlay can be the primary image's alpha), and, in
+ * the pixels libde265 decodes (each input's SPS picture), what decoding each costs. libheif
+ * 1.15 follows derivations without a cycle check and decodes every tile a grid lists: the
+ * statuses say what must not reach it.
+ */
+ic_heif_derived_status ic_heif_derived_images(const uint8_t *data, size_t size, ic_heif_derived *out);
 
 /** How many file-level (top-level) meta boxes a HEIF file has, up to where its boxes end or break. */
 unsigned ic_heif_meta_boxes(const uint8_t *data, size_t size);

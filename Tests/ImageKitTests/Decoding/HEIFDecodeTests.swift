@@ -201,6 +201,81 @@ final class HEIFDecodeTests: XCTestCase {
         XCTAssertLessThan(stats.peakBytes, 1 << 20)
     }
 
+    /// A file of Fixtures/heic-built (scripts/make_heif_built_fixtures.py).
+    private func built(_ name: String) throws -> Data {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/heic-built/\(name)")
+        return try Data(contentsOf: url)
+    }
+
+    /// An HEVC parameter set declaring a 4096 x 4096 picture behind a 64 x 64 ispe (the shape of
+    /// fuzz_heif's out-of-memory in CI: libde265 allocates the picture at its SPS's size and
+    /// libheif 1.15 converts all of it, 150 MB here, whatever ispe says) is refused on the
+    /// SPS's size before libheif decodes; with limits above it, it decodes.
+    func testAnHEVCPictureLargerThanItsIspeMeetsTheLimits() throws {
+        let bytes = try built("sps-larger-than-ispe.heic")
+        let limited = ImageDecoder(options: DecodeOptions(limits: DecodeLimits(maxPixels: 1 << 20)))
+        var stats = DecodeStatistics()
+        XCTAssertThrowsError(try bytes.withUnsafeBytes { try limited.decode($0, statistics: &stats) }) { error in
+            let e = error as? ImageKitError
+            XCTAssertEqual(e?.code, .limitExceeded)
+            XCTAssertEqual(e?.message.contains("4096x4096"), true, e?.message ?? "")
+        }
+        XCTAssertLessThan(stats.peakBytes, 1 << 20)
+        XCTAssertEqual(try ImageDecoder.info(bytes).width, 64)
+        XCTAssertNoThrow(try ImageDecoder().decode(bytes))
+    }
+
+    /// A grid of four 64 x 64 tiles decodes to its 128 x 128 canvas: the control of the two
+    /// hostile grids below, built the same way.
+    func testAGridDecodesItsTiles() throws {
+        let image = try ImageDecoder().decode(try built("grid-2x2.heic"))
+        XCTAssertEqual([image.width, image.height], [128, 128])
+        let px = image.packedPixels(frame: 0)
+        let expected: [Int] = [200, 30, 30, 255]
+        for i in stride(from: 0, to: px.count, by: 4) {
+            let pixel = (0..<4).map { Int(px[i + $0]) }
+            let near = zip(pixel, expected).allSatisfy { abs($0 - $1) <= 4 }
+            if !near || pixel[3] != 255 {
+                XCTFail("pixel \(i / 4) is \(pixel)")
+                break
+            }
+        }
+    }
+
+    /// Images that derive from themselves, or carry themselves as auxiliary images, are refused
+    /// before libheif decodes them: libheif 1.15 follows them until the stack overflows (a
+    /// crash before this check). A grid listing itself as a tile, two pictures each the
+    /// other's alpha, and fuzz_heif's grid whose iref entry declares a size past its box (libheif
+    /// reads iref's entries without their sizes); every way of decoding and probing.
+    func testImagesThatDeriveFromThemselvesAreRefused() throws {
+        let fuzzFound = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/fuzz-regressions/heif-grid-own-tile-iref-entry-size-unread.heic")
+        let files = [try built("grid-is-its-own-tile.heic"), try built("each-the-others-alpha.heic"),
+                     try Data(contentsOf: fuzzFound)]
+        let expected = ImageKitError.corrupt(
+            "HEIC: image 1 derives from images, or carries auxiliary images, more than 4 deep (or itself)")
+        for bytes in files {
+            for options in [DecodeOptions(), DecodeOptions(thumbnailPixelSize: PixelSize(square: 16))] {
+                XCTAssertThrowsError(try ImageDecoder(options: options).decode(bytes)) { error in
+                    XCTAssertEqual(error as? ImageKitError, expected)
+                }
+            }
+            _ = try? ImageDecoder.info(bytes)
+        }
+    }
+
+    /// A grid whose 1600 tiles all start inside its 40 x 40 canvas (each a 64 x 64 picture behind a
+    /// 1 x 1 ispe) is refused before libheif decodes 6.5 M pixels for 1600 shown: a tiny file
+    /// would otherwise cost minutes with more tiles or larger pictures.
+    func testAGridWhoseTilesOverdrawItsCanvasIsRefused() throws {
+        XCTAssertThrowsError(try ImageDecoder().decode(try built("grid-tiles-overdraw-canvas.heic"))) { error in
+            XCTAssertEqual(error as? ImageKitError,
+                           .corrupt("HEIC: derived image 1's 1600 inputs decode 6553600 pixels for a 40x40 canvas"))
+        }
+    }
+
     /// Two file-level meta boxes (found by fuzz_heif: libheif 1.15 mixes their items and
     /// properties, allocates 760 MB and then reads out of bounds) are refused before libheif
     /// reads the file, by decode and probe alike; the first part alone decodes.
