@@ -247,7 +247,8 @@ final class WorkerPool: Sendable {
             return nil
         }
 
-        /// A job taken by `nextJob()` ended its work.
+        /// A job taken by `nextJob(endingPrevious:)` ended its work (one with a continuation to
+        /// run after it stops counting).
         private func finished() {
             wake.lock()
             running -= 1
@@ -255,15 +256,20 @@ final class WorkerPool: Sendable {
             wake.unlock()
         }
 
-        /// Takes the next job, waiting while there is none; nil once stopping and empty.
-        private func nextJob() -> Entry? {
+        /// Takes the next job, waiting while there is none; nil once stopping and empty. With
+        /// `endingPrevious`, the calling thread's previous job stops counting first, in the same
+        /// lock round (a job with nothing to run after it: see `finished()`).
+        private func nextJob(endingPrevious: Bool) -> Entry? {
             wake.lock()
             defer { wake.unlock() }
+            if endingPrevious { running -= 1 }
             while true {
                 if let job = dequeueLocked() {
                     running += 1  // from the queue to running: the count of jobs held is the same
+                    if endingPrevious { updateYieldLocked() }
                     return job
                 }
+                updateYieldLocked()
                 if stopping { return nil }
                 idle += 1
                 wake.wait()
@@ -281,10 +287,14 @@ final class WorkerPool: Sendable {
                 let core = Unmanaged<Core>.fromOpaque(raw!).takeRetainedValue()
                 ic_thread_set_name(core.name)
                 pthread_setspecific(Core.threadKey, raw)
-                while let job = core.nextJob() {
+                var ended = false
+                while let job = core.nextJob(endingPrevious: ended) {
                     job.work()
-                    core.finished()
-                    job.then?()
+                    ended = job.then == nil
+                    if let then = job.then {
+                        core.finished()
+                        then()
+                    }
                 }
                 core.threadExited()
                 return nil
