@@ -227,15 +227,23 @@ static bool item_type(const box *children, uint32_t id, char type[4]) {
     return false;
 }
 
-/* An unsigned big-endian field of `bytes` (0, 2, 4 or 8) bytes at *at, bounded by `end`. */
+/* An unsigned big-endian field of `bytes` (2, 4 or 8) bytes at *at, bounded by `end`. */
 static bool field(const uint8_t **at, const uint8_t *end, unsigned bytes, uint64_t *out) {
-    if (bytes != 0 && bytes != 2 && bytes != 4 && bytes != 8) return false;
+    if (bytes != 2 && bytes != 4 && bytes != 8) return false;
     if ((size_t)(end - *at) < bytes) return false;
     *out = bytes == 0   ? 0
            : bytes == 2 ? be16(*at)
            : bytes == 4 ? be32(*at)
                         : (uint64_t)be32(*at) << 32 | be32(*at + 4);
     *at += bytes;
+    return true;
+}
+
+/* An iloc offset, length, base offset or index whose size iloc gives as `bytes`: libheif 1.15
+ * reads one of 4 or 8 bytes, and for any other size reads nothing and takes 0. */
+static bool sized_field(const uint8_t **at, const uint8_t *end, unsigned bytes, uint64_t *out) {
+    if (bytes == 4 || bytes == 8) return field(at, end, bytes, out);
+    *out = 0;
     return true;
 }
 
@@ -268,7 +276,8 @@ static bool item_read(const item_data *d, uint64_t at, uint8_t *out, size_t n) {
 }
 
 /* Item `id`'s data from iloc (its first entry), as libheif 1.15 gathers it: every extent in
- * the file (construction method 0) or in idat (1), a length of 0 being no bytes; false when
+ * the file (construction method 0) or in idat (1), a length of 0 being no bytes, fields sized
+ * and versions read as libheif reads them (see sized_field); false when
  * libheif could not read it either (no entry, another method, too many extents, out of
  * bounds). An extent in idat may reach a few bytes past idat's body, as libheif allows (it
  * compares with the box's size, header included): a superset of what libheif reads. */
@@ -276,10 +285,9 @@ static bool item_extents(const uint8_t *data, size_t size, const box *children, 
     box iloc;
     if (!find_box(children->body, children->size, "iloc", &iloc) || iloc.size < 8) return false;
     const uint8_t *p = iloc.body, *end = iloc.body + iloc.size;
-    uint8_t version = p[0];
-    if (version > 2) return false;
+    uint8_t version = p[0]; /* libheif 1.15 reads a version above 2 as 2 */
     unsigned offset_size = p[4] >> 4, length_size = p[4] & 15, base_size = p[5] >> 4;
-    unsigned index_size = version >= 1 ? p[5] & 15 : 0;
+    unsigned index_size = version >= 2 ? p[5] & 15 : 0; /* libheif 1.15 reads indices from version 2 */
     p += 6;
     unsigned id_size = version < 2 ? 2 : 4; /* the item count and each item's id */
     uint64_t count;
@@ -294,7 +302,7 @@ static bool item_extents(const uint8_t *data, size_t size, const box *children, 
             p += 2;
         }
         uint64_t data_reference_index, base, extents;
-        if (!field(&p, end, 2, &data_reference_index) || !field(&p, end, base_size, &base) ||
+        if (!field(&p, end, 2, &data_reference_index) || !sized_field(&p, end, base_size, &base) ||
             !field(&p, end, 2, &extents) || extents > MAX_EXTENTS) {
             return false;
         }
@@ -314,8 +322,8 @@ static bool item_extents(const uint8_t *data, size_t size, const box *children, 
         out->size = 0;
         for (uint64_t e = 0; e < extents; e++) {
             uint64_t index, offset, length;
-            if ((version >= 1 && !field(&p, end, index_size, &index)) || !field(&p, end, offset_size, &offset) ||
-                !field(&p, end, length_size, &length)) {
+            if (!sized_field(&p, end, index_size, &index) || !sized_field(&p, end, offset_size, &offset) ||
+                !sized_field(&p, end, length_size, &length)) {
                 return false;
             }
             if (!wanted) continue;
