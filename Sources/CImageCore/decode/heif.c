@@ -405,13 +405,19 @@ static void take_color(ic_decoder *d, struct heif_image_handle *handle) {
 }
 
 /* What libheif would allocate and decode beyond the primary item's ispe, checked before it
- * does: a grid's or overlay's canvas (allocated at the size its item data declares), the
+ * does: AV1-coded items (refused), a grid's or overlay's canvas (allocated at the size its item data declares), the
  * largest HEVC picture in the file (libde265 allocates each at its SPS's size, and libheif
  * converts all of it) — both against the limits — and derived images that nest in a cycle
  * or decode far more than their canvas shows. */
 static ic_status check_coded_pictures(ic_decoder *d, int bits, bool alpha) {
     ic_heif_derived derived;
     ic_status st = IC_OK;
+    /* libheif 1.15 would hand an AV1-coded item to dav1d or aom with no limit on its frame
+     * size, and only HEVC pictures are read here: AV1 goes through libavif (AVIF brands). */
+    if (ic_heif_has_item_type(d->data, d->size, "av01")) {
+        return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
+                            "%s: an AV1-coded image in a file not branded AVIF (AV1 is decoded as AVIF)", name(d));
+    }
     switch (ic_heif_derived_images(d->data, d->size, &derived)) {
     case IC_HEIF_DERIVED_OK: break;
     case IC_HEIF_DERIVED_UNREADABLE:

@@ -359,6 +359,18 @@ static int item_canvas(const uint8_t *data, size_t size, const box *children, ui
     return 1;
 }
 
+bool ic_heif_has_item_type(const uint8_t *data, size_t size, const char type[4]) {
+    box children;
+    item_walk walk;
+    uint32_t item;
+    const uint8_t *kind;
+    if (!meta_children(data, size, &children) || !items_begin(&children, &walk)) return false;
+    while (next_item(&walk, &item, &kind)) {
+        if (memcmp(kind, type, 4) == 0) return true;
+    }
+    return false;
+}
+
 /* ---- The HEVC pictures libde265 will allocate. ---- */
 
 /* A picture's samples, twice over (luma and chroma: 4:0:0, 4:2:0, 4:2:2, 4:4:4). */

@@ -396,6 +396,9 @@ uint8_t ic_png_exif_orientation(const uint8_t *png, size_t size);
  */
 uint8_t ic_heif_orientation(const uint8_t *data, size_t size);
 
+/** Whether any item of a HEIF file's iinf is of `type` (an item type such as "av01"). */
+bool ic_heif_has_item_type(const uint8_t *data, size_t size, const char type[4]);
+
 /** The picture size and chroma format (0 4:0:0, 1 4:2:0, 2 4:2:2, 3 4:4:4) an HEVC SPS declares. */
 typedef struct ic_hevc_picture {
     uint32_t width;

@@ -46,6 +46,26 @@ final class HEIFDecodeTests: XCTestCase {
         XCTAssertEqual(FixtureReferences.sha256(image), f.files["C042.heic"]?.sha256)
     }
 
+    /// An AV1-coded image in a file whose brands are not AVIF's is sniffed as HEIF and refused
+    /// before libheif decodes it (it would hand it to dav1d with no limit on its frame size;
+    /// ImageKit decodes AV1 through libavif, with the decode limits); branded AVIF, it decodes.
+    func testAnAV1ImageInAFileNotBrandedAVIFIsRefused() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/avif/kodim03_yuv420_8bpc.avif")
+        var bytes = try Data(contentsOf: url)
+        XCTAssertNoThrow(try ImageDecoder().decode(bytes))
+        // ftyp: every "avif" brand (the major one and a compatible one) becomes "mif1".
+        let avif = Array("avif".utf8)
+        for at in 8..<28 where Array(bytes[at..<at + 4]) == avif {
+            bytes.replaceSubrange(at..<at + 4, with: Array("mif1".utf8))
+        }
+        XCTAssertEqual(ImageFormat(detecting: bytes), .heif)
+        XCTAssertThrowsError(try ImageDecoder().decode(bytes)) { error in
+            XCTAssertEqual(error as? ImageKitError,
+                           .unsupportedFeature("HEIF: an AV1-coded image in a file not branded AVIF (AV1 is decoded as AVIF)"))
+        }
+    }
+
     /// libheif applies irot/imir; the image reports them as an EXIF orientation, and with
     /// applyOrientation false returns the coded pixels that orientation turns into the default.
     func testOrientationFromIrotAndImir() throws {
