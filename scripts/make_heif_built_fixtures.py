@@ -12,6 +12,9 @@ heif-enc (Debian's libheif-examples, libheif 1.15 with x265) encodes, for HEIFDe
   an ispe of 1x1, so every tile starts inside the canvas: libheif 1.15 decodes 1600 pictures
   (6.5 M pixels) for 1600 pixels shown (a file of 3 KB; at 250 x 250 tiles of larger pictures,
   minutes).
+- 300-items.heic: 300 coded 64x64 pictures, the first primary: libheif 1.15 reads a file's items
+  in time that grows with their square (20 000 items: 11 s), so their number is bounded by
+  what an image within the decode limits needs.
 - sps-larger-than-ispe.heic: a flat 4096x4096 picture whose ispe says 64x64; libde265
   allocates the picture at its SPS's size and libheif 1.15 converts all of it.
 
@@ -136,6 +139,7 @@ def main():
     write("each-the-others-alpha.heic", assemble([(1, b"hvc1", [coded, ispe(64, 64), alpha], tile),
                                                   (2, b"hvc1", [coded, ispe(64, 64), alpha], tile)], 1,
                                                  [(b"auxl", 1, [2]), (b"auxl", 2, [1])]))
+    write("300-items.heic", assemble([(i, b"hvc1", [coded, ispe(64, 64)], tile) for i in range(1, 301)], 1, []))
     _, _, big = encode(4096, 4096, (120, 130, 140))
     at = big.find(b"ispe")
     assert at > 0 and big.count(b"ispe") == 1

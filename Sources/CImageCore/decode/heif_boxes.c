@@ -121,6 +121,44 @@ static bool primary_item(const uint8_t *data, size_t size, box *children, uint32
     return true;
 }
 
+/* ipma's entries one at a time: each an item id and its property associations. */
+typedef struct ipma_walk {
+    box ipco;
+    const uint8_t *at;
+    const uint8_t *end;
+    uint32_t left;
+    size_t id_bytes;
+    size_t each;
+} ipma_walk;
+
+static bool ipma_begin(const box *children, ipma_walk *w) {
+    box iprp, ipma;
+    if (!find_box(children->body, children->size, "iprp", &iprp) ||
+        !find_box(iprp.body, iprp.size, "ipco", &w->ipco) || !find_box(iprp.body, iprp.size, "ipma", &ipma) ||
+        ipma.size < 8) {
+        return false;
+    }
+    w->id_bytes = ipma.body[0] < 1 ? 2 : 4;
+    w->each = (ipma.body[3] & 1) ? 2 : 1;
+    w->left = be32(ipma.body + 4);
+    w->at = ipma.body + 8;
+    w->end = ipma.body + ipma.size;
+    return true;
+}
+
+/* The next entry: its item id and where it starts (*entry); false after the last or at one
+ * that does not fit. */
+static bool next_ipma_entry(ipma_walk *w, uint32_t *id, const uint8_t **entry) {
+    if (w->left == 0 || (size_t)(w->end - w->at) < w->id_bytes + 1) return false;
+    size_t count = w->at[w->id_bytes];
+    if ((size_t)(w->end - w->at - w->id_bytes - 1) / w->each < count) return false;
+    *id = w->id_bytes == 2 ? be16(w->at) : be32(w->at);
+    *entry = w->at;
+    w->at += w->id_bytes + 1 + count * w->each;
+    w->left--;
+    return true;
+}
+
 /* One item's properties (its ipma entry, in order), one at a time. */
 typedef struct prop_walk {
     box ipco;
@@ -129,32 +167,25 @@ typedef struct prop_walk {
     bool wide;
 } prop_walk;
 
+/* The properties of the ipma entry at `entry` (from next_ipma_entry). */
+static void props_from(const ipma_walk *ipma, const uint8_t *entry, prop_walk *w) {
+    w->ipco = ipma->ipco;
+    w->left = entry[ipma->id_bytes];
+    w->at = entry + ipma->id_bytes + 1;
+    w->wide = ipma->each == 2;
+}
+
+/* Item `id`'s properties: its first ipma entry, as libheif 1.15 takes it. */
 static bool props_begin(const box *children, uint32_t id, prop_walk *w) {
-    box iprp, ipma;
-    if (!find_box(children->body, children->size, "iprp", &iprp) ||
-        !find_box(iprp.body, iprp.size, "ipco", &w->ipco) || !find_box(iprp.body, iprp.size, "ipma", &ipma) ||
-        ipma.size < 8) {
-        return false;
-    }
-    const uint8_t *p = ipma.body;
-    size_t n = ipma.size;
-    size_t id_bytes = p[0] < 1 ? 2 : 4;
-    size_t each = (p[3] & 1) ? 2 : 1;
-    uint32_t entries = be32(p + 4);
-    size_t at = 8;
-    for (uint32_t e = 0; e < entries; e++) {
-        if (n - at < id_bytes + 1) return false;
-        uint32_t item = id_bytes == 2 ? be16(p + at) : be32(p + at);
-        at += id_bytes;
-        unsigned count = p[at++];
-        if ((n - at) / each < count) return false;
+    ipma_walk ipma;
+    uint32_t item;
+    const uint8_t *entry;
+    if (!ipma_begin(children, &ipma)) return false;
+    while (next_ipma_entry(&ipma, &item, &entry)) {
         if (item == id) {
-            w->at = p + at;
-            w->left = count;
-            w->wide = each == 2;
+            props_from(&ipma, entry, w);
             return true;
         }
-        at += count * each;
     }
     return false;
 }
@@ -212,21 +243,6 @@ static bool next_item(item_walk *w, uint32_t *id, const uint8_t **type) {
     return false;
 }
 
-/* The item type of item `id` from iinf's infe entries, or false. */
-static bool item_type(const box *children, uint32_t id, char type[4]) {
-    item_walk w;
-    uint32_t item;
-    const uint8_t *t;
-    if (!items_begin(children, &w)) return false;
-    while (next_item(&w, &item, &t)) {
-        if (item == id) {
-            memcpy(type, t, 4);
-            return true;
-        }
-    }
-    return false;
-}
-
 /* An unsigned big-endian field of `bytes` (2, 4 or 8) bytes at *at, bounded by `end`. */
 static bool field(const uint8_t **at, const uint8_t *end, unsigned bytes, uint64_t *out) {
     if (bytes != 2 && bytes != 4 && bytes != 8) return false;
@@ -275,71 +291,234 @@ static bool item_read(const item_data *d, uint64_t at, uint8_t *out, size_t n) {
     return true;
 }
 
-/* Item `id`'s data from iloc (its first entry), as libheif 1.15 gathers it: every extent in
- * the file (construction method 0) or in idat (1), a length of 0 being no bytes, fields sized
- * and versions read as libheif reads them (see sized_field); false when
- * libheif could not read it either (no entry, another method, too many extents, out of
- * bounds). An extent in idat may reach a few bytes past idat's body, as libheif allows (it
- * compares with the box's size, header included): a superset of what libheif reads. */
-static bool item_extents(const uint8_t *data, size_t size, const box *children, uint32_t id, item_data *out) {
+/* iloc's entries one at a time, read as libheif 1.15 reads them (see sized_field): a version
+ * above 2 reads as 2, indices only from version 2. */
+typedef struct iloc_walk {
+    const uint8_t *at;
+    const uint8_t *end;
+    uint64_t left;
+    uint8_t version;
+    unsigned offset_size;
+    unsigned length_size;
+    unsigned base_size;
+    unsigned index_size;
+    unsigned id_size; /* the item count and each item's id */
+} iloc_walk;
+
+static bool iloc_begin(const box *children, iloc_walk *w) {
     box iloc;
     if (!find_box(children->body, children->size, "iloc", &iloc) || iloc.size < 8) return false;
-    const uint8_t *p = iloc.body, *end = iloc.body + iloc.size;
-    uint8_t version = p[0]; /* libheif 1.15 reads a version above 2 as 2 */
-    unsigned offset_size = p[4] >> 4, length_size = p[4] & 15, base_size = p[5] >> 4;
-    unsigned index_size = version >= 2 ? p[5] & 15 : 0; /* libheif 1.15 reads indices from version 2 */
-    p += 6;
-    unsigned id_size = version < 2 ? 2 : 4; /* the item count and each item's id */
-    uint64_t count;
-    if (!field(&p, end, id_size, &count)) return false;
-    for (uint64_t i = 0; i < count; i++) {
-        uint64_t item;
-        unsigned method = 0;
-        if (!field(&p, end, id_size, &item)) return false;
-        if (version >= 1) {
-            if (end - p < 2) return false;
-            method = p[1] & 15;
-            p += 2;
-        }
-        uint64_t data_reference_index, base, extents;
-        if (!field(&p, end, 2, &data_reference_index) || !sized_field(&p, end, base_size, &base) ||
-            !field(&p, end, 2, &extents) || extents > MAX_EXTENTS) {
-            return false;
-        }
-        bool wanted = item == id;
-        const uint8_t *from = data;
-        size_t from_size = size;
-        if (wanted && method == 1) {
-            box idat;
-            if (!find_box(children->body, children->size, "idat", &idat)) return false;
-            from = idat.body;
-            from_size = idat.size + 16 < (size_t)(data + size - idat.body) ? idat.size + 16
-                                                                            : (size_t)(data + size - idat.body);
-        } else if (wanted && method > 1) {
-            return false;
-        }
-        out->parts = 0;
-        out->size = 0;
-        for (uint64_t e = 0; e < extents; e++) {
-            uint64_t index, offset, length;
-            if (!sized_field(&p, end, index_size, &index) || !sized_field(&p, end, offset_size, &offset) ||
-                !sized_field(&p, end, length_size, &length)) {
-                return false;
-            }
-            if (!wanted) continue;
-            if (base > from_size || offset > from_size - base || length > from_size - base - offset) return false;
-            out->part[out->parts++] = (box){from + base + offset, (size_t)length};
-            out->size += length;
-        }
-        if (wanted) return true;
+    const uint8_t *p = iloc.body;
+    w->version = p[0];
+    w->offset_size = p[4] >> 4;
+    w->length_size = p[4] & 15;
+    w->base_size = p[5] >> 4;
+    w->index_size = w->version >= 2 ? p[5] & 15 : 0;
+    w->id_size = w->version < 2 ? 2 : 4;
+    w->at = p + 6;
+    w->end = iloc.body + iloc.size;
+    return field(&w->at, w->end, w->id_size, &w->left);
+}
+
+/* One iloc entry: its item, construction method, base offset and extents (still to read). */
+typedef struct iloc_entry {
+    uint32_t item;
+    unsigned method;
+    uint64_t base;
+    uint64_t extents;
+    const uint8_t *first_extent;
+} iloc_entry;
+
+/* The next entry, which it leaves behind; false after the last or at one libheif would not
+ * read (it then reads no file at all). */
+static bool next_iloc_entry(iloc_walk *w, iloc_entry *e) {
+    uint64_t item, data_reference_index, index, offset, length;
+    if (w->left == 0 || !field(&w->at, w->end, w->id_size, &item)) return false;
+    e->item = (uint32_t)item;
+    e->method = 0;
+    if (w->version >= 1) {
+        if (w->end - w->at < 2) return false;
+        e->method = w->at[1] & 15;
+        w->at += 2;
     }
-    return false;
+    if (!field(&w->at, w->end, 2, &data_reference_index) || !sized_field(&w->at, w->end, w->base_size, &e->base) ||
+        !field(&w->at, w->end, 2, &e->extents) || e->extents > MAX_EXTENTS) {
+        return false;
+    }
+    e->first_extent = w->at;
+    for (uint64_t i = 0; i < e->extents; i++) {
+        if (!sized_field(&w->at, w->end, w->index_size, &index) || !sized_field(&w->at, w->end, w->offset_size, &offset) ||
+            !sized_field(&w->at, w->end, w->length_size, &length)) {
+            return false;
+        }
+    }
+    w->left--;
+    return true;
+}
+
+/* The data of iloc entry `e` (from walk `w`), as libheif 1.15 gathers it: every extent in the
+ * file (construction method 0) or in idat (1), a length of 0 being no bytes; false when
+ * libheif could not read it either (another method, out of bounds). An extent in idat may
+ * reach a few bytes past idat's body, as libheif allows (it compares with the box's size,
+ * header included): a superset of what libheif reads. */
+static bool entry_data(const uint8_t *data, size_t size, const box *children, const iloc_walk *w,
+                       const iloc_entry *e, item_data *out) {
+    const uint8_t *from = data;
+    size_t from_size = size;
+    if (e->method == 1) {
+        box idat;
+        if (!find_box(children->body, children->size, "idat", &idat)) return false;
+        size_t left = (size_t)(data + size - idat.body);
+        from = idat.body;
+        from_size = idat.size + 16 < left ? idat.size + 16 : left;
+    } else if (e->method > 1) {
+        return false;
+    }
+    const uint8_t *p = e->first_extent;
+    out->parts = 0;
+    out->size = 0;
+    for (uint64_t i = 0; i < e->extents; i++) {
+        uint64_t index, offset, length;
+        sized_field(&p, w->end, w->index_size, &index);
+        sized_field(&p, w->end, w->offset_size, &offset);
+        sized_field(&p, w->end, w->length_size, &length);
+        if (e->base > from_size || offset > from_size - e->base || length > from_size - e->base - offset) return false;
+        out->part[out->parts++] = (box){from + e->base + offset, (size_t)length};
+        out->size += length;
+    }
+    return true;
+}
+
+/* ---- Items by id. ---- */
+
+/* An item's entry in a box (its type in iinf, its ipma or iloc entry, its dimg references). */
+typedef struct id_entry {
+    uint32_t id;
+    const uint8_t *at;
+} id_entry;
+
+/* A box's entries sorted by item id, the first in the box first (libheif 1.15 takes the first
+ * entry for an item in each of these boxes): a scan over every item finds each in log n.
+ * Looking them up one by one along the boxes, a file of 20 000 items took a minute. */
+typedef struct id_table {
+    id_entry *v;
+    size_t n;
+    size_t capacity;
+} id_table;
+
+static bool table_add(id_table *t, uint32_t id, const uint8_t *at) {
+    if (t->n == t->capacity) {
+        size_t capacity = t->capacity ? t->capacity * 2 : 16;
+        id_entry *v = realloc(t->v, capacity * sizeof *v);
+        if (!v) return false;
+        t->v = v;
+        t->capacity = capacity;
+    }
+    t->v[t->n++] = (id_entry){id, at};
+    return true;
+}
+
+static int by_id(const void *a, const void *b) {
+    const id_entry *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Item `id`'s first entry, or NULL. */
+static const uint8_t *table_find(const id_table *t, uint32_t id) {
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->v[mid].id < id) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < t->n && t->v[lo].id == id ? t->v[lo].at : NULL;
+}
+
+/* A HEIF file's items: iinf's types, ipma's and iloc's entries, by item id. */
+typedef struct heif_items {
+    const uint8_t *data;
+    size_t size;
+    box children;
+    id_table types; /* at: the item type (4 bytes) */
+    ipma_walk ipma;
+    id_table props; /* at: the ipma entry */
+    iloc_walk iloc;
+    id_table locations; /* at: the iloc entry */
+} heif_items;
+
+static void items_free(heif_items *ix) {
+    free(ix->types.v);
+    free(ix->props.v);
+    free(ix->locations.v);
+}
+
+/* Indexes the items of the file's meta box; false (nothing held) without one or without
+ * memory for the tables (*no_memory then set). */
+static bool items_index(const uint8_t *data, size_t size, heif_items *ix, bool *no_memory) {
+    memset(ix, 0, sizeof *ix);
+    *no_memory = false;
+    ix->data = data;
+    ix->size = size;
+    if (!meta_children(data, size, &ix->children)) return false;
+    item_walk items;
+    uint32_t id;
+    const uint8_t *at;
+    bool ok = true;
+    if (items_begin(&ix->children, &items)) {
+        while (ok && next_item(&items, &id, &at)) ok = table_add(&ix->types, id, at);
+    }
+    if (ipma_begin(&ix->children, &ix->ipma)) {
+        ipma_walk w = ix->ipma;
+        while (ok && next_ipma_entry(&w, &id, &at)) ok = table_add(&ix->props, id, at);
+    }
+    if (iloc_begin(&ix->children, &ix->iloc)) {
+        iloc_walk w = ix->iloc;
+        iloc_entry e;
+        for (at = w.at; ok && next_iloc_entry(&w, &e); at = w.at) ok = table_add(&ix->locations, e.item, at);
+    }
+    if (!ok) {
+        items_free(ix);
+        *no_memory = true;
+        return false;
+    }
+    qsort(ix->types.v, ix->types.n, sizeof *ix->types.v, by_id);
+    qsort(ix->props.v, ix->props.n, sizeof *ix->props.v, by_id);
+    qsort(ix->locations.v, ix->locations.n, sizeof *ix->locations.v, by_id);
+    return true;
+}
+
+/* Item `id`'s type, or false. */
+static bool item_type(const heif_items *ix, uint32_t id, char type[4]) {
+    const uint8_t *at = table_find(&ix->types, id);
+    if (at) memcpy(type, at, 4);
+    return at != NULL;
+}
+
+/* Item `id`'s properties, or false. */
+static bool item_props(const heif_items *ix, uint32_t id, prop_walk *w) {
+    const uint8_t *at = table_find(&ix->props, id);
+    if (at) props_from(&ix->ipma, at, w);
+    return at != NULL;
+}
+
+/* Item `id`'s data (see entry_data), or false. */
+static bool item_payload(const heif_items *ix, uint32_t id, item_data *out) {
+    const uint8_t *at = table_find(&ix->locations, id);
+    if (!at) return false;
+    iloc_walk w = ix->iloc;
+    iloc_entry e;
+    w.at = at;
+    w.left = 1;
+    return next_iloc_entry(&w, &e) && entry_data(ix->data, ix->size, &ix->children, &w, &e, out);
 }
 
 /* The canvas item `id` (of `type`) declares when it is a grid or overlay: 1 and the size,
  * 0 when it is neither, -1 when its data cannot be read. */
-static int item_canvas(const uint8_t *data, size_t size, const box *children, uint32_t id, const char type[4],
-                       uint32_t *width, uint32_t *height) {
+static int item_canvas(const heif_items *ix, uint32_t id, const char type[4], uint32_t *width, uint32_t *height) {
     size_t skip;
     if (memcmp(type, "grid", 4) == 0) {
         skip = 4; /* version, flags, rows - 1, columns - 1 */
@@ -350,13 +529,24 @@ static int item_canvas(const uint8_t *data, size_t size, const box *children, ui
     }
     item_data payload;
     uint8_t head[18];
-    if (!item_extents(data, size, children, id, &payload) || !item_read(&payload, 0, head, 2)) return -1;
+    if (!item_payload(ix, id, &payload) || !item_read(&payload, 0, head, 2)) return -1;
     bool wide = head[1] & 1;
     if (!item_read(&payload, 0, head, skip + (wide ? 8 : 4))) return -1;
     const uint8_t *q = head + skip;
     *width = wide ? be32(q) : be16(q);
     *height = wide ? be32(q + 4) : be16(q + 2);
     return 1;
+}
+
+uint64_t ic_heif_item_count(const uint8_t *data, size_t size) {
+    box children;
+    item_walk walk;
+    uint32_t item;
+    const uint8_t *kind;
+    uint64_t count = 0;
+    if (!meta_children(data, size, &children) || !items_begin(&children, &walk)) return 0;
+    while (next_item(&walk, &item, &kind)) count++;
+    return count;
 }
 
 bool ic_heif_has_item_type(const uint8_t *data, size_t size, const char type[4]) {
@@ -427,29 +617,28 @@ static void item_pictures(const item_data *d, ic_hevc_picture *best, bool *found
     }
 }
 
-bool ic_heif_largest_hevc_picture(const uint8_t *data, size_t size, ic_hevc_picture *out) {
-    box children, iprp, ipco;
-    bool found = false;
-    if (!meta_children(data, size, &children)) return false;
-    if (find_box(children.body, children.size, "iprp", &iprp) && find_box(iprp.body, iprp.size, "ipco", &ipco)) {
+int ic_heif_largest_hevc_picture(const uint8_t *data, size_t size, ic_hevc_picture *out) {
+    heif_items ix;
+    bool no_memory, found = false;
+    if (!items_index(data, size, &ix, &no_memory)) return no_memory ? -1 : 0;
+    box iprp, ipco;
+    if (find_box(ix.children.body, ix.children.size, "iprp", &iprp) && find_box(iprp.body, iprp.size, "ipco", &ipco)) {
         box rest = ipco, property;
         char type[4];
         while (next_box(&rest, type, &property)) {
             if (memcmp(type, "hvcC", 4) == 0) hvcc_pictures(&property, out, &found);
         }
     }
-    item_walk walk;
-    uint32_t item;
-    const uint8_t *kind;
+    /* Every item of type hvc1 (an item's first infe: its first entry in the sorted table). */
     item_data payload;
-    if (items_begin(&children, &walk)) {
-        while (next_item(&walk, &item, &kind)) {
-            if (memcmp(kind, "hvc1", 4) == 0 && item_extents(data, size, &children, item, &payload)) {
-                item_pictures(&payload, out, &found);
-            }
+    for (size_t i = 0; i < ix.types.n; i++) {
+        const id_entry *e = &ix.types.v[i];
+        if ((i == 0 || e[-1].id != e->id) && memcmp(e->at, "hvc1", 4) == 0 && item_payload(&ix, e->id, &payload)) {
+            item_pictures(&payload, out, &found);
         }
     }
-    return found;
+    items_free(&ix);
+    return found ? 1 : 0;
 }
 
 /* ---- Derived images (grid, iovl, iden): their canvases and what decoding them costs. ---- */
@@ -505,16 +694,6 @@ static uint32_t ref_at(const item_refs *r, uint32_t i) {
     return r->id_bytes == 2 ? be16(p) : be32(p);
 }
 
-/* Item `from`'s dimg references: the first such entry, as libheif 1.15 takes them. */
-static bool derived_inputs(const box *children, uint32_t from, item_refs *out) {
-    ref_walk w;
-    if (!refs_begin(children, &w)) return false;
-    while (next_refs(&w, out)) {
-        if (memcmp(out->type, "dimg", 4) == 0 && out->from == from) return true;
-    }
-    return false;
-}
-
 /* An auxiliary image and the image it belongs to (an auxl reference with one id). libheif
  * 1.15 decodes an image's alpha with it, and that image's alpha with that: every such pair is
  * followed, alpha or not, a superset of what libheif links. */
@@ -537,13 +716,15 @@ typedef struct item_cost {
 } item_cost;
 
 typedef struct cost_scan {
-    const uint8_t *data;
-    size_t size;
-    box children;
+    const heif_items *ix;
+    ref_walk refs;
+    id_table inputs; /* the dimg entries of iref, by the item they are from */
     uint32_t visits;
     aux_link *links; /* sorted by master */
     size_t link_count;
-    bool have_last; /* the last coded item costed, at the depth it was: a bomb repeats one tile */
+    /* The last coded item costed and the depth it was costed at (a bomb repeats one tile):
+     * reused at that depth or shallower, where its auxiliary images reach no deeper. */
+    bool have_last;
     uint32_t last_id;
     unsigned last_depth;
     item_cost last;
@@ -557,13 +738,22 @@ static bool coded_picture(const cost_scan *s, uint32_t id, ic_hevc_picture *pic)
     char type[4];
     box prop;
     item_data payload;
-    if (props_begin(&s->children, id, &w)) {
+    if (item_props(s->ix, id, &w)) {
         while (next_prop(&w, type, &prop)) {
             if (memcmp(type, "hvcC", 4) == 0) hvcc_pictures(&prop, pic, &found);
         }
     }
-    if (item_extents(s->data, s->size, &s->children, id, &payload)) item_pictures(&payload, pic, &found);
+    if (item_payload(s->ix, id, &payload)) item_pictures(&payload, pic, &found);
     return found;
+}
+
+/* Item `from`'s dimg references: the first such iref entry, as libheif 1.15 takes them. */
+static bool derived_inputs(const cost_scan *s, uint32_t from, item_refs *out) {
+    const uint8_t *at = table_find(&s->inputs, from);
+    if (!at) return false;
+    ref_walk w = s->refs;
+    w.at = at;
+    return next_refs(&w, out);
 }
 
 static ic_heif_derived_status too_deep(cost_scan *s, uint32_t id) {
@@ -576,7 +766,7 @@ static ic_heif_derived_status too_deep(cost_scan *s, uint32_t id) {
  * counted). An item libheif cannot decode (unknown, unreadable) costs nothing. */
 static ic_heif_derived_status cost_of(cost_scan *s, uint32_t id, unsigned depth, item_cost *cost) {
     if (++s->visits > IC_HEIF_MAX_DERIVATION_VISITS) return IC_HEIF_DERIVED_TOO_MANY;
-    if (s->have_last && s->last_id == id && s->last_depth <= depth) {
+    if (s->have_last && s->last_id == id && depth <= s->last_depth) {
         *cost = s->last;
         return IC_HEIF_DERIVED_OK;
     }
@@ -591,7 +781,7 @@ static ic_heif_derived_status cost_of(cost_scan *s, uint32_t id, unsigned depth,
         if (st != IC_HEIF_DERIVED_OK) return st;
     }
     char type[4];
-    if (!item_type(&s->children, id, type)) return IC_HEIF_DERIVED_OK;
+    if (!item_type(s->ix, id, type)) return IC_HEIF_DERIVED_OK;
     if (memcmp(type, "hvc1", 4) == 0) {
         ic_hevc_picture pic;
         if (coded_picture(s, id, &pic)) *cost = (item_cost){(uint64_t)pic.width * pic.height, pic.width, pic.height};
@@ -603,11 +793,11 @@ static ic_heif_derived_status cost_of(cost_scan *s, uint32_t id, unsigned depth,
     }
     bool identity = memcmp(type, "iden", 4) == 0;
     uint32_t canvas_w = 0, canvas_h = 0;
-    if (!identity && item_canvas(s->data, s->size, &s->children, id, type, &canvas_w, &canvas_h) <= 0) {
+    if (!identity && item_canvas(s->ix, id, type, &canvas_w, &canvas_h) <= 0) {
         return IC_HEIF_DERIVED_OK;
     }
     item_refs refs;
-    if (!derived_inputs(&s->children, id, &refs) || refs.count == 0) return IC_HEIF_DERIVED_OK;
+    if (!derived_inputs(s, id, &refs) || refs.count == 0) return IC_HEIF_DERIVED_OK;
     if (depth >= IC_HEIF_MAX_DERIVATION_DEPTH) return too_deep(s, id);
     uint32_t inputs = identity ? 1 : refs.count; /* iden derives from its first */
     uint64_t sum = 0;
@@ -640,20 +830,22 @@ static ic_heif_derived_status cost_of(cost_scan *s, uint32_t id, unsigned depth,
     return IC_HEIF_DERIVED_OK;
 }
 
-/* The file's auxl links with one id, sorted by master, in s->links (malloc'd; NULL when none);
- * false when they cannot be held. */
-static bool gather_aux_links(cost_scan *s) {
-    ref_walk w;
+/* Reads iref once: its auxl links with one id, sorted by master, into s->links, and its dimg
+ * entries by the item they are from into s->inputs (both malloc'd); false without memory. */
+static bool gather_references(cost_scan *s) {
     item_refs r;
-    size_t count = 0;
-    s->links = NULL;
-    s->link_count = 0;
-    if (!refs_begin(&s->children, &w)) return true;
-    while (next_refs(&w, &r)) count += memcmp(r.type, "auxl", 4) == 0 && r.count == 1;
-    if (count == 0) return true;
-    s->links = malloc(count * sizeof *s->links);
+    size_t links = 0;
+    if (!refs_begin(&s->ix->children, &s->refs)) return true;
+    ref_walk w = s->refs;
+    for (const uint8_t *at = w.at; next_refs(&w, &r); at = w.at) {
+        links += memcmp(r.type, "auxl", 4) == 0 && r.count == 1;
+        if (memcmp(r.type, "dimg", 4) == 0 && !table_add(&s->inputs, r.from, at)) return false;
+    }
+    qsort(s->inputs.v, s->inputs.n, sizeof *s->inputs.v, by_id);
+    if (links == 0) return true;
+    s->links = malloc(links * sizeof *s->links);
     if (!s->links) return false;
-    refs_begin(&s->children, &w);
+    w = s->refs;
     while (next_refs(&w, &r)) {
         if (memcmp(r.type, "auxl", 4) == 0 && r.count == 1) s->links[s->link_count++] = (aux_link){ref_at(&r, 0), r.from};
     }
@@ -663,23 +855,24 @@ static bool gather_aux_links(cost_scan *s) {
 
 ic_heif_derived_status ic_heif_derived_images(const uint8_t *data, size_t size, ic_heif_derived *out) {
     memset(out, 0, sizeof *out);
-    cost_scan s = {.data = data, .size = size, .visits = 0, .have_last = false, .out = out};
+    heif_items ix;
+    bool no_memory;
+    if (!items_index(data, size, &ix, &no_memory)) return no_memory ? IC_HEIF_DERIVED_NO_MEMORY : IC_HEIF_DERIVED_OK;
+    cost_scan s = {.ix = &ix, .visits = 0, .links = NULL, .link_count = 0, .have_last = false, .out = out};
+    box pitm_children;
     uint32_t primary = 0;
-    bool has_primary = primary_item(data, size, &s.children, &primary);
-    if (!has_primary && !meta_children(data, size, &s.children)) return IC_HEIF_DERIVED_OK;
-    item_walk walk;
-    if (!items_begin(&s.children, &walk)) return IC_HEIF_DERIVED_OK;
-    if (!gather_aux_links(&s)) return IC_HEIF_DERIVED_TOO_MANY;
-    ic_heif_derived_status st = IC_HEIF_DERIVED_OK;
-    uint32_t item, w, h;
-    const uint8_t *kind;
+    bool has_primary = primary_item(data, size, &pitm_children, &primary);
+    ic_heif_derived_status st = gather_references(&s) ? IC_HEIF_DERIVED_OK : IC_HEIF_DERIVED_NO_MEMORY;
     /* Every item is a place libheif may start decoding (the primary image, a thumbnail, an
-     * alpha): each is costed from depth 0. */
-    while (st == IC_HEIF_DERIVED_OK && next_item(&walk, &item, &kind)) {
+     * alpha): each is costed from depth 0, by its first infe. */
+    for (size_t i = 0; st == IC_HEIF_DERIVED_OK && i < ix.types.n; i++) {
+        const id_entry *e = &ix.types.v[i];
+        if (i > 0 && e[-1].id == e->id) continue;
         char type[4];
-        memcpy(type, kind, 4);
-        int canvas = item_canvas(data, size, &s.children, item, type, &w, &h);
-        if (canvas < 0 && has_primary && item == primary) {
+        uint32_t w, h;
+        memcpy(type, e->at, 4);
+        int canvas = item_canvas(&ix, e->id, type, &w, &h);
+        if (canvas < 0 && has_primary && e->id == primary) {
             st = IC_HEIF_DERIVED_UNREADABLE;
             break;
         }
@@ -688,9 +881,11 @@ ic_heif_derived_status ic_heif_derived_images(const uint8_t *data, size_t size, 
             out->largest_height = h;
         }
         item_cost cost;
-        st = cost_of(&s, item, 0, &cost);
+        st = cost_of(&s, e->id, 0, &cost);
     }
     free(s.links);
+    free(s.inputs.v);
+    items_free(&ix);
     return st;
 }
 

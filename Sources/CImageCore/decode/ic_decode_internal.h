@@ -396,6 +396,9 @@ uint8_t ic_png_exif_orientation(const uint8_t *png, size_t size);
  */
 uint8_t ic_heif_orientation(const uint8_t *data, size_t size);
 
+/** How many items (infe entries of version 2 or 3) a HEIF file's iinf lists. */
+uint64_t ic_heif_item_count(const uint8_t *data, size_t size);
+
 /** Whether any item of a HEIF file's iinf is of `type` (an item type such as "av01"). */
 bool ic_heif_has_item_type(const uint8_t *data, size_t size, const char type[4]);
 
@@ -418,9 +421,10 @@ bool ic_hevc_sps_picture(const uint8_t *nal, size_t size, ic_hevc_picture *out);
 /**
  * The largest picture (in samples) any HEVC SPS in a HEIF file declares, in an hvcC
  * property or in an hvc1 item's data: libde265 allocates each picture it decodes at its
- * SPS's size, whatever the item's ispe says. False when the file has none.
+ * SPS's size, whatever the item's ispe says. 1 with *out set, 0 when the file has none, -1
+ * without memory for the scan's tables.
  */
-bool ic_heif_largest_hevc_picture(const uint8_t *data, size_t size, ic_hevc_picture *out);
+int ic_heif_largest_hevc_picture(const uint8_t *data, size_t size, ic_hevc_picture *out);
 
 /** How deep images may derive from derived images, or carry auxiliary images (an alpha) that
  *  do: libheif 1.15 follows both without looking for a cycle (a grid that is its own tile, or
@@ -443,6 +447,8 @@ typedef enum ic_heif_derived_status {
     IC_HEIF_DERIVED_TOO_MANY,
     /** A grid's tiles (an overlay's inputs) decode far more pixels than its canvas shows. */
     IC_HEIF_DERIVED_OVERDRAWN,
+    /** No memory for the tables of items the scan sorts. */
+    IC_HEIF_DERIVED_NO_MEMORY,
 } ic_heif_derived_status;
 
 /** The derived images of a HEIF file, as ic_heif_derived_images reads them. */

@@ -296,6 +296,21 @@ final class HEIFDecodeTests: XCTestCase {
         }
     }
 
+    /// The number of items is bounded by what an image within the limits needs (a grid of
+    /// 256 x 256-pixel tiles for it and its alpha, and 256 more) before libheif reads them, in
+    /// time that grows with their square: 300 items are refused at 1 M pixels (288 allowed),
+    /// and decode at the default limits.
+    func testMoreItemsThanAnImageWithinTheLimitsNeedsAreRefused() throws {
+        let bytes = try built("300-items.heic")
+        let limited = ImageDecoder(options: DecodeOptions(limits: DecodeLimits(maxPixels: 1 << 20)))
+        XCTAssertThrowsError(try limited.decode(bytes)) { error in
+            XCTAssertEqual(error as? ImageKitError, .limitExceeded(
+                "HEIC: 300 items, more than the 288 an image within the limit of 1048576 pixels needs"))
+        }
+        let image = try ImageDecoder().decode(bytes)
+        XCTAssertEqual([image.width, image.height], [64, 64])
+    }
+
     /// Two file-level meta boxes (found by fuzz_heif: libheif 1.15 mixes their items and
     /// properties, allocates 760 MB and then reads out of bounds) are refused before libheif
     /// reads the file, by decode and probe alike; the first part alone decodes.
