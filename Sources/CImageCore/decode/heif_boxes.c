@@ -424,6 +424,11 @@ static int by_id(const void *a, const void *b) {
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
+/* Sorts a table by id, the first in the box first (an empty table has no array to sort). */
+static void table_sort(id_table *t) {
+    if (t->n > 1) qsort(t->v, t->n, sizeof *t->v, by_id);
+}
+
 /* Item `id`'s first entry, or NULL. */
 static const uint8_t *table_find(const id_table *t, uint32_t id) {
     size_t lo = 0, hi = t->n;
@@ -485,9 +490,9 @@ static bool items_index(const uint8_t *data, size_t size, heif_items *ix, bool *
         *no_memory = true;
         return false;
     }
-    qsort(ix->types.v, ix->types.n, sizeof *ix->types.v, by_id);
-    qsort(ix->props.v, ix->props.n, sizeof *ix->props.v, by_id);
-    qsort(ix->locations.v, ix->locations.n, sizeof *ix->locations.v, by_id);
+    table_sort(&ix->types);
+    table_sort(&ix->props);
+    table_sort(&ix->locations);
     return true;
 }
 
@@ -841,7 +846,7 @@ static bool gather_references(cost_scan *s) {
         links += memcmp(r.type, "auxl", 4) == 0 && r.count == 1;
         if (memcmp(r.type, "dimg", 4) == 0 && !table_add(&s->inputs, r.from, at)) return false;
     }
-    qsort(s->inputs.v, s->inputs.n, sizeof *s->inputs.v, by_id);
+    table_sort(&s->inputs);
     if (links == 0) return true;
     s->links = malloc(links * sizeof *s->links);
     if (!s->links) return false;
