@@ -50,9 +50,7 @@ final class HEIFDecodeTests: XCTestCase {
     /// before libheif decodes it (it would hand it to dav1d with no limit on its frame size;
     /// ImageKit decodes AV1 through libavif, with the decode limits); branded AVIF, it decodes.
     func testAnAV1ImageInAFileNotBrandedAVIFIsRefused() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures/avif/kodim03_yuv420_8bpc.avif")
-        var bytes = try Data(contentsOf: url)
+        var bytes = try fixture("avif/kodim03_yuv420_8bpc.avif")
         XCTAssertNoThrow(try ImageDecoder().decode(bytes))
         // ftyp: every "avif" brand (the major one and a compatible one) becomes "mif1".
         let avif = Array("avif".utf8)
@@ -195,9 +193,7 @@ final class HEIFDecodeTests: XCTestCase {
     /// (found by fuzz_heif: libheif allocates the canvas before it checks it) is refused on the
     /// canvas's size, before libheif decodes.
     func testADerivedImagesCanvasMeetsTheLimits() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures/fuzz-regressions/heif-overlay-canvas-over-the-limits.heic")
-        let bytes = try Data(contentsOf: url)
+        let bytes = try fixture("fuzz-regressions/heif-overlay-canvas-over-the-limits.heic")
         var stats = DecodeStatistics()
         XCTAssertThrowsError(try bytes.withUnsafeBytes { try ImageDecoder().decode($0, statistics: &stats) }) { error in
             let e = error as? ImageKitError
@@ -211,9 +207,7 @@ final class HEIFDecodeTests: XCTestCase {
     /// decodes it at the canvas its data declares, an 819 MB allocation): its canvas meets the
     /// limits before libheif reads it, as a derived primary image's does.
     func testAnOverlayAlphaCanvasOverTheLimitsIsRefusedBeforeAllocating() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures/fuzz-regressions/heif-overlay-alpha-canvas.heic")
-        let bytes = try Data(contentsOf: url)
+        let bytes = try fixture("fuzz-regressions/heif-overlay-alpha-canvas.heic")
         var stats = DecodeStatistics()
         XCTAssertThrowsError(try bytes.withUnsafeBytes { try ImageDecoder().decode($0, statistics: &stats) }) { error in
             XCTAssertEqual((error as? ImageKitError)?.code, .limitExceeded, "\(error)")
@@ -221,12 +215,14 @@ final class HEIFDecodeTests: XCTestCase {
         XCTAssertLessThan(stats.peakBytes, 1 << 20)
     }
 
-    /// A file of Fixtures/heic-built (scripts/make_heif_built_fixtures.py).
-    private func built(_ name: String) throws -> Data {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures/heic-built/\(name)")
-        return try Data(contentsOf: url)
+    /// A file of Tests/Fixtures, by its path there.
+    private func fixture(_ path: String) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/\(path)"))
     }
+
+    /// A file of Fixtures/heic-built (scripts/make_heif_built_fixtures.py).
+    private func built(_ name: String) throws -> Data { try fixture("heic-built/\(name)") }
 
     /// An HEVC parameter set declaring a 4096 x 4096 picture behind a 64 x 64 ispe (the shape of
     /// fuzz_heif's out-of-memory in CI: libde265 allocates the picture at its SPS's size and
@@ -269,11 +265,8 @@ final class HEIFDecodeTests: XCTestCase {
     /// other's alpha, and fuzz_heif's grid whose iref entry declares a size past its box (libheif
     /// reads iref's entries without their sizes); every way of decoding and probing.
     func testImagesThatDeriveFromThemselvesAreRefused() throws {
-        let fuzzFound = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/fuzz-regressions/heif-grid-own-tile-iref-entry-size-unread.heic")
         let files = [try built("grid-is-its-own-tile.heic"), try built("each-the-others-alpha.heic"),
-                     try Data(contentsOf: fuzzFound)]
+                     try fixture("fuzz-regressions/heif-grid-own-tile-iref-entry-size-unread.heic")]
         let expected = ImageKitError.corrupt(
             "HEIC: image 1 derives from images, or carries auxiliary images, more than 4 deep (or itself)")
         for bytes in files {
@@ -315,9 +308,7 @@ final class HEIFDecodeTests: XCTestCase {
     /// properties, allocates 760 MB and then reads out of bounds) are refused before libheif
     /// reads the file, by decode and probe alike; the first part alone decodes.
     func testASecondFileLevelMetaBoxIsRefused() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures/fuzz-regressions/heif-two-file-level-meta-boxes.heic")
-        let bytes = try Data(contentsOf: url)
+        let bytes = try fixture("fuzz-regressions/heif-two-file-level-meta-boxes.heic")
         let expected = ImageKitError.corrupt("HEIC: more than one file-level meta box")
         for limits in [DecodeLimits(), DecodeLimits(maxPixels: 1 << 18)] {
             XCTAssertThrowsError(try ImageDecoder(options: DecodeOptions(limits: limits)).decode(bytes)) { error in
@@ -510,10 +501,8 @@ final class HEIFDecodeTests: XCTestCase {
         XCTAssertTrue(p3.isColorConverted)
         XCTAssertEqual(p3.iccProfileSpace, .rgb)
         XCTAssertNil(try ImageDecoder.info(p3File).iccProfileSpace)  // as AVIF's: no profile in the file
-        let avif = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures/avif/kodim23_p3_cicp.avif")
         let profile = try XCTUnwrap(p3.iccProfile)
-        XCTAssertEqual(profile, try ImageDecoder().decode(try Data(contentsOf: avif)).iccProfile)
+        XCTAssertEqual(profile, try ImageDecoder().decode(try fixture("avif/kodim23_p3_cicp.avif")).iccProfile)
         let raw = try ImageDecoder(options: DecodeOptions(colorMode: .raw)).decode(p3File)
         XCTAssertFalse(raw.isColorConverted)
         assertSame(raw.packedPixels(), untagged.packedPixels(), "raw")
@@ -530,8 +519,7 @@ final class HEIFDecodeTests: XCTestCase {
             assertSame(image.packedPixels(), untagged.packedPixels(), what)
         }
 
-        let srgbICC = [UInt8](try Data(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/icc/srgb.icc")))
+        let srgbICC = [UInt8](try fixture("icc/srgb.icc"))
         let both = try encode(px, width: w, height: h, bits: 8, nclx: (12, 13, 6), icc: srgbICC)
         let iccWins = try ImageDecoder().decode(both)
         XCTAssertEqual(iccWins.iccProfile.map { [UInt8]($0) }, srgbICC)
