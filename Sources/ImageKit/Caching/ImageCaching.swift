@@ -60,9 +60,10 @@ public protocol ImageCaching: AnyObject, Sendable {
 
     /// The executor whose threads ``entry(forKey:kind:from:)`` would read the entry of `kind`
     /// under `key` in `tiers` on, running the read in place when called there; nil (the
-    /// default) when the read would surely miss or the cache has no such threads. The manager
-    /// starts a load that the read may answer on it, so a hit costs a hop to those threads and
-    /// one back, as the read alone does.
+    /// default) when the read would surely miss or the cache has no such threads. Where it is
+    /// not nil, the manager's `async` loads call ``entry(forKey:kind:from:)`` from their own
+    /// task, without a pipeline, and its other loads start their pipeline on it, so a hit costs
+    /// a hop to those threads and one back, as the read alone does.
     func readExecutor(forKey key: String, kind: ImageCacheEntryKind, from tiers: ImageCacheType)
         -> (any TaskExecutor)?
 

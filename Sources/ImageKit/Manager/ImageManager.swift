@@ -69,13 +69,16 @@ public final class ImageManager: Sendable {
     private let nextID = Atomic<UInt64>(0)
     /// Loads that have not ended, by id.
     private let tasks = Locked<[UInt64: ImageTask]>([:])
-    /// Pipelines loads may join, by key.
-    private let jobs = Locked<[ImageLoadJob.Key: ImageLoadJob]>([:])
-    private let counters = Locked(Counters())
+    /// Pipelines loads may join and direct disk reads they may wait on, by key.
+    let registry = Locked(ImageLoadRegistry<ImageLoadJob.Key, ImageLoadJob, DirectReadWaiter>())
+    let counters = Locked(Counters())
 
-    private struct Counters: Sendable {
+    /// What is in flight, for ``statistics``.
+    struct Counters: Sendable {
         var jobs = 0
         var backgroundTasks = 0
+        /// `async` loads reading the disk tier themselves (``readDirectly(_:_:)``).
+        var directReads = 0
     }
 
     /// What the synchronous part of a load found.
@@ -174,36 +177,52 @@ public final class ImageManager: Sendable {
         if Task.isCancelled { throw ImageKitError.cancelled }
         let observed = observeLoad(url)
         let prelude = prepare(url, output, options, context, observed.observers)
+        /// Ends the load in the caller's task, reporting `event` (given the load's id and duration).
+        func end(_ event: (UInt64, Duration) -> ImageManagerEvent) -> Duration {
+            let total = MonotonicClock.duration(since: started)
+            emit(event(observed.id ?? makeID(), total), to: observed.observers)
+            for observer in observed.observers { observer.loadEnded() }
+            return total
+        }
+        var askedFinalEntry = false
         switch prelude {
         case .hit(var result, _, _):
-            let total = MonotonicClock.duration(since: started)
-            emit(.completed(task: observed.id ?? makeID(), url: result.url, source: .memory, duration: total),
-                 to: observed.observers)
-            for observer in observed.observers { observer.loadEnded() }
-            result.metrics = ImageLoadMetrics(total: total)
+            result.metrics = ImageLoadMetrics(total: end { .completed(task: $0, url: result.url, source: .memory,
+                                                                      duration: $1) })
             return try extract(result).get()
         case .failed(let url, let error):
-            emit(.failed(task: observed.id ?? makeID(), url: url, error: error,
-                         duration: MonotonicClock.duration(since: started)), to: observed.observers)
-            for observer in observed.observers { observer.loadEnded() }
+            _ = end { .failed(task: $0, url: url, error: error, duration: $1) }
             throw error
-        default:
-            let adapter = ImageTaskContinuation(extract)
-            let queue = prelude.callbackQueue ?? context?.callbackQueue ?? configuration.callbackQueue
-            let task = ImageTask(id: observed.id ?? makeID(), url: url, options: prelude.options, started: started,
-                                 manager: self, sink: adapter.receive, progress: Self.progressSink(progress, on: queue),
-                                 partial: Self.partialSink(prelude, on: queue),
-                                 observers: observed.observers)
-            let outcome = await withTaskCancellationHandler {
-                await withCheckedContinuation { continuation in
-                    adapter.install(continuation)
-                    launch(task, prelude)
-                }
-            } onCancel: {
-                task.cancel()
+        case .load(let r) where mayReadDirectly(r):
+            switch await readDirectly(r, observed.observers) {
+            case .hit(var result):
+                result.metrics.total = end { .completed(task: $0, url: result.url, source: result.source,
+                                                        duration: $1) }
+                return try extract(result).get()
+            case .cancelled:
+                _ = end { .cancelled(task: $0, url: url, duration: $1) }
+                throw ImageKitError.cancelled
+            case .miss(let asked):
+                askedFinalEntry = asked
             }
-            return try outcome.get()
+        default:
+            break
         }
+        let adapter = ImageTaskContinuation(extract)
+        let queue = prelude.callbackQueue ?? context?.callbackQueue ?? configuration.callbackQueue
+        let task = ImageTask(id: observed.id ?? makeID(), url: url, options: prelude.options, started: started,
+                             manager: self, sink: adapter.receive, progress: Self.progressSink(progress, on: queue),
+                             partial: Self.partialSink(prelude, on: queue),
+                             observers: observed.observers)
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                adapter.install(continuation)
+                launch(task, prelude, askedFinalEntry: askedFinalEntry)
+            }
+        } onCancel: {
+            task.cancel()
+        }
+        return try outcome.get()
     }
 
     /// Loads the image at `url` and calls `completed` on the callback queue (the context's, else
@@ -360,7 +379,7 @@ public final class ImageManager: Sendable {
         let running = tasks.withLock { $0.count }
         let c = counters.withLock { $0 }
         let turns = limiter.counts
-        return ImageManagerStatistics(runningTasks: running, jobs: c.jobs, backgroundTasks: c.backgroundTasks,
+        return ImageManagerStatistics(runningTasks: running + c.directReads, jobs: c.jobs, backgroundTasks: c.backgroundTasks,
                                       blocklistedURLs: failedURLs.count, activePipelines: turns.active,
                                       waitingPipelines: turns.waiting)
     }
@@ -552,8 +571,9 @@ public final class ImageManager: Sendable {
         return result
     }
 
-    /// Steps 6–11: hands `task` its result or starts (or joins) the pipeline that will.
-    private func launch(_ task: ImageTask, _ prelude: Prelude) {
+    /// Steps 6–11: hands `task` its result or starts (or joins) the pipeline that will (which
+    /// does not ask again for the final entry when `askedFinalEntry`: a direct read missed it).
+    private func launch(_ task: ImageTask, _ prelude: Prelude, askedFinalEntry: Bool = false) {
         switch prelude {
         case .failed(_, let error):
             task.finish(.failure(error), detach: false)
@@ -575,7 +595,7 @@ public final class ImageManager: Sendable {
             }
         case .load(let r):
             guard register(task, r) else { return }
-            join(task, r)
+            join(task, r, askedFinalEntry: askedFinalEntry)
         }
     }
 
@@ -590,16 +610,17 @@ public final class ImageManager: Sendable {
         return running
     }
 
-    /// Puts `task` on the pipeline for its request: one in flight with the same key, or a new one.
-    private func join(_ task: ImageTask, _ r: ImageLoadRequest) {
+    /// Puts `task` on the pipeline for its request: one in flight with the same key, or a new one
+    /// (told whether a direct read asked for the final entry already).
+    private func join(_ task: ImageTask, _ r: ImageLoadRequest, askedFinalEntry: Bool = false) {
         let key = r.pipelineKey(exclusive: r.isShareable ? 0 : makeID())
-        let (job, cached, isNew) = jobs.withLock { j -> (ImageLoadJob, LoadResult?, Bool) in
-            if let existing = j[key], case .joined(let cached) = existing.attach(task) {
+        let (job, cached, isNew) = registry.withLock { reg -> (ImageLoadJob, LoadResult?, Bool) in
+            if let existing = reg.jobs[key], case .joined(let cached) = existing.attach(task) {
                 return (existing, cached, false)
             }
-            let job = ImageLoadJob(request: r, key: key, manager: self)
+            let job = ImageLoadJob(request: r, key: key, manager: self, askedFinalEntry: askedFinalEntry)
             _ = job.attach(task)
-            j[key] = job
+            reg.jobs[key] = job
             return (job, nil, true)
         }
         if isNew { counters.withLock { $0.jobs += 1 } }
@@ -617,9 +638,7 @@ public final class ImageManager: Sendable {
 
     /// A pipeline's task ended.
     func jobEnded(_ job: ImageLoadJob) {
-        jobs.withLock { j in
-            if j[job.key] === job { j[job.key] = nil }
-        }
+        registry.withLock { $0.jobEnded(job, key: job.key) }
         counters.withLock { $0.jobs -= 1 }
     }
 
@@ -639,7 +658,7 @@ public final class ImageManager: Sendable {
         events.emit(event(), to: loadObservers)
     }
 
-    private func makeID() -> UInt64 {
+    func makeID() -> UInt64 {
         nextID.wrappingAdd(1, ordering: .relaxed).newValue
     }
 }

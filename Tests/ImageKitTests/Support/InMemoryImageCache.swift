@@ -4,8 +4,9 @@ import Synchronization
 
 /// A cache of the tests' own, kept in dictionaries: a "memory" and a "disk" tier, each holding
 /// entries of every kind (one per key and kind) with their metadata. It records every call in a ``CacheCallLog`` and can be
-/// told to fail, to hold its queries until cancelled, or to answer its memory tier
-/// synchronously.
+/// told to fail, to hold its queries until cancelled, to answer its memory tier
+/// synchronously, or to name a read executor (so that the manager's `async` loads read it
+/// directly).
 final class InMemoryImageCache: ImageCaching {
     struct Stored: Sendable {
         var value: ImageCacheValue
@@ -34,10 +35,20 @@ final class InMemoryImageCache: ImageCaching {
     /// Queries and contains checks held until ``release()``, whether cancelled or not (nil: not held).
     private let gate = Locked<[CheckedContinuation<Void, Never>]?>(nil)
 
-    init(_ name: String, log: CacheCallLog = CacheCallLog(), synchronousMemory: Bool = false) {
+    /// What ``readExecutor(forKey:kind:from:)`` answers for queries that include the disk tier.
+    private let diskReadExecutor: (any TaskExecutor)?
+
+    init(_ name: String, log: CacheCallLog = CacheCallLog(), synchronousMemory: Bool = false,
+         readExecutor: (any TaskExecutor)? = nil) {
         self.name = name
         self.log = log
         self.synchronousMemory = synchronousMemory
+        diskReadExecutor = readExecutor
+    }
+
+    func readExecutor(forKey key: String, kind: ImageCacheEntryKind, from tiers: ImageCacheType)
+        -> (any TaskExecutor)? {
+        tiers.contains(.disk) ? diskReadExecutor : nil
     }
 
     /// Every operation throws ``Failure`` from now on (or no longer).

@@ -15,7 +15,8 @@ import Foundation
 /// The pipeline runs in one Swift task that only awaits: disk I/O runs on the disk cache's
 /// threads, the download on the loader's, decoding and transforming on the manager's
 /// worker threads. A load that a disk read may answer starts its task on the disk cache's
-/// threads (``ImageCaching/readExecutor(forKey:kind:from:)``), where the read runs in place.
+/// threads (``ImageCaching/readExecutor(forKey:kind:from:)``), where the read runs in place
+/// (an `async` load reads such a hit without a pipeline: ``ImageManager/readDirectly(_:_:)``).
 /// When the last load waiting on it is cancelled (before the result exists), the task is
 /// cancelled — which aborts the download — and the decode's ``DecodeCancellation``
 /// is cancelled. Decoding and encoding go through the load's ``ImageCoding`` coder only.
@@ -88,11 +89,15 @@ final class ImageLoadJob: Sendable {
     /// pool's lone job gives repeated work back once another job arrives.
     private let cancellation: DecodeCancellation
     private let state = Locked(StateMachine())
+    /// Whether a direct read asked the tiers for the final entry (the variant of a load asking
+    /// for bytes, else the image) and missed: the pipeline does not ask again.
+    private let askedFinalEntry: Bool
 
-    init(request: ImageLoadRequest, key: Key, manager: ImageManager) {
+    init(request: ImageLoadRequest, key: Key, manager: ImageManager, askedFinalEntry: Bool = false) {
         self.request = request
         self.key = key
         self.manager = manager
+        self.askedFinalEntry = askedFinalEntry
         cancellation = DecodeCancellation(helperYield: manager.workers.helperYield)
     }
 
@@ -134,7 +139,7 @@ final class ImageLoadJob: Sendable {
     private func readExecutor() -> (any TaskExecutor)? {
         let r = request
         guard !r.isRefresh else { return nil }
-        let tiers = r.cache.answersMemoryQueriesSynchronously ? r.query.excludingMemory : r.query
+        let tiers = r.tiersLeftToQuery
         guard !tiers.isEmpty else { return nil }
         if let variantKey = r.variantKey, let executor = r.cache.readExecutor(forKey: variantKey, kind: .variant,
                                                                             from: tiers) {
@@ -149,12 +154,12 @@ final class ImageLoadJob: Sendable {
         let r = request
         var found = memoryHit()
         var diskQuery: Duration?
-        // The tiers left to ask: all of them when the cache's memory tier is not answered synchronously.
-        let tiers = r.cache.answersMemoryQueriesSynchronously ? r.query.excludingMemory : r.query
+        let tiers = r.tiersLeftToQuery
         if found == nil, !tiers.isEmpty {
             let start = MonotonicClock.now()
-            found = await cachedVariant(tiers)
-            if found == nil { found = await cachedImage(tiers) }
+            // What a direct read asked for already (the final entry) is not asked again.
+            if !askedFinalEntry || r.variantKey == nil { found = await cachedVariant(tiers) }
+            if found == nil, !askedFinalEntry || r.variantKey != nil { found = await cachedImage(tiers) }
             if found == nil { found = await originalData(tiers) }
             diskQuery = MonotonicClock.duration(since: start)
         }
@@ -278,19 +283,9 @@ final class ImageLoadJob: Sendable {
         return Found(image: image, imageTier: .memory)
     }
 
-    /// The entry of `kind` under `key` in `tiers` (a failed query is a miss), reported as a
-    /// query of the tier that had it, else of `tiers`.
+    /// Asks `tiers` for the entry of `kind` under `key`, reporting the query to the waiting loads.
     private func query(_ key: String, _ kind: ImageCacheEntryKind, _ tiers: ImageCacheType) async -> ImageCacheHit? {
-        let r = request
-        let start = MonotonicClock.now()
-        let hit = try? await r.cache.entry(forKey: key, kind: kind, from: tiers)
-        let duration = MonotonicClock.duration(since: start)
-        if kind == .original {
-            emit(.originalDataQuery(url: r.url, key: key, hit: hit != nil, duration: duration))
-        } else {
-            emit(.cacheQuery(url: r.url, key: key, tier: hit?.tier ?? tiers, hit: hit != nil, duration: duration))
-        }
-        return hit
+        await request.query(key, kind, tiers) { emit($0()) }
     }
 
     /// The encoded variant stored in `tiers` for the key, unless expired or unreadable.
@@ -532,28 +527,9 @@ final class ImageLoadJob: Sendable {
     /// the disk tier, then hands it to the loads that do (``ImageOptions/waitStoreCache``).
     private func complete(_ found: Found, metrics: ImageLoadMetrics) async {
         let r = request
-        let start = MonotonicClock.now()
-        let metadata = found.metadata ?? DiskCacheMetadata()
-        var storedInMemory = false
-        var memoryFailure: ImageKitError?
-        if r.store.includesMemory, let image = found.image, found.imageTier != .memory {
-            do { try await r.cache.store(.image(image), forKey: r.key, to: .memory, metadata: metadata) } catch {
-                memoryFailure = ImageKitError(wrapping: error)
-            }
-            storedInMemory = true
-        }
-        if r.encodedStore.includesMemory, let encoded = found.encoded, found.encodedTier != .memory,
-           let variantKey = r.variantKey {
-            do {
-                try await r.cache.store(.variant(encoded), forKey: variantKey, to: .memory, metadata: metadata)
-            } catch {
-                memoryFailure = memoryFailure ?? ImageKitError(wrapping: error)
-            }
-            storedInMemory = true
-        }
-        if storedInMemory {
-            emit(.stored(url: r.url, key: r.variantKey ?? r.key, tiers: .memory,
-                                 duration: MonotonicClock.duration(since: start), error: memoryFailure))
+        await r.storeInMemory(image: found.image, imageTier: found.imageTier, encoded: found.encoded,
+                              encodedTier: found.encodedTier, metadata: found.metadata ?? DiskCacheMetadata()) {
+            emit($0())
         }
         // Decoded here (downloaded, or from the original-data store): the bitmap is new to disk.
         let bitmap = r.store.includesDisk && (found.originalData != nil || found.downloaded) ? found.image : nil
