@@ -79,13 +79,21 @@ final class ImageManagerDiskHitTests: XCTestCase {
         return (manager, cache, url)
     }
 
-    func testAnAsyncDiskHitIsReadWithoutAPipelineWithTheSameEvents() async throws {
-        let recorder = ThreadRecorder()
+    /// ``setUp(_:)``, then a first load stored on disk and ended, the memory tier emptied and the
+    /// events so far forgotten.
+    private func setUpOnDisk(_ recorder: ThreadRecorder) async throws -> (ImageManager, URL) {
         let (manager, cache, url) = try setUp(recorder)
         let first = try await manager.image(for: url, options: .waitStoreCache)
         XCTAssertEqual(first.source, .loader)
+        await ManagerTesting.assertIdle(manager)  // the first load's pipeline has ended
         cache.memoryCache.removeAll()
         recorder.reset()
+        return (manager, url)
+    }
+
+    func testAnAsyncDiskHitIsReadWithoutAPipelineWithTheSameEvents() async throws {
+        let recorder = ThreadRecorder()
+        let (manager, url) = try await setUpOnDisk(recorder)
 
         let hit = try await manager.image(for: url)
         XCTAssertEqual(hit.source, .disk)
@@ -103,10 +111,7 @@ final class ImageManagerDiskHitTests: XCTestCase {
 
     func testACompletionHandlerDiskHitIsReadOnTheDiskThreadsWithTheSameEvents() async throws {
         let recorder = ThreadRecorder()
-        let (manager, cache, url) = try setUp(recorder)
-        _ = try await manager.image(for: url, options: .waitStoreCache)
-        cache.memoryCache.removeAll()
-        recorder.reset()
+        let (manager, url) = try await setUpOnDisk(recorder)
 
         let hit = try await withCheckedThrowingContinuation { continuation in
             manager.loadImage(with: url) { continuation.resume(with: $0) }
@@ -126,6 +131,7 @@ final class ImageManagerDiskHitTests: XCTestCase {
         let first = try await manager.encodedImage(for: url, as: .fixed(.png()), options: .waitStoreCache,
                                                    context: context)
         XCTAssertEqual(first.source, .loader)
+        await ManagerTesting.assertIdle(manager)  // the first load's pipeline has ended
         cache.memoryCache.removeAll()
         recorder.reset()
 
@@ -141,10 +147,7 @@ final class ImageManagerDiskHitTests: XCTestCase {
 
     func testACoalescedDiskHitReachesEveryLoad() async throws {
         let recorder = ThreadRecorder()
-        let (manager, cache, url) = try setUp(recorder)
-        _ = try await manager.image(for: url, options: .waitStoreCache)
-        cache.memoryCache.removeAll()
-        recorder.reset()
+        let (manager, url) = try await setUpOnDisk(recorder)
 
         async let a = manager.image(for: url)
         async let b = manager.image(for: url)
@@ -166,10 +169,7 @@ final class ImageManagerDiskHitTests: XCTestCase {
 
     func testARefreshedLoadDoesNotStartOnTheDiskThreads() async throws {
         let recorder = ThreadRecorder()
-        let (manager, cache, url) = try setUp(recorder)
-        _ = try await manager.image(for: url, options: .waitStoreCache)
-        cache.memoryCache.removeAll()
-        recorder.reset()
+        let (manager, url) = try await setUpOnDisk(recorder)
 
         _ = try await manager.image(for: url, options: .refreshCached)
         XCTAssertNotNil(recorder.thread(of: "query disk hit"))
@@ -180,7 +180,7 @@ final class ImageManagerDiskHitTests: XCTestCase {
 
     /// A manager over a cache of the tests' own that names a read executor (so `async` loads read
     /// it directly), holding a 30x20 image on its "disk" under the key of `url`.
-    private func gatedSetUp() async throws -> (ImageManager, InMemoryImageCache, URL, String) {
+    private func gatedSetUp() throws -> (ImageManager, InMemoryImageCache, URL, String) {
         let cache = InMemoryImageCache("gated", synchronousMemory: true, readExecutor: globalConcurrentExecutor)
         var configuration = ImageManagerConfiguration()
         configuration.allowsLocalFiles = true
@@ -194,7 +194,7 @@ final class ImageManagerDiskHitTests: XCTestCase {
     }
 
     func testLoadsArrivingDuringADirectReadWaitForItsAnswer() async throws {
-        let (manager, cache, url, key) = try await gatedSetUp()
+        let (manager, cache, url, key) = try gatedSetUp()
         try await cache.store(.image(TestPixels.image(width: 30, height: 20)), forKey: key, to: .disk,
                               metadata: DiskCacheMetadata())
         cache.log.reset()
@@ -225,7 +225,7 @@ final class ImageManagerDiskHitTests: XCTestCase {
     }
 
     func testADirectReadThatMissesGoesOnThroughOnePipelineWithoutAskingAgain() async throws {
-        let (manager, cache, url, key) = try await gatedSetUp()
+        let (manager, cache, url, key) = try gatedSetUp()
         let result = try await manager.image(for: url, options: .waitStoreCache)
         XCTAssertEqual(result.source, .loader)
         XCTAssertEqual(cache.log.operations("entry"), ["gated.entry \(key) image disk",
