@@ -1,7 +1,9 @@
 /*
  * webp_anim.c — animated WebP through libwebpmux's WebPAnimEncoder: every frame at the
  * options' quality (or lossless), each shown for its delay in milliseconds, with the
- * image's loop count (0 = forever).
+ * image's loop count (0 = forever). A frame's duration is 24 bits in the file (ANMF), and
+ * WebPAnimEncoder takes no longer step between timestamps: a longer delay (an APNG frame may
+ * last 65535 s) is written as the longest, 16777215 ms, as the GIF encoder writes its longest.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -13,6 +15,14 @@
 #include "../common/ic_common_internal.h"
 #include "ic_encode_internal.h"
 
+#define WEBP_MAX_FRAME_MS 0xffffffu
+
+/* How long frame `i` is shown, as the file can hold it. */
+static uint32_t frame_ms(const ic_image *img, uint32_t i) {
+    uint32_t d = img->frame_delays_ms ? img->frame_delays_ms[i] : 0;
+    return d > WEBP_MAX_FRAME_MS ? WEBP_MAX_FRAME_MS : d;
+}
+
 ic_status ic_encode_webp_animation(const ic_image *img, const ic_encode_options *o, uint8_t **out,
                                    size_t *out_size, ic_error *err) {
     if (img->loop_count > 65535) {
@@ -20,7 +30,7 @@ ic_status ic_encode_webp_animation(const ic_image *img, const ic_encode_options 
                             "WebP: loop count %u is more than an animation holds (65535)", img->loop_count);
     }
     uint64_t total_ms = 0;
-    for (uint32_t i = 0; i < img->frame_count; i++) total_ms += img->frame_delays_ms ? img->frame_delays_ms[i] : 0;
+    for (uint32_t i = 0; i < img->frame_count; i++) total_ms += frame_ms(img, i);
     if (total_ms > INT_MAX) {
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "WebP: the animation lasts %llu ms, more than WebPAnimEncoder counts (%d ms)",
@@ -63,7 +73,7 @@ ic_status ic_encode_webp_animation(const ic_image *img, const ic_encode_options 
             st = ic_set_error(err, IC_ERR_ENCODE, "WebP: frame %u: %s", i, WebPAnimEncoderGetError(enc));
             goto done;
         }
-        timestamp += img->frame_delays_ms ? (int)img->frame_delays_ms[i] : 0;
+        timestamp += (int)frame_ms(img, i);
     }
     if (!WebPAnimEncoderAdd(enc, NULL, timestamp, NULL) || !WebPAnimEncoderAssemble(enc, &assembled)) {
         st = ic_set_error(err, IC_ERR_ENCODE, "WebP: cannot assemble the animation: %s",

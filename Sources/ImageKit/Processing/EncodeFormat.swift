@@ -13,9 +13,10 @@ public enum EncodeFormat: Sendable, Hashable {
     case jpeg(quality: Int = 85, progressive: Bool = false, background: RGBColor = .white)
     /// PNG at zlib `compressionLevel` 0…9; keeps alpha (opaque images are written as RGB).
     case png(compressionLevel: Int = 6)
-    /// Lossy WebP at `quality` 0…100; keeps alpha.
+    /// Lossy WebP at `quality` 0…100; keeps alpha. An animation keeps its loop count and each
+    /// frame's delay in milliseconds, at most 16 777 215 ms (longer delays are written as that).
     case webp(quality: Int = 80)
-    /// Lossless WebP; keeps alpha.
+    /// Lossless WebP; keeps alpha. Animations as for ``webp(quality:)``.
     case webpLossless
     /// AVIF (AV1 through libavif and libaom) at `quality` 0…100, which sets the AV1 quantizer
     /// to round((100 − quality) × 63 / 100) for colour and alpha; `speed` 0 (slowest,

@@ -124,6 +124,21 @@ final class AnimatedEncodeTests: XCTestCase {
         XCTAssertEqual(back.packedPixels(frame: 2), [255, 0, 0, 255, 0, 255, 0, 255])
     }
 
+    func testAWebPFrameLongerThanTheFileHoldsIsWrittenAsTheLongest() throws {
+        // An APNG frame may last 65535 s; an animated WebP frame at most 2^24 - 1 ms (fuzz_encode
+        // found the encode failing on such an APNG).
+        let frames = [0, 1, 2].map { (v: UInt8) in [v, v, v, 255] }
+        let source = try Image(width: 1, height: 1, frames: frames, delaysMilliseconds: [500, 55_809_000, 40],
+                               loopCount: 2, premultiplied: false)
+        for format in [EncodeFormat.webpLossless, .webp(quality: 30)] {
+            let back = try decodeAll(try ImageEncoder.encode(source, as: format))
+            XCTAssertEqual(back.frameDelays, [500, 16_777_215, 40], "\(format)")
+            XCTAssertEqual(back.loopCount, 2, "\(format)")
+        }
+        let gif = try decodeAll(try ImageEncoder.encode(source, as: .gif()))
+        XCTAssertEqual(gif.frameDelays, [500, 655_350, 40], "GIF's longest, as before")
+    }
+
     func testStillImagesAndOneFrameGiveStillFiles() throws {
         let animation = try paletteAnimation(alpha: false)
         for format in [EncodeFormat.gif(), .webpLossless] {
