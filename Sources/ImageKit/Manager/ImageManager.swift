@@ -379,9 +379,9 @@ public final class ImageManager: Sendable {
         let running = tasks.withLock { $0.count }
         let c = counters.withLock { $0 }
         let turns = limiter.counts
-        return ImageManagerStatistics(runningTasks: running + c.directReads, jobs: c.jobs, backgroundTasks: c.backgroundTasks,
-                                      blocklistedURLs: failedURLs.count, activePipelines: turns.active,
-                                      waitingPipelines: turns.waiting)
+        return ImageManagerStatistics(runningTasks: running + c.directReads, jobs: c.jobs,
+                                      backgroundTasks: c.backgroundTasks, blocklistedURLs: failedURLs.count,
+                                      activePipelines: turns.active, waitingPipelines: turns.waiting)
     }
 
     /// Stops the manager: loads asked for from now on fail with ``ImageKitError/shutDown(_:)``;
