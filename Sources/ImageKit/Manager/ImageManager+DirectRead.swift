@@ -43,16 +43,14 @@ extension ImageManager {
                 if !registry.withLock({ $0.wait(for: key, waiter) }) { waiter.resume(returning: .miss(asked: false)) }
             }
         case .read:
-            outcome = await read(r, loadObservers)
+            var found = await read(r, loadObservers)
             let waiting = registry.withLock { $0.endRead(key) }
-            var shared = outcome
-            if case .hit(var result) = outcome, !waiting.isEmpty {
+            if case .hit(var result) = found, !waiting.isEmpty {
                 result.metrics.sharedBy = 1 + waiting.count
-                shared = .hit(result)
+                found = .hit(result)
             }
-            for waiter in waiting { waiter.resume(returning: shared) }
-            if case .hit = shared, Task.isCancelled { return .cancelled }
-            return shared
+            for waiter in waiting { waiter.resume(returning: found) }
+            outcome = found
         }
         if case .hit = outcome, Task.isCancelled { return .cancelled }
         return outcome
