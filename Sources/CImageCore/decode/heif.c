@@ -108,9 +108,11 @@ static ic_status heif_failure(ic_decoder *d, struct heif_error e, const char *wh
     return ic_set_error(d->err, st, "%s: %s: %s", name(d), what, message(e, text));
 }
 
-/* Reads the container into a context limited by `max_pixels`; NULL with an error set. */
+/* Reads the container into a context limited by `max_pixels` (0: libheif's own limits), after
+ * bounding its items by what an image of `item_pixels` needs; NULL with an error set. */
 static struct heif_context *open_context(const uint8_t *data, size_t size, uint64_t max_pixels,
-                                         const char *fmt, ic_error *err, ic_status *st) {
+                                         uint64_t item_pixels, const char *fmt, ic_error *err,
+                                         ic_status *st) {
     /* A HEIF file has one file-level meta box (ISO/IEC 23008-12). libheif 1.15 reads every
      * one it meets and mixes their items and properties: fuzz_heif found files that make it
      * allocate 760 MB and then read out of bounds. */
@@ -119,14 +121,14 @@ static struct heif_context *open_context(const uint8_t *data, size_t size, uint6
         return NULL;
     }
     /* libheif 1.15 reads a file's items in time that grows with their square (a 1.4 MB file of
-     * 20 000 items: 11 s in heif-info). An image within max_pixels needs no more items than a
+     * 20 000 items: 11 s in heif-info). An image of item_pixels needs no more items than a
      * grid of 256 x 256 tiles for it and for its alpha, with 256 more (thumbnails, metadata). */
     uint64_t items = ic_heif_item_count(data, size);
-    uint64_t most = max_pixels ? 256 + max_pixels / (256 * 256) * 2 : UINT64_MAX;
+    uint64_t most = item_pixels ? 256 + item_pixels / (256 * 256) * 2 : UINT64_MAX;
     if (items > most) {
         *st = ic_set_error(err, IC_ERR_LIMIT_EXCEEDED,
                            "%s: %llu items, more than the %llu an image within the limit of %llu pixels needs", fmt,
-                           (unsigned long long)items, (unsigned long long)most, (unsigned long long)max_pixels);
+                           (unsigned long long)items, (unsigned long long)most, (unsigned long long)item_pixels);
         return NULL;
     }
     struct heif_context *ctx = heif_context_alloc();
@@ -472,7 +474,8 @@ ic_status ic_heif_decode(ic_decoder *d) {
                             "%s: this libheif has no HEVC decoder", name(d));
     }
     struct heif_context *ctx =
-        open_context(d->data, d->size, d->opts.limits.max_pixels, name(d), d->err, &st);
+        open_context(d->data, d->size, d->opts.limits.max_pixels, d->opts.limits.max_pixels, name(d),
+                     d->err, &st);
     if (!ctx) return st;
     struct heif_image_handle *primary = NULL;
     struct heif_error e = heif_context_get_primary_image_handle(ctx, &primary);
@@ -525,7 +528,9 @@ ic_status ic_heif_probe(const uint8_t *data, size_t size, ic_info *info, ic_erro
     const char *fmt = ic_format_name(info->format);
     ic_status st = ic_heif_load(fmt, err);
     if (st != IC_OK) return st;
-    struct heif_context *ctx = open_context(data, size, 0, fmt, err, &st);
+    /* A probe has no limits of its own: it reads the size of an image of any size, but bounds
+     * the items as a decode within the default limits would (a probe of 20 000 items: 8 s). */
+    struct heif_context *ctx = open_context(data, size, 0, IC_DEFAULT_MAX_PIXELS, fmt, err, &st);
     if (!ctx) return st;
     struct heif_image_handle *h = NULL;
     struct heif_error e = heif_context_get_primary_image_handle(ctx, &h);

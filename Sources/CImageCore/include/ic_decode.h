@@ -179,7 +179,12 @@ void ic_decode_options_init(ic_decode_options *options);
 ic_status ic_decode(const uint8_t *data, size_t size, const ic_decode_options *options,
                     ic_image **out, ic_decode_stats *stats, ic_error *err);
 
-/** Reads format, size, frames and orientation from the headers, decoding no pixels. */
+/**
+ * Reads format, size, frames and orientation from the headers, decoding no pixels.
+ * The size of an image beyond the decode limits is read, but a HEIF file with more items than
+ * an image within the default limits needs fails with IC_ERR_LIMIT_EXCEEDED, as its decode
+ * would (libheif reads items in time that grows with their square).
+ */
 ic_status ic_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 
 /** Sets a cancellation flag with release ordering (for ic_decode_options.cancel_flag). */

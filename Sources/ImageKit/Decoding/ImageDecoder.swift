@@ -75,6 +75,10 @@ public struct ImageDecoder: Sendable {
     }
 
     /// Reads format, size, frame count and orientation from the headers without decoding.
+    ///
+    /// No decode limits apply to the size read, but a HEIF file with more items than an image
+    /// within the default ``DecodeLimits`` needs throws ``ImageKitError/limitExceeded(_:)``, as
+    /// its decode would: libheif reads items in time that grows with their square.
     public static func info(_ buffer: UnsafeRawBufferPointer) throws(ImageKitError) -> ImageInfo {
         var info = ic_info()
         var err = ic_error()

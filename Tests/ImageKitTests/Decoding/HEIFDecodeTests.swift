@@ -302,6 +302,38 @@ final class HEIFDecodeTests: XCTestCase {
         }
         let image = try ImageDecoder().decode(bytes)
         XCTAssertEqual([image.width, image.height], [64, 64])
+        XCTAssertEqual(try ImageDecoder.info(bytes).width, 64)
+    }
+
+    /// A probe has no limits of its own, but bounds a file's items as a decode within the default
+    /// limits does (2304): a file of 2305 items (libheif would read 20 000 of them for 8 s) is
+    /// refused by both before libheif reads it.
+    func testAProbeBoundsTheItemsAsADecodeWithinTheDefaultLimits() throws {
+        let bytes = Self.heifListing(items: 2305)
+        let expected = ImageKitError.limitExceeded(
+            "HEIC: 2305 items, more than the 2304 an image within the limit of 67108864 pixels needs")
+        XCTAssertThrowsError(try ImageDecoder.info(bytes)) { error in
+            XCTAssertEqual(error as? ImageKitError, expected)
+        }
+        XCTAssertThrowsError(try ImageDecoder().decode(bytes)) { error in
+            XCTAssertEqual(error as? ImageKitError, expected)
+        }
+    }
+
+    /// A HEIC file whose meta box lists `items` items (`mime`, no data), the first primary.
+    private static func heifListing(items: Int) -> [UInt8] {
+        func be(_ value: Int, _ bytes: Int) -> [UInt8] {
+            (0..<bytes).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+        }
+        func box(_ type: String, _ body: [UInt8]) -> [UInt8] { be(8 + body.count, 4) + Array(type.utf8) + body }
+        func fullBox(_ type: String, _ body: [UInt8]) -> [UInt8] { box(type, [0, 0, 0, 0] + body) }
+        let entries = (1...items).flatMap { id in
+            box("infe", [2, 0, 0, 0] + be(id, 2) + be(0, 2) + Array("mime".utf8) + [0, 0])
+        }
+        let meta = fullBox("meta", fullBox("hdlr", [UInt8](repeating: 0, count: 4) + Array("pict".utf8)
+                                            + [UInt8](repeating: 0, count: 13))
+                                   + fullBox("pitm", be(1, 2)) + fullBox("iinf", be(items, 2) + entries))
+        return box("ftyp", Array("heic".utf8) + [0, 0, 0, 0] + Array("mif1heic".utf8)) + meta
     }
 
     /// Two file-level meta boxes (found by fuzz_heif: libheif 1.15 mixes their items and
