@@ -292,15 +292,21 @@ ic_status ic_webp_add_iccp(const uint8_t *webp, size_t size, const ic_encode_opt
     return IC_OK;
 }
 
+/* IC_OK when WebP holds an image of img's size, else IC_ERR_ENCODE (as GIF's encoder refuses a
+ * side over 65535): the still and the animation encoders both refuse a side over 16383. */
+static ic_status webp_fits(const ic_image *img, ic_error *err) {
+    if (img->width <= WEBP_MAX_DIMENSION && img->height <= WEBP_MAX_DIMENSION) return IC_OK;
+    return ic_set_error(err, IC_ERR_ENCODE, "WebP: %ux%u is larger than WebP's %dx%d", img->width,
+                        img->height, WEBP_MAX_DIMENSION, WEBP_MAX_DIMENSION);
+}
+
 static ic_status encode_webp(const ic_image *img, const uint8_t *frame, const ic_encode_options *o,
                              uint8_t **out, size_t *out_size, ic_error *err) {
     if (!o->lossless && (o->quality < 0 || o->quality > 100)) {
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "WebP: quality %d is not 0...100", o->quality);
     }
-    if (img->width > WEBP_MAX_DIMENSION || img->height > WEBP_MAX_DIMENSION) {
-        return ic_set_error(err, IC_ERR_ENCODE, "WebP: %ux%u is larger than WebP's %dx%d",
-                            img->width, img->height, WEBP_MAX_DIMENSION, WEBP_MAX_DIMENSION);
-    }
+    ic_status st = webp_fits(img, err);
+    if (st != IC_OK) return st;
     const uint8_t *src = frame;
     size_t stride = img->stride;
     uint8_t *straight = NULL;
@@ -320,7 +326,7 @@ static ic_status encode_webp(const ic_image *img, const uint8_t *frame, const ic
     free(straight);
     if (size == 0) return ic_set_error(err, IC_ERR_ENCODE, "WebP: the encoder failed");
     if (o->icc_profile) {
-        ic_status st = ic_webp_add_iccp(buf, size, o, out, out_size, err);
+        st = ic_webp_add_iccp(buf, size, o, out, out_size, err);
         WebPFree(buf);
         return st;
     }
@@ -362,10 +368,8 @@ ic_status ic_encode(const ic_image *image, const ic_encode_options *options, uin
         return ic_encode_gif(image, options, out, out_size, err);
     }
     if (f == IC_FORMAT_WEBP && options->all_frames && image->frame_count > 1) {
-        if (image->width > WEBP_MAX_DIMENSION || image->height > WEBP_MAX_DIMENSION) {
-            return ic_set_error(err, IC_ERR_ENCODE, "WebP: %ux%u is larger than WebP's %dx%d",
-                                image->width, image->height, WEBP_MAX_DIMENSION, WEBP_MAX_DIMENSION);
-        }
+        st = webp_fits(image, err);
+        if (st != IC_OK) return st;
         if (!options->lossless && (options->quality < 0 || options->quality > 100)) {
             return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "WebP: quality %d is not 0...100",
                                 options->quality);

@@ -139,6 +139,23 @@ final class AnimatedEncodeTests: XCTestCase {
         XCTAssertEqual(gif.frameDelays, [500, 655_350, 40], "GIF's longest, as before")
     }
 
+    func testAnImageWiderThanWebPHoldsIsRefusedByBothWebPEncoders() throws {
+        // WebP's sides are 14 bits: 16383 at most; a still and an animation are refused alike.
+        let row = [UInt8](repeating: 200, count: 16_384 * 4)
+        let still = try Image(width: 16_384, height: 1, frames: [row])
+        let animation = try Image(width: 16_384, height: 1, frames: [row, row], delaysMilliseconds: [100, 100],
+                                  loopCount: 0, premultiplied: false)
+        for (image, format) in [(still, EncodeFormat.webp(quality: 50)), (still, .webpLossless),
+                                (animation, .webp(quality: 50)), (animation, .webpLossless)] {
+            XCTAssertThrowsError(try ImageEncoder.encode(image, as: format), "\(format)") { error in
+                XCTAssertEqual(error as? ImageKitError,
+                               .encodeFailed("WebP: 16384x1 is larger than WebP's 16383x16383"))
+            }
+        }
+        let narrower = try Image(width: 16_383, height: 1, frames: [Array(row.dropLast(4))])
+        XCTAssertEqual(try decodeAll(try ImageEncoder.encode(narrower, as: .webpLossless)).width, 16_383)
+    }
+
     func testStillImagesAndOneFrameGiveStillFiles() throws {
         let animation = try paletteAnimation(alpha: false)
         for format in [EncodeFormat.gif(), .webpLossless] {
