@@ -423,15 +423,16 @@ static void take_color(ic_decoder *d, struct heif_image_handle *handle) {
  * converts all of it) — both against the limits — and derived images that nest in a cycle
  * or decode far more than their canvas shows. */
 static ic_status check_coded_pictures(ic_decoder *d, int bits, bool alpha) {
-    ic_heif_derived derived;
-    ic_status st = IC_OK;
+    ic_heif_scan scan;
+    ic_heif_derived_status found = ic_heif_scan_items(d->data, d->size, &scan);
+    const ic_heif_derived *derived = &scan.derived;
     /* libheif 1.15 would hand an AV1-coded item to dav1d or aom with no limit on its frame
      * size, and only HEVC pictures are read here: AV1 goes through libavif (AVIF brands). */
-    if (ic_heif_has_item_type(d->data, d->size, "av01")) {
+    if (scan.has_av1) {
         return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
                             "%s: an AV1-coded image in a file not branded AVIF (AV1 is decoded as AVIF)", name(d));
     }
-    switch (ic_heif_derived_images(d->data, d->size, &derived)) {
+    switch (found) {
     case IC_HEIF_DERIVED_OK: break;
     case IC_HEIF_DERIVED_UNREADABLE:
         return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
@@ -439,7 +440,7 @@ static ic_status check_coded_pictures(ic_decoder *d, int bits, bool alpha) {
     case IC_HEIF_DERIVED_TOO_DEEP:
         return ic_set_error(d->err, IC_ERR_CORRUPT,
                             "%s: image %u derives from images, or carries auxiliary images, more than %d deep (or itself)",
-                            name(d), derived.item, IC_HEIF_MAX_DERIVATION_DEPTH);
+                            name(d), derived->item, IC_HEIF_MAX_DERIVATION_DEPTH);
     case IC_HEIF_DERIVED_TOO_MANY:
         return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
                             "%s: the derived images refer to more than %u images", name(d), IC_HEIF_MAX_DERIVATION_VISITS);
@@ -448,22 +449,18 @@ static ic_status check_coded_pictures(ic_decoder *d, int bits, bool alpha) {
     case IC_HEIF_DERIVED_OVERDRAWN:
         return ic_set_error(d->err, IC_ERR_CORRUPT,
                             "%s: derived image %u's %u inputs decode %llu pixels for a %ux%u canvas", name(d),
-                            derived.item, derived.inputs, (unsigned long long)derived.decoded_pixels,
-                            derived.canvas_width, derived.canvas_height);
+                            derived->item, derived->inputs, (unsigned long long)derived->decoded_pixels,
+                            derived->canvas_width, derived->canvas_height);
     }
-    if (derived.largest_width > 0 && derived.largest_height > 0) {
-        uint32_t cw = derived.largest_width, ch = derived.largest_height;
-        st = ic_dec_check_size(d, cw, ch, 1, working_bytes(cw, ch, bits, alpha, 1));
+    if (derived->largest_width > 0 && derived->largest_height > 0) {
+        uint32_t cw = derived->largest_width, ch = derived->largest_height;
+        ic_status st = ic_dec_check_size(d, cw, ch, 1, working_bytes(cw, ch, bits, alpha, 1));
+        if (st != IC_OK) return st;
     }
-    ic_hevc_picture coded;
-    int pictures = st == IC_OK ? ic_heif_largest_hevc_picture(d->data, d->size, &coded) : 0;
-    if (pictures < 0) {
-        st = ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: no memory to read the items' boxes", name(d));
-    } else if (pictures > 0) {
-        st = ic_dec_check_size(d, coded.width, coded.height, 1,
-                               working_bytes(coded.width, coded.height, bits, alpha, coded.chroma_format));
-    }
-    return st;
+    if (!scan.has_picture) return IC_OK;
+    const ic_hevc_picture *coded = &scan.picture;
+    return ic_dec_check_size(d, coded->width, coded->height, 1,
+                             working_bytes(coded->width, coded->height, bits, alpha, coded->chroma_format));
 }
 
 ic_status ic_heif_decode(ic_decoder *d) {

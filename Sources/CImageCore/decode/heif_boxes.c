@@ -554,18 +554,6 @@ uint64_t ic_heif_item_count(const uint8_t *data, size_t size) {
     return count;
 }
 
-bool ic_heif_has_item_type(const uint8_t *data, size_t size, const char type[4]) {
-    box children;
-    item_walk walk;
-    uint32_t item;
-    const uint8_t *kind;
-    if (!meta_children(data, size, &children) || !items_begin(&children, &walk)) return false;
-    while (next_item(&walk, &item, &kind)) {
-        if (memcmp(kind, type, 4) == 0) return true;
-    }
-    return false;
-}
-
 /* ---- The HEVC pictures libde265 will allocate. ---- */
 
 /* A picture's samples, twice over (luma and chroma: 4:0:0, 4:2:0, 4:2:2, 4:4:4). */
@@ -622,12 +610,13 @@ static void item_pictures(const item_data *d, ic_hevc_picture *best, bool *found
     }
 }
 
-int ic_heif_largest_hevc_picture(const uint8_t *data, size_t size, ic_hevc_picture *out) {
-    heif_items ix;
-    bool no_memory, found = false;
-    if (!items_index(data, size, &ix, &no_memory)) return no_memory ? -1 : 0;
+/* The largest picture (in samples) any HEVC SPS in the file declares, in an hvcC property or
+ * in an hvc1 item's data: libde265 allocates each picture it decodes at its SPS's size,
+ * whatever the item's ispe says. True with *out set, false when the file has none. */
+static bool largest_picture(const heif_items *ix, ic_hevc_picture *out) {
+    bool found = false;
     box iprp, ipco;
-    if (find_box(ix.children.body, ix.children.size, "iprp", &iprp) && find_box(iprp.body, iprp.size, "ipco", &ipco)) {
+    if (find_box(ix->children.body, ix->children.size, "iprp", &iprp) && find_box(iprp.body, iprp.size, "ipco", &ipco)) {
         box rest = ipco, property;
         char type[4];
         while (next_box(&rest, type, &property)) {
@@ -636,14 +625,13 @@ int ic_heif_largest_hevc_picture(const uint8_t *data, size_t size, ic_hevc_pictu
     }
     /* Every item of type hvc1 (an item's first infe: its first entry in the sorted table). */
     item_data payload;
-    for (size_t i = 0; i < ix.types.n; i++) {
-        const id_entry *e = &ix.types.v[i];
-        if ((i == 0 || e[-1].id != e->id) && memcmp(e->at, "hvc1", 4) == 0 && item_payload(&ix, e->id, &payload)) {
+    for (size_t i = 0; i < ix->types.n; i++) {
+        const id_entry *e = &ix->types.v[i];
+        if ((i == 0 || e[-1].id != e->id) && memcmp(e->at, "hvc1", 4) == 0 && item_payload(ix, e->id, &payload)) {
             item_pictures(&payload, out, &found);
         }
     }
-    items_free(&ix);
-    return found ? 1 : 0;
+    return found;
 }
 
 /* ---- Derived images (grid, iovl, iden): their canvases and what decoding them costs. ---- */
@@ -858,25 +846,23 @@ static bool gather_references(cost_scan *s) {
     return true;
 }
 
-ic_heif_derived_status ic_heif_derived_images(const uint8_t *data, size_t size, ic_heif_derived *out) {
-    memset(out, 0, sizeof *out);
-    heif_items ix;
-    bool no_memory;
-    if (!items_index(data, size, &ix, &no_memory)) return no_memory ? IC_HEIF_DERIVED_NO_MEMORY : IC_HEIF_DERIVED_OK;
-    cost_scan s = {.ix = &ix, .visits = 0, .links = NULL, .link_count = 0, .have_last = false, .out = out};
+/* Costs every item (see cost_of) into *out: the largest canvas, or why libheif must not
+ * decode the file. */
+static ic_heif_derived_status derived_images(const heif_items *ix, ic_heif_derived *out) {
+    cost_scan s = {.ix = ix, .visits = 0, .links = NULL, .link_count = 0, .have_last = false, .out = out};
     box pitm_children;
     uint32_t primary = 0;
-    bool has_primary = primary_item(data, size, &pitm_children, &primary);
+    bool has_primary = primary_item(ix->data, ix->size, &pitm_children, &primary);
     ic_heif_derived_status st = gather_references(&s) ? IC_HEIF_DERIVED_OK : IC_HEIF_DERIVED_NO_MEMORY;
     /* Every item is a place libheif may start decoding (the primary image, a thumbnail, an
      * alpha): each is costed from depth 0, by its first infe. */
-    for (size_t i = 0; st == IC_HEIF_DERIVED_OK && i < ix.types.n; i++) {
-        const id_entry *e = &ix.types.v[i];
+    for (size_t i = 0; st == IC_HEIF_DERIVED_OK && i < ix->types.n; i++) {
+        const id_entry *e = &ix->types.v[i];
         if (i > 0 && e[-1].id == e->id) continue;
         char type[4];
         uint32_t w, h;
         memcpy(type, e->at, 4);
-        int canvas = item_canvas(&ix, e->id, type, &w, &h);
+        int canvas = item_canvas(ix, e->id, type, &w, &h);
         if (canvas < 0 && has_primary && e->id == primary) {
             st = IC_HEIF_DERIVED_UNREADABLE;
             break;
@@ -890,6 +876,19 @@ ic_heif_derived_status ic_heif_derived_images(const uint8_t *data, size_t size, 
     }
     free(s.links);
     free(s.inputs.v);
+    return st;
+}
+
+ic_heif_derived_status ic_heif_scan_items(const uint8_t *data, size_t size, ic_heif_scan *out) {
+    memset(out, 0, sizeof *out);
+    heif_items ix;
+    bool no_memory;
+    if (!items_index(data, size, &ix, &no_memory)) return no_memory ? IC_HEIF_DERIVED_NO_MEMORY : IC_HEIF_DERIVED_OK;
+    for (size_t i = 0; i < ix.types.n; i++) {
+        if (memcmp(ix.types.v[i].at, "av01", 4) == 0) out->has_av1 = true;
+    }
+    out->has_picture = largest_picture(&ix, &out->picture);
+    ic_heif_derived_status st = derived_images(&ix, &out->derived);
     items_free(&ix);
     return st;
 }

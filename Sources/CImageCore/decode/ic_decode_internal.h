@@ -399,9 +399,6 @@ uint8_t ic_heif_orientation(const uint8_t *data, size_t size);
 /** How many items (infe entries of version 2 or 3) a HEIF file's iinf lists. */
 uint64_t ic_heif_item_count(const uint8_t *data, size_t size);
 
-/** Whether any item of a HEIF file's iinf is of `type` (an item type such as "av01"). */
-bool ic_heif_has_item_type(const uint8_t *data, size_t size, const char type[4]);
-
 /** The picture size and chroma format (0 4:0:0, 1 4:2:0, 2 4:2:2, 3 4:4:4) an HEVC SPS declares. */
 typedef struct ic_hevc_picture {
     uint32_t width;
@@ -418,25 +415,17 @@ typedef struct ic_hevc_picture {
  */
 bool ic_hevc_sps_picture(const uint8_t *nal, size_t size, ic_hevc_picture *out);
 
-/**
- * The largest picture (in samples) any HEVC SPS in a HEIF file declares, in an hvcC
- * property or in an hvc1 item's data: libde265 allocates each picture it decodes at its
- * SPS's size, whatever the item's ispe says. 1 with *out set, 0 when the file has none, -1
- * without memory for the scan's tables.
- */
-int ic_heif_largest_hevc_picture(const uint8_t *data, size_t size, ic_hevc_picture *out);
-
 /** How deep images may derive from derived images, or carry auxiliary images (an alpha) that
  *  do: libheif 1.15 follows both without looking for a cycle (a grid that is its own tile, or
  *  two images each the other's alpha, recurse until the stack overflows); a real file goes two
  *  or three deep (an identity over a grid whose alpha is a grid of tiles). */
 #define IC_HEIF_MAX_DERIVATION_DEPTH 4
 
-/** Images ic_heif_derived_images visits in all: far above a real file's (a grid has at most
+/** Images ic_heif_scan_items visits in all: far above a real file's (a grid has at most
  *  256 x 256 tiles), and a bound on the scan's own time. */
 #define IC_HEIF_MAX_DERIVATION_VISITS (1u << 18)
 
-/** What ic_heif_derived_images found. */
+/** What ic_heif_scan_items found. */
 typedef enum ic_heif_derived_status {
     IC_HEIF_DERIVED_OK,
     /** The primary item is a grid or overlay whose data cannot be read. */
@@ -451,7 +440,7 @@ typedef enum ic_heif_derived_status {
     IC_HEIF_DERIVED_NO_MEMORY,
 } ic_heif_derived_status;
 
-/** The derived images of a HEIF file, as ic_heif_derived_images reads them. */
+/** The derived images of a HEIF file, as ic_heif_scan_items reads them. */
 typedef struct ic_heif_derived {
     /** The largest canvas a grid or overlay declares (0 x 0 when none does). */
     uint32_t largest_width;
@@ -465,15 +454,30 @@ typedef struct ic_heif_derived {
     uint32_t canvas_height;
 } ic_heif_derived;
 
+/** What ic_heif_scan_items reads of a HEIF file's items. */
+typedef struct ic_heif_scan {
+    /** An item is AV1-coded (an iinf entry of type av01). */
+    bool has_av1;
+    /** The largest picture (in samples) any HEVC SPS in the file declares, in an hvcC property
+     *  or in an hvc1 item's data, when has_picture: libde265 allocates each picture it decodes
+     *  at its SPS's size, whatever the item's ispe says. */
+    bool has_picture;
+    ic_hevc_picture picture;
+    /** The derived images. */
+    ic_heif_derived derived;
+} ic_heif_scan;
+
 /**
- * Reads every derived image (grid, overlay 'iovl', identity 'iden') of a HEIF file
- * (heif_boxes.c): the largest canvas one declares, which libheif 1.15 allocates before it
- * checks it against the item's ispe (an overlay can be the primary image's alpha), and, in
- * the pixels libde265 decodes (each input's SPS picture), what decoding each costs. libheif
- * 1.15 follows derivations without a cycle check and decodes every tile a grid lists: the
- * statuses say what must not reach it.
+ * Reads a HEIF file's items once (heif_boxes.c), indexed by id: whether one is AV1-coded,
+ * the largest HEVC picture, and every derived image (grid, overlay 'iovl', identity 'iden'):
+ * the largest canvas one declares, which libheif 1.15 allocates before it checks it against
+ * the item's ispe (an overlay can be the primary image's alpha), and, in the pixels libde265
+ * decodes (each input's SPS picture), what decoding each costs. libheif 1.15 follows
+ * derivations without a cycle check and decodes every tile a grid lists: the statuses say
+ * what must not reach it (has_av1 and the picture are read whatever the status, but for
+ * IC_HEIF_DERIVED_NO_MEMORY).
  */
-ic_heif_derived_status ic_heif_derived_images(const uint8_t *data, size_t size, ic_heif_derived *out);
+ic_heif_derived_status ic_heif_scan_items(const uint8_t *data, size_t size, ic_heif_scan *out);
 
 /** How many file-level (top-level) meta boxes a HEIF file has, up to where its boxes end or break. */
 unsigned ic_heif_meta_boxes(const uint8_t *data, size_t size);
