@@ -63,8 +63,34 @@ static inline void fuzz_choose_options(ic_decode_options *out, uint32_t knobs) {
     *out = o;
 }
 
+/* Traps unless two decodes of one input ended alike: the same status and sentence, or the
+ * same size, opacity and pixels of every frame. */
+static inline void fuzz_same_or_trap(ic_status a, const ic_error *ea, const ic_image *x, ic_status b,
+                                     const ic_error *eb, const ic_image *y) {
+    if (a != b) __builtin_trap();
+    if (a != IC_OK) {
+        if (strcmp(ea->message, eb->message) != 0) __builtin_trap();
+        return;
+    }
+    if (x->width != y->width || x->height != y->height || x->is_opaque != y->is_opaque ||
+        x->frame_count != y->frame_count) {
+        __builtin_trap();
+    }
+    for (uint32_t f = 0; f < x->frame_count; f++) {
+        for (uint32_t r = 0; r < x->height; r++) {
+            if (memcmp(ic_image_frame(x, f) + (size_t)r * x->stride, ic_image_frame(y, f) + (size_t)r * y->stride,
+                       (size_t)x->width * 4) != 0) {
+                __builtin_trap();
+            }
+        }
+    }
+}
+
 /* Decodes `data` the way fuzz_choose_options picks from `knobs`. Checks the
- * output: every row readable, colour <= alpha, limits kept. */
+ * output: every row readable, colour <= alpha, limits kept. With bit 8 of `knobs`
+ * (the only one the options leave), decodes again with use_helper_thread (the
+ * fuzz build starts helpers for images of 1024 pixels and more) and traps unless
+ * both decodes end alike, as ic_decode_options promises. */
 static inline void fuzz_decode_chosen_way(const uint8_t *data, size_t size, uint32_t knobs) {
     ic_decode_options o;
     fuzz_choose_options(&o, knobs);
@@ -75,10 +101,18 @@ static inline void fuzz_decode_chosen_way(const uint8_t *data, size_t size, uint
     if (st == IC_OK) {
         fuzz_check_pixels(img);
         if (stats.peak_bytes > o.limits.max_memory_bytes) __builtin_trap();
-        ic_image_free(img);
     } else if (img != NULL || err.message[0] == '\0') {
         __builtin_trap(); /* a failure must say why and return nothing */
     }
+    if ((knobs >> 8) & 1) {
+        o.use_helper_thread = 1;
+        ic_image *helped = NULL;
+        ic_error helped_err;
+        ic_status helped_st = ic_decode(data, size, &o, &helped, NULL, &helped_err);
+        fuzz_same_or_trap(st, &err, img, helped_st, &helped_err, helped);
+        ic_image_free(helped);
+    }
+    ic_image_free(img);
 }
 
 #endif /* FUZZ_COMMON_H */

@@ -4,22 +4,6 @@
 #include "fuzz_common.h"
 #include "ic_jpeg_testing.h"
 
-static void same_or_trap(ic_status a, const ic_error *ea, ic_image *x, ic_status b, const ic_error *eb,
-                         ic_image *y) {
-    if (a != b) __builtin_trap();
-    if (a != IC_OK) {
-        if (strcmp(ea->message, eb->message) != 0) __builtin_trap();
-        return;
-    }
-    if (x->width != y->width || x->height != y->height || x->is_opaque != y->is_opaque) __builtin_trap();
-    for (uint32_t r = 0; r < x->height; r++) {
-        if (memcmp(ic_image_frame(x, 0) + (size_t)r * x->stride, ic_image_frame(y, 0) + (size_t)r * y->stride,
-                   (size_t)x->width * 4) != 0) {
-            __builtin_trap();
-        }
-    }
-}
-
 /* At the exact 1/8 size (the codec's rows, in direct mode) and as a thumbnail from `knobs`. */
 static void dc_differential(const uint8_t *data, size_t size, uint32_t knobs) {
     ic_info info;
@@ -41,7 +25,7 @@ static void dc_differential(const uint8_t *data, size_t size, uint32_t knobs) {
         ic_error ex, ey;
         ic_status sx = ic_decode_jpeg_path(data, size, &o, IC_JPEG_PATH_LIBJPEG, &x, NULL, &ex);
         ic_status sy = ic_decode_jpeg_path(data, size, &o, IC_JPEG_PATH_AUTO, &y, NULL, &ey);
-        same_or_trap(sx, &ex, x, sy, &ey, y);
+        fuzz_same_or_trap(sx, &ex, x, sy, &ey, y);
         ic_image_free(x);
         ic_image_free(y);
     }

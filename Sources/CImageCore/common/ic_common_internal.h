@@ -59,6 +59,17 @@ static inline bool ic_is_space(unsigned char c) {
 
 /* ---- A helper thread over a growing range (thread.c). ---- */
 
+/**
+ * The least work, in pixels, worth starting a helper thread for, given the figure a build for
+ * services uses. A fuzz build (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, scripts/fuzz.sh) uses
+ * 1024: its harnesses' images are at most 64 Ki pixels, and the helpers' code must be reached.
+ */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define IC_HELPER_MIN_PIXELS(pixels) ((uint64_t)1024)
+#else
+#define IC_HELPER_MIN_PIXELS(pixels) ((uint64_t)(pixels))
+#endif
+
 /** Work on indices [begin, end) of a range (rows of an image, say). */
 typedef void (*ic_range_fn)(void *ctx, uint32_t begin, uint32_t end);
 

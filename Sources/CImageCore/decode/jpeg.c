@@ -500,7 +500,7 @@ static ic_status read_rows(jpeg_ctx *c) {
 
 /* Smallest image (pixels) whose decode gets a helper thread: its start and its second
  * header read cost tens of microseconds. */
-#define BAND_MIN_PIXELS ((uint64_t)1 << 21)
+#define BAND_MIN_PIXELS IC_HELPER_MIN_PIXELS(1u << 21)
 
 static void ctx_init(jpeg_ctx *c, ic_decoder *d, bool suspending);
 static void ctx_end(jpeg_ctx *c);

@@ -115,7 +115,7 @@ void ic_dec_buffer_free(ic_decoder *d, ic_dec_buffer *buf) {
 }
 
 /* Smallest image whose conversion gets a helper thread. */
-#define HELPER_MIN_PIXELS ((uint64_t)1 << 18)
+#define HELPER_MIN_PIXELS IC_HELPER_MIN_PIXELS(1u << 18)
 
 /* Converts and, with `straight_alpha`, premultiplies one codec row; false if not opaque. */
 static bool finish_row(const ic_decoder *d, uint8_t *row, bool straight_alpha) {

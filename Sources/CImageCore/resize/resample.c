@@ -609,7 +609,7 @@ static double band_overlap(const ic_scaler *s) {
 }
 
 /* Smallest frame (input pixels read) worth a helper thread's start (tens of microseconds). */
-#define HELPER_MIN_PIXELS ((uint64_t)1 << 20)
+#define HELPER_MIN_PIXELS IC_HELPER_MIN_PIXELS(1u << 20)
 /* Fewest output rows split into bands. */
 #define HELPER_MIN_ROWS 16
 /* Bands are made few enough that the input rows two bands both read cost at most this
