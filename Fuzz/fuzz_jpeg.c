@@ -25,7 +25,7 @@ static void dc_differential(const uint8_t *data, size_t size, uint32_t knobs) {
         ic_error ex, ey;
         ic_status sx = ic_decode_jpeg_path(data, size, &o, IC_JPEG_PATH_LIBJPEG, &x, NULL, &ex);
         ic_status sy = ic_decode_jpeg_path(data, size, &o, IC_JPEG_PATH_AUTO, &y, NULL, &ey);
-        fuzz_same_or_trap(sx, &ex, x, sy, &ey, y);
+        fuzz_same_or_trap(sx, &ex, x, sy, &ey, y, true);
         ic_image_free(x);
         ic_image_free(y);
     }
