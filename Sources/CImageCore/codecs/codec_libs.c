@@ -1,12 +1,13 @@
 /*
- * codec_libs.c — libavif, libheif, libjxl and libimagequant, opened with dlopen on first use.
+ * codec_libs.c — libavif, libheif (and libde265 for it), libjxl and libimagequant, opened with
+ * dlopen on first use.
  *
  * Those libraries and what they pull in (AV1 and HEVC encoders and decoders, libstdc++
  * users, the OpenMP runtime) cost a few megabytes of resident pages in every process that
  * maps them, one that only ever decodes JPEG included. The C core therefore does not link them: each is opened by the
  * first call that needs it, through its ic_*_load (pthread_once per library), which resolves
- * the functions the core calls (the X lists of ic_avif_lib.h, ic_heif_lib.h, ic_jxl_lib.h,
- * ic_liq_lib.h)
+ * the functions the core calls (the X lists of ic_avif_lib.h, ic_heif_lib.h, ic_de265_lib.h,
+ * ic_jxl_lib.h, ic_liq_lib.h)
  * into a table the format files call through. After that one write under pthread_once the
  * table is only read, from any thread; a library is never closed, so its functions stay valid
  * for the life of the process.
@@ -28,6 +29,7 @@
 #define IC_CODEC_LIBS_LOADER
 #include "../common/ic_common_internal.h"
 #include "ic_avif_lib.h"
+#include "ic_de265_lib.h"
 #include "ic_heif_lib.h"
 #include "ic_jxl_lib.h"
 #include "ic_liq_lib.h"
@@ -49,12 +51,14 @@ typedef struct codec_lib {
 
 static codec_lib avif_lib = {.soname = "libavif.so.15", .dev_name = "libavif.so", .once = PTHREAD_ONCE_INIT};
 static codec_lib heif_lib = {.soname = "libheif.so.1", .dev_name = "libheif.so", .once = PTHREAD_ONCE_INIT};
+static codec_lib de265_lib = {.soname = "libde265.so.0", .dev_name = "libde265.so", .once = PTHREAD_ONCE_INIT};
 static codec_lib jxl_lib = {.soname = "libjxl.so.0.7", .dev_name = "libjxl.so", .once = PTHREAD_ONCE_INIT};
 static codec_lib liq_lib = {.soname = "libimagequant.so.0", .dev_name = "libimagequant.so",
                             .once = PTHREAD_ONCE_INIT};
 
 ic_avif_functions ic_avif_fn;
 ic_heif_functions ic_heif_fn;
+ic_de265_functions ic_de265_fn;
 ic_jxl_functions ic_jxl_fn;
 ic_liq_functions ic_liq_fn;
 
@@ -114,5 +118,6 @@ static ic_status outcome(const codec_lib *lib, const char *format, ic_error *err
 
 LOADER(avif, IC_AVIF_FUNCTIONS)
 LOADER(heif, IC_HEIF_FUNCTIONS)
+LOADER(de265, IC_DE265_FUNCTIONS)
 LOADER(jxl, IC_JXL_FUNCTIONS)
 LOADER(liq, IC_LIQ_FUNCTIONS)

@@ -14,6 +14,7 @@
 #define IC_HEIF_LIB_H
 
 #include <libheif/heif.h>
+#include <libheif/heif_plugin.h>
 
 #include "ic_error.h"
 
@@ -29,11 +30,14 @@
     X(heif_decoding_options_alloc)                                                            \
     X(heif_decoding_options_free)                                                             \
     X(heif_have_decoder_for_format)                                                           \
+    X(heif_image_add_plane)                                                                   \
+    X(heif_image_create)                                                                      \
     X(heif_image_get_bits_per_pixel_range)                                                    \
     X(heif_image_get_chroma_format)                                                           \
     X(heif_image_get_colorspace)                                                              \
     X(heif_image_get_height)                                                                  \
     X(heif_image_get_nclx_color_profile)                                                      \
+    X(heif_image_get_plane)                                                                   \
     X(heif_image_get_plane_readonly)                                                          \
     X(heif_image_get_width)                                                                   \
     X(heif_image_handle_get_chroma_bits_per_pixel)                                            \
@@ -53,7 +57,13 @@
     X(heif_image_handle_is_premultiplied_alpha)                                               \
     X(heif_image_handle_release)                                                              \
     X(heif_image_release)                                                                     \
-    X(heif_nclx_color_profile_free)
+    X(heif_image_set_nclx_color_profile)                                                      \
+    X(heif_nclx_color_profile_alloc)                                                          \
+    X(heif_nclx_color_profile_free)                                                           \
+    X(heif_nclx_color_profile_set_color_primaries)                                            \
+    X(heif_nclx_color_profile_set_matrix_coefficients)                                        \
+    X(heif_nclx_color_profile_set_transfer_characteristics)                                   \
+    X(heif_register_decoder_plugin)
 
 /** A pointer to each function of IC_HEIF_FUNCTIONS, typed as <libheif/heif.h> declares it. */
 typedef struct ic_heif_functions {
@@ -85,11 +95,14 @@ ic_status ic_heif_load(const char *format, ic_error *err);
 #define heif_decoding_options_alloc (ic_heif_fn.heif_decoding_options_alloc)
 #define heif_decoding_options_free (ic_heif_fn.heif_decoding_options_free)
 #define heif_have_decoder_for_format (ic_heif_fn.heif_have_decoder_for_format)
+#define heif_image_add_plane (ic_heif_fn.heif_image_add_plane)
+#define heif_image_create (ic_heif_fn.heif_image_create)
 #define heif_image_get_bits_per_pixel_range (ic_heif_fn.heif_image_get_bits_per_pixel_range)
 #define heif_image_get_chroma_format (ic_heif_fn.heif_image_get_chroma_format)
 #define heif_image_get_colorspace (ic_heif_fn.heif_image_get_colorspace)
 #define heif_image_get_height (ic_heif_fn.heif_image_get_height)
 #define heif_image_get_nclx_color_profile (ic_heif_fn.heif_image_get_nclx_color_profile)
+#define heif_image_get_plane (ic_heif_fn.heif_image_get_plane)
 #define heif_image_get_plane_readonly (ic_heif_fn.heif_image_get_plane_readonly)
 #define heif_image_get_width (ic_heif_fn.heif_image_get_width)
 #define heif_image_handle_get_chroma_bits_per_pixel (ic_heif_fn.heif_image_handle_get_chroma_bits_per_pixel)
@@ -109,7 +122,13 @@ ic_status ic_heif_load(const char *format, ic_error *err);
 #define heif_image_handle_is_premultiplied_alpha (ic_heif_fn.heif_image_handle_is_premultiplied_alpha)
 #define heif_image_handle_release (ic_heif_fn.heif_image_handle_release)
 #define heif_image_release (ic_heif_fn.heif_image_release)
+#define heif_image_set_nclx_color_profile (ic_heif_fn.heif_image_set_nclx_color_profile)
+#define heif_nclx_color_profile_alloc (ic_heif_fn.heif_nclx_color_profile_alloc)
 #define heif_nclx_color_profile_free (ic_heif_fn.heif_nclx_color_profile_free)
+#define heif_nclx_color_profile_set_color_primaries (ic_heif_fn.heif_nclx_color_profile_set_color_primaries)
+#define heif_nclx_color_profile_set_matrix_coefficients (ic_heif_fn.heif_nclx_color_profile_set_matrix_coefficients)
+#define heif_nclx_color_profile_set_transfer_characteristics (ic_heif_fn.heif_nclx_color_profile_set_transfer_characteristics)
+#define heif_register_decoder_plugin (ic_heif_fn.heif_register_decoder_plugin)
 #endif
 
 #endif /* IC_HEIF_LIB_H */

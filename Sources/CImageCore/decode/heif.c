@@ -465,6 +465,7 @@ static ic_status check_coded_pictures(ic_decoder *d, int bits, bool alpha) {
 
 ic_status ic_heif_decode(ic_decoder *d) {
     ic_status st = ic_heif_load(name(d), d->err);
+    if (st == IC_OK) st = ic_heif_hevc_load(name(d), d->err);
     if (st != IC_OK) return st;
     if (!heif_have_decoder_for_format(heif_compression_HEVC)) {
         return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,

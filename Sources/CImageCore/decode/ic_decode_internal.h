@@ -396,6 +396,13 @@ uint8_t ic_png_exif_orientation(const uint8_t *png, size_t size);
  */
 uint8_t ic_heif_orientation(const uint8_t *data, size_t size);
 
+/**
+ * Loads libde265 and registers ImageKit's HEVC decoder with libheif (heif_hevc.c: libde265,
+ * refusing pictures it reports damaged), once per process; after ic_heif_load. IC_OK, or
+ * IC_ERR_UNSUPPORTED_FORMAT with the reason.
+ */
+ic_status ic_heif_hevc_load(const char *format, ic_error *err);
+
 /** How many items (infe entries of version 2 or 3) a HEIF file's iinf lists. */
 uint64_t ic_heif_item_count(const uint8_t *data, size_t size);
 
