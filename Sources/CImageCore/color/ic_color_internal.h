@@ -40,6 +40,12 @@ typedef struct ic_matrix_shaper {
     /** The curves as 16-bit linear light, low and high bytes (the AVX-512 kernel). */
     uint8_t lin_lo[3][256];
     uint8_t lin_hi[3][256];
+    /** The curves as 15-bit linear light, low and high bytes (the planar AVX-512 kernel). */
+    uint8_t lin15_lo[3][256];
+    uint8_t lin15_hi[3][256];
+    /** The matrix rows in 1/4096 as word pairs: (R, G) and (B, rounding) (the planar kernel). */
+    int32_t pair_rg[3];
+    int32_t pair_b[3];
     /** What source channel k adds to R, G, B of each of 4 pixels, with the 16-bit scale folded in. */
     float columns[3][16];
     /** The encoding as straight segments over sqrt(linear): 255 * sRGB ~ seg_a + seg_b * s. */

@@ -561,6 +561,7 @@ static const char *kernel_name(ic_color_kernel kernel) {
     case IC_COLOR_KERNEL_PORTABLE: return "portable";
     case IC_COLOR_KERNEL_AVX2: return "AVX2";
     case IC_COLOR_KERNEL_AVX512: return "AVX-512";
+    case IC_COLOR_KERNEL_AVX512_PLANAR: return "planar AVX-512";
     }
     return "unknown";
 }

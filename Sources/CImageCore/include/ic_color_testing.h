@@ -28,7 +28,9 @@ typedef enum ic_color_kernel {
     /** The same loop compiled for AVX2 + FMA. */
     IC_COLOR_KERNEL_AVX2 = 2,
     /** The AVX-512 (F, BW, VBMI) kernel: curves in registers, segmented sRGB encoding. */
-    IC_COLOR_KERNEL_AVX512 = 3
+    IC_COLOR_KERNEL_AVX512 = 3,
+    /** The planar AVX-512 + VNNI kernel, 64 pixels a step (the AVX-512 kernel for the rest). */
+    IC_COLOR_KERNEL_AVX512_PLANAR = 4
 } ic_color_kernel;
 
 /**

@@ -3,8 +3,8 @@ import CImageCore
 import CImageCore.Testing
 import XCTest
 
-/// The matrix/shaper conversion's kernels — the portable loop, its AVX2 build and the AVX-512
-/// kernel, each where this CPU has it — against Little CMS on two million colours (every level
+/// The matrix/shaper conversion's kernels — the portable loop, its AVX2 build, the AVX-512
+/// kernel and the planar AVX-512 + VNNI kernel, each where this CPU has it — against Little CMS on two million colours (every level
 /// of every channel many times over), for a profile with one curve and one with three
 /// different curves (the AVX-512 kernel's second path). A decode checks its kernel against
 /// lcms on a 17³ grid only; this covers the kernels this CPU does not pick.
@@ -84,7 +84,7 @@ final class ColorKernelTests: XCTestCase {
             let reference = try XCTUnwrap(try Self.convert(icc, IC_COLOR_KERNEL_LCMS))
             XCTAssertEqual(Self.compare(reference, Self.colours).alphaKept, true, "\(name): lcms keeps alpha")
             let kernels = [(IC_COLOR_KERNEL_PORTABLE, "portable"), (IC_COLOR_KERNEL_AVX2, "AVX2"),
-                           (IC_COLOR_KERNEL_AVX512, "AVX-512")]
+                           (IC_COLOR_KERNEL_AVX512, "AVX-512"), (IC_COLOR_KERNEL_AVX512_PLANAR, "planar AVX-512")]
             var ran: [String] = []
             for (kernel, kernelName) in kernels {
                 guard let px = try Self.convert(icc, kernel) else { continue }
