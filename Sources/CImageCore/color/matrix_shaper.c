@@ -53,12 +53,27 @@ static double srgb_oetf(double v) {
 static uint8_t srgb_encode[ENCODE_SIZE];
 #ifdef IC_MS_SIMD
 static bool have_avx2, have_avx512, have_vnni;
-#endif
 
 /* The planar kernel's encoding: 255 * sRGB(x / 65535) ~ (enc_a[i] + enc_b[i] * offset / 65536) /
  * 256 on segment i (see the top of the file); enc_a holds the +128 that rounds. */
 #define ENC_SEGMENTS 128
 static uint16_t enc_a[ENC_SEGMENTS], enc_b[ENC_SEGMENTS];
+
+/* The planar kernel's byte orders: sixteen pixels' bytes grouped by channel (R0-15, G0-15,
+ * B0-15, A0-15), and back from the planes: byte 4i + c of the k-th sixteen pixels is byte
+ * 16k + i of plane c (R and G from one permute of two planes, B from a second). */
+static uint8_t planar_group[64], planar_rg[4][64], planar_b[4][64];
+
+static void fill_planar_orders(void) {
+    for (int i = 0; i < 16; i++) {
+        for (int c = 0; c < 4; c++) planar_group[16 * c + i] = (uint8_t)(4 * i + c);
+        for (int k = 0; k < 4; k++) {
+            planar_rg[k][4 * i] = (uint8_t)(16 * k + i);
+            planar_rg[k][4 * i + 1] = (uint8_t)(64 + 16 * k + i);
+            planar_b[k][4 * i + 2] = (uint8_t)(16 * k + i);
+        }
+    }
+}
 
 /* Linear value (0...65535) where segment i starts and how wide it is. */
 static void enc_segment(int i, double *start, double *width) {
@@ -90,6 +105,7 @@ static void fit_encoding(void) {
         enc_b[i] = (uint16_t)lround(slope * w * 256);
     }
 }
+#endif /* IC_MS_SIMD */
 
 void ic_ms_init(void) {
     /* Entry i serves linear values in [i, i + 1): it encodes the midpoint. */
@@ -97,8 +113,9 @@ void ic_ms_init(void) {
         double mid = ((double)i + 0.5) / (ENCODE_SIZE - 1);
         srgb_encode[i] = (uint8_t)lround(srgb_oetf(mid > 1 ? 1 : mid) * 255.0);
     }
-    fit_encoding();
 #ifdef IC_MS_SIMD
+    fit_encoding();
+    fill_planar_orders();
     __builtin_cpu_init();
     have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     have_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -305,26 +322,11 @@ PLANAR static void convert_planar(const ic_matrix_shaper *f, uint8_t *p, uint32_
         a[k] = _mm512_loadu_si512(enc_a + 32 * k);
         b[k] = _mm512_loadu_si512(enc_b + 32 * k);
     }
-    /* Sixteen pixels' bytes grouped by channel: R0-15, G0-15, B0-15, A0-15. */
-    uint8_t group_bytes[64], rg_bytes[4][64], b_bytes[4][64];
-    for (int i = 0; i < 16; i++) {
-        for (int c = 0; c < 4; c++) group_bytes[16 * c + i] = (uint8_t)(4 * i + c);
-    }
-    /* Back to pixels: byte 4i + c of the k-th 16 pixels is byte 16k + i of plane c. */
-    memset(rg_bytes, 0, sizeof rg_bytes);
-    memset(b_bytes, 0, sizeof b_bytes);
-    for (int k = 0; k < 4; k++) {
-        for (int i = 0; i < 16; i++) {
-            rg_bytes[k][4 * i] = (uint8_t)(16 * k + i);
-            rg_bytes[k][4 * i + 1] = (uint8_t)(64 + 16 * k + i);
-            b_bytes[k][4 * i + 2] = (uint8_t)(16 * k + i);
-        }
-    }
-    const __m512i group = _mm512_loadu_si512(group_bytes), ones = _mm512_set1_epi16(1);
+    const __m512i group = _mm512_loadu_si512(planar_group), ones = _mm512_set1_epi16(1);
     __m512i to_rg[4], to_b[4];
     for (int k = 0; k < 4; k++) {
-        to_rg[k] = _mm512_loadu_si512(rg_bytes[k]);
-        to_b[k] = _mm512_loadu_si512(b_bytes[k]);
+        to_rg[k] = _mm512_loadu_si512(planar_rg[k]);
+        to_b[k] = _mm512_loadu_si512(planar_b[k]);
     }
     const __mmask64 blue = 0x4444444444444444ull, alpha = 0x8888888888888888ull;
     for (uint32_t x = 0; x + 64 <= width; x += 64) {

@@ -50,7 +50,7 @@ typedef struct hevc_decoder {
 
 static const char ok_text[] = "Success";
 
-static struct heif_error fail(enum heif_error_code code, enum heif_suberror_code sub, const char *text) {
+static struct heif_error result(enum heif_error_code code, enum heif_suberror_code sub, const char *text) {
     return (struct heif_error){code, sub, text};
 }
 
@@ -108,15 +108,15 @@ static int supports(enum heif_compression_format format) { return format == heif
 
 static struct heif_error new_decoder(void **out) {
     hevc_decoder *dec = calloc(1, sizeof *dec);
-    if (!dec) return fail(heif_error_Memory_allocation_error, heif_suberror_Unspecified, "no memory for a decoder");
+    if (!dec) return result(heif_error_Memory_allocation_error, heif_suberror_Unspecified, "no memory for a decoder");
     dec->ctx = de265_new_decoder();
     if (!dec->ctx) {
         free(dec);
-        return fail(heif_error_Memory_allocation_error, heif_suberror_Unspecified, "libde265 made no decoder");
+        return result(heif_error_Memory_allocation_error, heif_suberror_Unspecified, "libde265 made no decoder");
     }
     de265_set_image_allocation_functions(dec->ctx, (struct de265_image_allocation *)&zeroed_allocation, NULL);
     *out = dec;
-    return fail(heif_error_Ok, heif_suberror_Unspecified, ok_text);
+    return result(heif_error_Ok, heif_suberror_Unspecified, ok_text);
 }
 
 static void free_decoder(void *raw) {
@@ -131,18 +131,18 @@ static struct heif_error push_data(void *raw, const void *data, size_t size) {
     const uint8_t *p = data;
     size_t at = 0;
     while (at < size) {
-        if (size - at < 4) return fail(heif_error_Decoder_plugin_error, heif_suberror_End_of_data, "cut NAL length");
+        if (size - at < 4) return result(heif_error_Decoder_plugin_error, heif_suberror_End_of_data, "cut NAL length");
         size_t n = (size_t)p[at] << 24 | (size_t)p[at + 1] << 16 | (size_t)p[at + 2] << 8 | p[at + 3];
         at += 4;
         if (n > size - at || n > INT32_MAX) {
-            return fail(heif_error_Decoder_plugin_error, heif_suberror_End_of_data, "NAL unit past the data");
+            return result(heif_error_Decoder_plugin_error, heif_suberror_End_of_data, "NAL unit past the data");
         }
         if (de265_push_NAL(dec->ctx, p + at, (int)n, 0, NULL) != DE265_OK) {
-            return fail(heif_error_Memory_allocation_error, heif_suberror_Unspecified, "libde265 took no NAL unit");
+            return result(heif_error_Memory_allocation_error, heif_suberror_Unspecified, "libde265 took no NAL unit");
         }
         at += n;
     }
-    return fail(heif_error_Ok, heif_suberror_Unspecified, ok_text);
+    return result(heif_error_Ok, heif_suberror_Unspecified, ok_text);
 }
 
 /* The picture's planes copied into a new libheif image, with the VUI's colour description. */
@@ -152,7 +152,7 @@ static struct heif_error to_heif_image(const struct de265_image *pic, struct hei
     static const enum heif_channel channels[3] = {heif_channel_Y, heif_channel_Cb, heif_channel_Cr};
     enum de265_chroma chroma = de265_get_chroma_format(pic);
     if ((unsigned)chroma > de265_chroma_444) {
-        return fail(heif_error_Decoder_plugin_error, heif_suberror_Unsupported_color_conversion, "unknown chroma");
+        return result(heif_error_Decoder_plugin_error, heif_suberror_Unsupported_color_conversion, "unknown chroma");
     }
     bool mono = chroma == de265_chroma_mono;
     int bits = de265_get_bits_per_pixel(pic, 0);
@@ -164,10 +164,10 @@ static struct heif_error to_heif_image(const struct de265_image *pic, struct hei
         int w = de265_get_image_width(pic, c), h = de265_get_image_height(pic, c), stride = 0;
         const uint8_t *src = de265_get_image_plane(pic, c, &stride);
         if (de265_get_bits_per_pixel(pic, c) != bits) {
-            e = fail(heif_error_Unsupported_feature, heif_suberror_Unsupported_color_conversion,
+            e = result(heif_error_Unsupported_feature, heif_suberror_Unsupported_color_conversion,
                      "planes of different bit depths");
         } else if (w <= 0 || h <= 0 || !src) {
-            e = fail(heif_error_Decoder_plugin_error, heif_suberror_Invalid_image_size, "an empty plane");
+            e = result(heif_error_Decoder_plugin_error, heif_suberror_Invalid_image_size, "an empty plane");
         } else {
             e = heif_image_add_plane(*out, channels[c], w, h, bits);
         }
@@ -192,7 +192,7 @@ static struct heif_error to_heif_image(const struct de265_image *pic, struct hei
         heif_image_set_nclx_color_profile(*out, nclx);
         heif_nclx_color_profile_free(nclx);
     }
-    return fail(heif_error_Ok, heif_suberror_Unspecified, ok_text);
+    return result(heif_error_Ok, heif_suberror_Unspecified, ok_text);
 }
 
 /* The first warning libde265 gave that says the stream is damaged, or DE265_OK. Its pictures
@@ -232,10 +232,10 @@ static struct heif_error decode_image(void *raw, struct heif_image **out) {
     if (damage != DE265_OK) {
         if (*out) heif_image_release(*out);
         *out = NULL;
-        return fail(heif_error_Decoder_plugin_error, heif_suberror_Unspecified, de265_get_error_text(damage));
+        return result(heif_error_Decoder_plugin_error, heif_suberror_Unspecified, de265_get_error_text(damage));
     }
-    if (!*out) return fail(heif_error_Decoder_plugin_error, heif_suberror_Unspecified, "libde265 put out no picture");
-    return fail(heif_error_Ok, heif_suberror_Unspecified, ok_text);
+    if (!*out) return result(heif_error_Decoder_plugin_error, heif_suberror_Unspecified, "libde265 put out no picture");
+    return result(heif_error_Ok, heif_suberror_Unspecified, ok_text);
 }
 
 /* ImageKit never asks libheif for strict decoding: a damaged stream decodes as far as libde265
