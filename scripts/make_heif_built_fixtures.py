@@ -17,6 +17,9 @@ heif-enc (Debian's libheif-examples, libheif 1.15 with x265) encodes, for HEIFDe
   what an image within the decode limits needs.
 - sps-larger-than-ispe.heic: a flat 4096x4096 picture whose ispe says 64x64; libde265
   allocates the picture at its SPS's size and libheif 1.15 converts all of it.
+- no-sao.heic: heif-enc's file for a 200x120 gradient encoded with x265's SAO filter off
+  (-p x265:sao=0): libde265 decodes a picture without SAO into the buffers its decoder's
+  allocation functions give, which ImageKit's HEVC plugin (decode/heif_hevc.c) allocates.
 
 usage: scripts/make_heif_built_fixtures.py
 """
@@ -120,6 +123,16 @@ def assemble(items, primary, references):
     return ftyp + meta(mdat_start) + mdat
 
 
+def encode_without_sao():
+    """heif-enc's file for a 200x120 gradient, SAO off."""
+    with tempfile.TemporaryDirectory() as tmp:
+        png, heic = os.path.join(tmp, "in.png"), os.path.join(tmp, "out.heic")
+        Image.radial_gradient("L").resize((200, 120)).convert("RGB").save(png)
+        subprocess.run(["heif-enc", "-q", "60", "-p", "x265:sao=0", "-o", heic, png], check=True,
+                       stdout=subprocess.DEVNULL)
+        return open(heic, "rb").read()
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     hvcc, tile, _ = encode(64, 64, (200, 30, 30))
@@ -144,6 +157,7 @@ def main():
     at = big.find(b"ispe")
     assert at > 0 and big.count(b"ispe") == 1
     write("sps-larger-than-ispe.heic", big[:at + 8] + struct.pack(">II", 64, 64) + big[at + 16:])
+    write("no-sao.heic", encode_without_sao())
 
 
 if __name__ == "__main__":

@@ -75,7 +75,7 @@ static int zeroed_planes(de265_decoder_context *ctx, struct de265_image_spec *sp
         size_t sub_h = c > 0 && chroma == de265_chroma_420 ? 2 : 1;
         size_t width = (size_t)spec->width / sub_w, height = (size_t)spec->height / sub_h;
         stride[c] = (width + align - 1) / align * align;
-        size_t bytes = stride[c] * ((size_t)bits + 7) / 8 * height;
+        size_t bytes = stride[c] * (((size_t)bits + 7) / 8) * height;
         offset[c] = total;
         total += (bytes + PLANE_ALIGN - 1) / PLANE_ALIGN * PLANE_ALIGN;
     }

@@ -357,6 +357,18 @@ final class HEIFDecodeTests: XCTestCase {
         }
     }
 
+    /// A picture without SAO is decoded into the zeroed buffers ImageKit's HEVC plugin allocates
+    /// (decode/heif_hevc.c); no other fixture has one. Bit-exact with heif-convert (libheif 1.15's
+    /// own plugin): the SHA-256 of its RGBA output.
+    func testAPictureWithoutSAODecodesIntoImageKitsBuffersAsHeifConvertDoes() throws {
+        let image = try ImageDecoder().decode(try built("no-sao.heic"))
+        XCTAssertEqual([image.width, image.height], [200, 120])
+        XCTAssertEqual(FixtureReferences.sha256(image), "ad3f47bd843fd69d1bfc7526d212cff2bead7a2b17091bf3d5671453a295140d")
+        let thumbnail = try ImageDecoder(options: DecodeOptions(thumbnailPixelSize: PixelSize(square: 50))).decode(
+            try built("no-sao.heic"))
+        XCTAssertEqual([thumbnail.width, thumbnail.height], [50, 30])
+    }
+
     /// What a decode of an HEVC stream libde265 reports damaged (a CTB outside the picture) throws.
     private static let damagedStream = ImageKitError.corrupt(
         "HEIC: cannot decode the image: Decoder plugin generated an error: Unspecified: "
