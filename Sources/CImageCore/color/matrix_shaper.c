@@ -45,6 +45,21 @@ static double srgb_oetf(double v) {
     return v <= 0.0031308 ? v * 12.92 : 1.055 * pow(v, 1 / 2.4) - 0.055;
 }
 
+/* The straight line through g at lo and hi, moved by half its largest error over [lo, hi] (257
+ * samples) either way: its value at lo and its slope. Both AVX-512 kernels' encodings are made
+ * of such segments. */
+static void fit_chord(double (*g)(double), double lo, double hi, double *start, double *slope) {
+    double y0 = g(lo);
+    *slope = (g(hi) - y0) / (hi - lo);
+    double most = 0, least = 0;
+    for (int k = 0; k <= 256; k++) {
+        double x = lo + (hi - lo) * k / 256, e = g(x) - (y0 + *slope * (x - lo));
+        if (e > most) most = e;
+        if (e < least) least = e;
+    }
+    *start = y0 + (most + least) / 2;
+}
+
 /* ---- The portable kernel. ---- */
 
 #define ENCODE_SIZE 16384
@@ -89,19 +104,13 @@ static void enc_segment(int i, double *start, double *width) {
 /* 255 * sRGB of a 16-bit linear value (1.0 at 65535; clamped). */
 static double enc_exact(double x) { return 255.0 * srgb_oetf(x >= 65535 ? 1 : x / 65535); }
 
-/* Each segment's chord, moved by half its largest error either way (as fit_segments). */
+/* Each segment's chord (fit_chord), in the kernel's fixed point. */
 static void fit_encoding(void) {
     for (int i = 0; i < ENC_SEGMENTS; i++) {
-        double x0, w;
+        double x0, w, start, slope;
         enc_segment(i, &x0, &w);
-        double y0 = enc_exact(x0), slope = (enc_exact(x0 + w) - y0) / w;
-        double most = 0, least = 0;
-        for (int k = 0; k <= 256; k++) {
-            double x = x0 + w * k / 256, e = enc_exact(x) - (y0 + slope * (x - x0));
-            if (e > most) most = e;
-            if (e < least) least = e;
-        }
-        enc_a[i] = (uint16_t)lround((y0 + (most + least) / 2) * 256 + 128);
+        fit_chord(enc_exact, x0, x0 + w, &start, &slope);
+        enc_a[i] = (uint16_t)lround(start * 256 + 128);
         enc_b[i] = (uint16_t)lround(slope * w * 256);
     }
 }
@@ -163,8 +172,11 @@ __attribute__((target("avx2,fma"))) static void table_avx2(const ic_matrix_shape
 /* Encoding segments over s = sqrt(linear) in [0, 1]. */
 #define SEGMENTS 32
 
+/* 255 * sRGB's encoding of s * s: the curve the 16-pixel kernel's segments follow over s. */
+static double encoded_of_root(double s) { return 255 * srgb_oetf(s * s); }
+
 /* Fills seg_a/seg_b so that 255 * srgb_oetf(s * s) ~ seg_a[i] + seg_b[i] * s on segment i
- * (the part of it above the toe): the chord, moved by half its largest error either way. */
+ * (the part of it above the toe), by fit_chord. */
 static void fit_segments(ic_matrix_shaper *f) {
     double toe_s = sqrt(SRGB_TOE);
     for (int i = 0; i < SEGMENTS; i++) {
@@ -175,17 +187,10 @@ static void fit_segments(ic_matrix_shaper *f) {
             continue;
         }
         if (lo < toe_s) lo = toe_s;
-        double ylo = 255 * srgb_oetf(lo * lo), yhi = 255 * srgb_oetf(hi * hi);
-        double b = (yhi - ylo) / (hi - lo), a = ylo - b * lo;
-        double most = 0, least = 0;
-        for (int k = 0; k <= 256; k++) {
-            double s = lo + (hi - lo) * k / 256;
-            double e = 255 * srgb_oetf(s * s) - (a + b * s);
-            if (e > most) most = e;
-            if (e < least) least = e;
-        }
-        f->seg_a[i] = (float)(a + (most + least) / 2);
-        f->seg_b[i] = (float)b;
+        double start, slope;
+        fit_chord(encoded_of_root, lo, hi, &start, &slope);
+        f->seg_a[i] = (float)(start - slope * lo);
+        f->seg_b[i] = (float)slope;
     }
 }
 
@@ -279,15 +284,11 @@ AVX512 static void convert_avx512(const ic_matrix_shaper *f, uint8_t *p, uint32_
 
 #define PLANAR __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vnni")))
 
-/* One byte plane through a curve held as lo/hi byte tables: its 15-bit linear values as
- * words, bytes 0-7 of each 128-bit lane in *w0 and bytes 8-15 in *w1. */
-PLANAR static inline void plane_words(const __m512i lo_t[4], const __m512i hi_t[4], __m512i plane, __m512i *w0,
-                                      __m512i *w1) {
-    __mmask64 top = _mm512_movepi8_mask(plane);
-    __m512i lo = _mm512_mask_blend_epi8(top, _mm512_permutex2var_epi8(lo_t[0], plane, lo_t[1]),
-                                        _mm512_permutex2var_epi8(lo_t[2], plane, lo_t[3]));
-    __m512i hi = _mm512_mask_blend_epi8(top, _mm512_permutex2var_epi8(hi_t[0], plane, hi_t[1]),
-                                        _mm512_permutex2var_epi8(hi_t[2], plane, hi_t[3]));
+/* One byte plane through a curve (lookup: t[0-3] low bytes, t[4-7] high): its 15-bit linear
+ * values as words, bytes 0-7 of each 128-bit lane in *w0 and bytes 8-15 in *w1. */
+PLANAR static inline void plane_words(const __m512i t[8], __m512i plane, __m512i *w0, __m512i *w1) {
+    __m512i lo, hi;
+    lookup(t, plane, _mm512_movepi8_mask(plane), &lo, &hi);
     *w0 = _mm512_unpacklo_epi8(lo, hi);
     *w1 = _mm512_unpackhi_epi8(lo, hi);
 }
@@ -308,12 +309,12 @@ PLANAR static inline __m512i encode_words(__m512i x, const __m512i a[4], const _
 }
 
 PLANAR static void convert_planar(const ic_matrix_shaper *f, uint8_t *p, uint32_t width) {
-    __m512i lo_t[3][4], hi_t[3][4], a[4], b[4], rg[3], b1[3];
+    __m512i t[3][8], a[4], b[4], rg[3], b1[3];
     for (int c = 0; c < 3; c++) {
-        int t = f->same_curves ? 0 : c;
+        int curve = f->same_curves ? 0 : c;
         for (int k = 0; k < 4; k++) {
-            lo_t[c][k] = _mm512_loadu_si512(f->lin15_lo[t] + 64 * k);
-            hi_t[c][k] = _mm512_loadu_si512(f->lin15_hi[t] + 64 * k);
+            t[c][k] = _mm512_loadu_si512(f->lin15_lo[curve] + 64 * k);
+            t[c][4 + k] = _mm512_loadu_si512(f->lin15_hi[curve] + 64 * k);
         }
         rg[c] = _mm512_set1_epi32(f->pair_rg[c]);
         b1[c] = _mm512_set1_epi32(f->pair_b[c]);
@@ -341,7 +342,7 @@ PLANAR static void convert_planar(const ic_matrix_shaper *f, uint8_t *p, uint32_
         __m512i planes[3] = {_mm512_shuffle_i64x2(rg01, rg23, 0x88), _mm512_shuffle_i64x2(rg01, rg23, 0xDD),
                              _mm512_shuffle_i64x2(ba01, ba23, 0x88)};
         __m512i w0[3], w1[3];
-        for (int ch = 0; ch < 3; ch++) plane_words(lo_t[ch], hi_t[ch], planes[ch], &w0[ch], &w1[ch]);
+        for (int ch = 0; ch < 3; ch++) plane_words(t[ch], planes[ch], &w0[ch], &w1[ch]);
         /* (R, G) and (B, 1) word pairs, four pixels a 128-bit lane in each. */
         __m512i rgp[4] = {_mm512_unpacklo_epi16(w0[0], w0[1]), _mm512_unpackhi_epi16(w0[0], w0[1]),
                           _mm512_unpacklo_epi16(w1[0], w1[1]), _mm512_unpackhi_epi16(w1[0], w1[1])};
