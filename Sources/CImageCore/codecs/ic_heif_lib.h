@@ -29,7 +29,6 @@
     X(heif_decode_image)                                                                      \
     X(heif_decoding_options_alloc)                                                            \
     X(heif_decoding_options_free)                                                             \
-    X(heif_have_decoder_for_format)                                                           \
     X(heif_image_add_plane)                                                                   \
     X(heif_image_create)                                                                      \
     X(heif_image_get_bits_per_pixel_range)                                                    \
@@ -94,7 +93,6 @@ ic_status ic_heif_load(const char *format, ic_error *err);
 #define heif_decode_image (ic_heif_fn.heif_decode_image)
 #define heif_decoding_options_alloc (ic_heif_fn.heif_decoding_options_alloc)
 #define heif_decoding_options_free (ic_heif_fn.heif_decoding_options_free)
-#define heif_have_decoder_for_format (ic_heif_fn.heif_have_decoder_for_format)
 #define heif_image_add_plane (ic_heif_fn.heif_image_add_plane)
 #define heif_image_create (ic_heif_fn.heif_image_create)
 #define heif_image_get_bits_per_pixel_range (ic_heif_fn.heif_image_get_bits_per_pixel_range)

@@ -467,10 +467,6 @@ ic_status ic_heif_decode(ic_decoder *d) {
     ic_status st = ic_heif_load(name(d), d->err);
     if (st == IC_OK) st = ic_heif_hevc_load(name(d), d->err);
     if (st != IC_OK) return st;
-    if (!heif_have_decoder_for_format(heif_compression_HEVC)) {
-        return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
-                            "%s: this libheif has no HEVC decoder", name(d));
-    }
     struct heif_context *ctx =
         open_context(d->data, d->size, d->opts.limits.max_pixels, d->opts.limits.max_pixels, name(d),
                      d->err, &st);
