@@ -60,17 +60,28 @@ docs: deps
 	  echo "make docs: fix the DocC warnings above"; exit 1; \
 	fi
 
-## bench: release XCTest measure benchmarks on built-in inputs (INPUT=dir: your files), then the report
+## bench: release XCTest measure benchmarks on built-in inputs (INPUT=dir: your files), then the
+## report, which is printed after a failure too. FILTER=Thumbnail runs the benchmark classes whose
+## name matches (a regular expression: DecodeBenchmarks, Thumbnail|Memory, ...). A row whose
+## samples spread over 10 % is reported as noisy; the run fails only when a benchmark throws,
+## gets a wrong result or misses its input or peer.
+BENCH_DEB_PACKAGES := libvips-dev libvips-tools
 bench: deps
+	$(call install-missing,$(BENCH_DEB_PACKAGES))
 	rm -f bench-results/results.jsonl
-	# -enable-testing: the unit tests built with the benchmarks use @testable imports (`swift test`
-	# turns it on itself; `swift build` does not). The same flag as `make test`'s build, too.
-	$(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
+	@# `swift test list` builds exactly what `make test` (`swift test -c release`) builds, with the
+	@# same flags, so after `make test` this step only checks that nothing changed.
+	@start=$$SECONDS; $(SWIFT) test list -c release > /dev/null || exit 1; \
+	  echo "make bench: build step took $$((SECONDS - start)) s"
+	@status=0; \
 	IMAGEKIT_BENCH_OUT=$(CURDIR)/bench-results IMAGEKIT_BENCH_INPUT_DIR=$(abspath $(INPUT)) \
-	  $(SWIFT) test -c release --skip-build --filter ImageKitBenchmarks 2>&1 | \
-	  grep --line-buffered -E '^\[bench\]|error|failed|Test Case .* (passed|failed|skipped)' ; \
-	  test $${PIPESTATUS[0]} -eq 0
-	python3 scripts/bench_report.py bench-results/results.jsonl
+	  $(SWIFT) test -c release --skip-build --filter 'ImageKitBenchmarks\.[A-Za-z]*($(or $(FILTER),.))' 2>&1 | \
+	  grep --line-buffered -E '^\[bench\]|error|failed|Test Case .* (passed|failed|skipped)|Executed [0-9]+ test'; \
+	  status=$${PIPESTATUS[0]}; \
+	if [ -s bench-results/results.jsonl ]; then python3 scripts/bench_report.py bench-results/results.jsonl || status=1; \
+	else echo "make bench: no benchmark recorded a figure"; status=1; fi; \
+	if [ $$status -ne 0 ]; then echo "make bench: a benchmark failed (above); the report shows the rows that ran"; fi; \
+	exit $$status
 
 # The built-in inputs the peer benchmarks read (made by `make bench`).
 PEER_INPUTS := jpeg-12mp-baseline.jpg jpeg-24mp-baseline.jpg jpeg-12mp-p3.jpg jpeg-12mp-progressive.jpg \

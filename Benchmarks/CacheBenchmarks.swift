@@ -10,7 +10,7 @@ import XCTest
 /// Cache figures: memory hits (1 and 2 threads), disk hits against the
 /// decodes they save, and the filter-before-LZ4 measurements behind the
 /// disk tier's default.
-final class CacheBenchmarks: XCTestCase {
+final class CacheBenchmarks: BenchmarkCase {
     // MARK: - Inputs
 
     /// A C image (free with ic_image_free) holding `pixels`: straight RGBA,

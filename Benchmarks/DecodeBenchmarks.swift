@@ -5,7 +5,7 @@ import XCTest
 /// Full decodes, ours against the bare library call on the same bytes in the
 /// same process. The anchor decodes into a buffer allocated and touched once
 /// (as ../shared/anchors/bench.c does); ours returns a new Image every time.
-final class DecodeBenchmarks: XCTestCase {
+final class DecodeBenchmarks: BenchmarkCase {
     override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
 
     private func compare(_ input: BenchInputs.Input, anchorName: String, target: Double?,

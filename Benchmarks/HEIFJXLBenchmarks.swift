@@ -13,7 +13,7 @@ import XCTest
 /// through ImageKit's decoder plugin (decode/heif_hevc.c, registered process-wide), the anchor's
 /// calls included: both sides then run the same libde265 decode (the plugin alone measured
 /// 816–823 ms against libheif's own 842 ms on the 12 MP file, in a separate harness).
-final class HEIFJXLBenchmarks: XCTestCase {
+final class HEIFJXLBenchmarks: BenchmarkCase {
     override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
 
     private let thumbnail = DecodeOptions(thumbnailPixelSize: PixelSize(width: 256, height: 256))
@@ -22,7 +22,7 @@ final class HEIFJXLBenchmarks: XCTestCase {
                          anchor: @escaping (UnsafeRawBufferPointer) -> Void) throws {
         let decoder = ImageDecoder(options: options)
         try input.bytes.withUnsafeBytes { bytes in
-            try BenchRecorder.compare(self, section: options.thumbnailPixelSize == nil ? "decode" : "thumbnail",
+            try BenchRecorder.compare(self, section: options.thumbnailPixelSize == nil ? "decode" : "thumbnail 256 px",
                                       name: name, megapixels: input.megapixels, anchorName: anchorName,
                                       target: 1.05, ours: { _ = try decoder.decode(bytes) }, anchor: { anchor(bytes) })
         }
@@ -65,7 +65,7 @@ final class HEIFJXLBenchmarks: XCTestCase {
         }
         let psnr = 10 * log10(255 * 255 / (sum / Double(a.count)))
         XCTAssertGreaterThanOrEqual(psnr, 40)
-        BenchRecorder.record(BenchResult(section: "thumbnail", name: "heic-12mp-256 quality: PSNR vs stretched RGBA decode (dB)",
+        BenchRecorder.record(BenchResult(section: "thumbnail 256 px", name: "heic-12mp-256 quality: PSNR vs stretched RGBA decode (dB)",
                                          medianMs: 0, minMs: 0, ratio: psnr, target: 40, targetRelation: ">=",
                                          notes: ["psnr_db": psnr]))
     }
@@ -93,8 +93,8 @@ final class HEIFJXLBenchmarks: XCTestCase {
             }
             bare()
             _ = WallAndCPU.sample(decoder, bytes, threads: 1, loads: 1)
-            try WallAndCPU.record(section: "thumbnail", name: "jxl-12mp-lossy-256 (helper thread)",
-                                  megapixels: input.megapixels, samples: 15,
+            try WallAndCPU.record(section: "thumbnail 256 px", name: "jxl-12mp-lossy-256 (helper thread)",
+                                  megapixels: input.megapixels, samples: 9,
                                   anchor: ("libjxl JxlDecoder RGBA8", "libjxl"),
                                   ours: ("helper", { WallAndCPU.sample(decoder, bytes, threads: 1, loads: 2) }),
                                   theirs: { WallAndCPU.sample(loads: 2, bare) }, target: 1.05)

@@ -6,7 +6,7 @@ import XCTest
 /// through ic_decode_png_path on the same bytes in the same process: full decodes and
 /// 256 px thumbnails of the built-in 8 MP inputs. (DecodeBenchmarks compares the full
 /// decode with libpng's simplified API.)
-final class PNGFastBenchmarks: XCTestCase {
+final class PNGFastBenchmarks: BenchmarkCase {
     override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
 
     private func compare(_ input: BenchInputs.Input, section: String, thumbnail: UInt32) throws {

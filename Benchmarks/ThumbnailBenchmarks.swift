@@ -5,8 +5,9 @@ import ImageKitTestSupport
 import XCTest
 
 /// Thumbnails to 256 px: ours (bytes in memory to the final bitmap) against the
-/// bare library's fastest decode of the same bytes in the same process.
-final class ThumbnailBenchmarks: XCTestCase {
+/// bare library's fastest decode of the same bytes, with libvips's thumbnail (the peer a
+/// service would use instead) beside them, all in the same process.
+final class ThumbnailBenchmarks: BenchmarkCase {
     private let box = PixelSize(square: 256)
 
     override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
@@ -28,6 +29,7 @@ final class ThumbnailBenchmarks: XCTestCase {
             try BenchRecorder.compare(
                 self, section: "thumbnail 256 px", name: input.name, megapixels: input.megapixels,
                 anchorName: "tjDecompress2 1/8 scale", target: target,
+                peerName: VipsPeer.name, peer: try VipsPeer.thumbnail(bytes, size: box.width),
                 ours: { _ = try decoder.decode(bytes) },
                 anchor: {
                     _ = anchors_tj_decompress_into(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count, 8,
@@ -50,6 +52,7 @@ final class ThumbnailBenchmarks: XCTestCase {
         try input.bytes.withUnsafeBytes { bytes in
             try BenchRecorder.compare(self, section: "thumbnail 256 px", name: input.name, megapixels: input.megapixels,
                                       anchorName: anchorName, target: nil,
+                                      peerName: VipsPeer.name, peer: try VipsPeer.thumbnail(bytes, size: box.width),
                                       ours: { _ = try decoder.decode(bytes) }, anchor: { decodeInto(bytes, dst) })
         }
     }

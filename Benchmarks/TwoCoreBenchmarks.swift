@@ -8,13 +8,14 @@ import XCTest
 /// full decode and its 256 px thumbnail (``DecodeOptions/usesHelperThread``), a resize of the
 /// decoded 24 MP image to 1600 px (``ImageResizer/usesHelperThread``) and a disk-tier read of
 /// that image (``DiskCacheConfiguration/decodeThreads`` 2 against 1).
-final class TwoCoreBenchmarks: XCTestCase {
+final class TwoCoreBenchmarks: BenchmarkCase {
     override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
 
     private static let samples = 11
     /// For the manager's 2-load throughput row, whose target is a difference of a percent: at 11
-    /// samples its median moved by ±2 % from run to run with the policy off on both sides.
-    private static let throughputSamples = 31
+    /// samples its median moved by ±2 % from run to run with the policy off on both sides; the A/A
+    /// row beside it shows the noise of each run at this count.
+    private static let throughputSamples = 21
 
     /// Wall and process CPU milliseconds per job of `loads` calls of `job`, spread over
     /// `threads` threads started together.

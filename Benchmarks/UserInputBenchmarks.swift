@@ -5,7 +5,7 @@ import XCTest
 
 /// `make bench INPUT=dir`: the decode and thumbnail sections over a user's own
 /// files, each against the bare library call of its format on the same bytes.
-final class UserInputBenchmarks: XCTestCase {
+final class UserInputBenchmarks: BenchmarkCase {
     func testUserFiles() throws {
         guard let directory = BenchInputs.userDirectory else {
             throw XCTSkip("no INPUT directory given (make bench INPUT=dir)")

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Turns the benchmark figures (results.jsonl) into the report.
 
-Writes results.json (machine facts and every figure) and report.svg (each
-benchmark's ratio against its target) next to the input, and prints a table
-with a verdict a person can read at a glance.
+Writes results.json (machine facts and every figure) and report.svg (ImageKit's
+time beside the peer's for the decode and thumbnail rows, then each benchmark's
+ratio against its target) next to the input, and prints a table with a verdict
+a person can read at a glance. A row whose samples spread more than 10 % (relative
+standard deviation) is marked noisy: its figures are kept, its verdict is weak.
 """
 import argparse
 import datetime
@@ -81,6 +83,31 @@ def budget(r):
     return ratio / target if target else float("inf")
 
 
+NOISY_SPREAD = 10.0
+# Sections whose rows are drawn as ImageKit next to its peer.
+PEER_SECTIONS = ("decode", "thumbnail 256 px")
+
+
+def noisy(r):
+    return (r.get("spreadPercent") or 0) > NOISY_SPREAD
+
+
+def fmt_spread(r):
+    spread = r.get("spreadPercent")
+    if spread is None:
+        return ""
+    return f"±{spread:.1f}%" + (" noisy" if noisy(r) else "")
+
+
+def peer_of(r):
+    """(name, median ms) of the row's peer: libvips where it was timed, else its anchor."""
+    if r.get("peer") and r.get("peerMedianMs"):
+        return r["peer"], r["peerMedianMs"]
+    if r.get("anchor") and r.get("anchorMedianMs"):
+        return r["anchor"], r["anchorMedianMs"]
+    return None
+
+
 def time_unit(ms):
     """Scale and unit for a duration in ms: µs under a millisecond."""
     return (1000, "µs") if ms < 1 else (1, "ms")
@@ -103,7 +130,8 @@ def fmt_time(median_ms, min_ms):
 
 
 def table(results):
-    rows = [("section", "benchmark", "median (min)", "throughput", "anchor", "ratio", "target", "")]
+    rows = [("section", "benchmark", "median (min)", "spread", "throughput", "anchor", "ratio", "target", "",
+             "peer (ours / peer)")]
     for r in results:
         ms = "" if not r.get("medianMs") else fmt_time(r["medianMs"], r.get("minMs", 0))
         anchor = ""
@@ -115,7 +143,10 @@ def table(results):
         target = "" if r.get("target") is None else f"{r.get('targetRelation', '<=')} {r['target']:g}"
         ok = passed(r)
         mark = "" if ok is None else ("✓" if ok else "✗")
-        rows.append((r["section"], r["name"], ms, throughput(r), anchor, ratio, target, mark))
+        peer = ""
+        if r.get("peer") and r.get("peerMedianMs"):
+            peer = f"{r['peer']} {fmt_duration(r['peerMedianMs'])} ({r['medianMs'] / r['peerMedianMs']:.2f}x)"
+        rows.append((r["section"], r["name"], ms, fmt_spread(r), throughput(r), anchor, ratio, target, mark, peer))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for i, row in enumerate(rows):
@@ -125,31 +156,95 @@ def table(results):
     return "\n".join(lines)
 
 
-def svg(results, info):
+TEXT_PX = 6.6  # width of one character at the report's 12 px sans-serif, generously
+
+
+def svg_text(x, y, text, anchor="start", extra=""):
+    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{html.escape(text)}</text>')
+
+
+def svg_peers(results, top, width):
+    """Two bars a row for the decode and thumbnail rows: ImageKit's median time and its peer's,
+    on one scale per row (the longer of the two fills the bar space). Returns (parts, height)."""
+    rows = [(r, peer_of(r)) for r in results if r["section"] in PEER_SECTIONS and r.get("medianMs")]
+    rows = [(r, p) for r, p in rows if p]
+    if not rows:
+        return [], 0
+    labels = [f'{r["section"]} / {r["name"]}' for r, _ in rows]
+    left = 20 + TEXT_PX * max(len(t) for t in labels) + 12
+    value_space = TEXT_PX * max(len(f"{p[0]} {fmt_duration(p[1])} (0.00x)") for _, p in rows) + 12
+    bar_space = max(120, width - left - value_space - 20)
+    bar_h, pair_gap = 14, 12
+    out = [svg_text(20, top + 16, "ImageKit next to its peer (median time, shorter is faster)",
+                    extra=' font-size="15" font-weight="bold"')]
+    y = top + 34
+    for (r, (peer_name, peer_ms)), label in zip(rows, labels):
+        longest = max(r["medianMs"], peer_ms)
+        ours_w = bar_space * r["medianMs"] / longest
+        peer_w = bar_space * peer_ms / longest
+        out.append(svg_text(left - 8, y + bar_h - 2, label, "end"))
+        out.append(f'<rect x="{left:.1f}" y="{y}" width="{max(1, ours_w):.1f}" height="{bar_h}" fill="#2e6fd1"/>')
+        out.append(svg_text(left + ours_w + 6, y + bar_h - 3, f"ImageKit {fmt_duration(r['medianMs'])}"
+                            + (" (noisy)" if noisy(r) else "")))
+        y += bar_h + 2
+        out.append(f'<rect x="{left:.1f}" y="{y}" width="{max(1, peer_w):.1f}" height="{bar_h}" fill="#9a9a9a"/>')
+        out.append(svg_text(left + peer_w + 6, y + bar_h - 3,
+                            f"{peer_name} {fmt_duration(peer_ms)} ({r['medianMs'] / peer_ms:.2f}x)"))
+        y += bar_h + pair_gap
+    return out, y - top
+
+
+def svg_targets(results, top, width):
+    """One bar a row with a target: the share of the target used. Returns (parts, height)."""
     targeted = [r for r in results if passed(r) is not None]
-    width, left, bar_h, gap, top = 1100, 430, 20, 8, 70
-    height = top + len(targeted) * (bar_h + gap) + 60
+    if not targeted:
+        return [], 0
+    labels = [f'{r["section"]} / {r["name"]}' for r in targeted]
+    left = 20 + TEXT_PX * max(len(t) for t in labels) + 12
+    value_space = TEXT_PX * max(len(f'{r["ratio"]:.3f} (<= {r["target"]:g}) ±00.0% noisy') for r in targeted) + 12
+    bar_space = max(120, width - left - value_space - 20)
+    bar_h, gap = 18, 8
     scale_max = max([1.5] + [min(budget(r), 3.0) for r in targeted])
-    x_of = lambda v: left + (width - left - 190) * min(v, scale_max) / scale_max
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           '<text x="20" y="28" font-size="18" font-weight="bold">ImageKit benchmarks: share of each target used</text>',
-           f'<text x="20" y="48" fill="#555">{html.escape(info.get("cpu", ""))}, {info.get("cores")} cores, '
-           f'{html.escape(info.get("date", ""))}. Bar = ratio / target (for "&gt;=" targets: target / ratio); '
-           'left of the line is met.</text>']
+    x_of = lambda v: left + bar_space * min(v, scale_max) / scale_max
+    out = [svg_text(20, top + 16, "Targets: share of each target used (left of the line is met)",
+                    extra=' font-size="15" font-weight="bold"'),
+           svg_text(20, top + 34, 'Bar = ratio / target (for ">=" targets: target / ratio); '
+                    "hatched rows spread over 10 % (noisy).", extra=' fill="#555"')]
+    y0 = top + 50
+    bottom = y0 + len(targeted) * (bar_h + gap)
     one = x_of(1.0)
-    out.append(f'<line x1="{one}" y1="{top - 8}" x2="{one}" y2="{height - 40}" stroke="#333" stroke-dasharray="4,3"/>')
-    out.append(f'<text x="{one + 4}" y="{height - 28}" fill="#333">target</text>')
-    for i, r in enumerate(targeted):
-        y = top + i * (bar_h + gap)
+    out.append(f'<line x1="{one:.1f}" y1="{y0 - 6}" x2="{one:.1f}" y2="{bottom}" stroke="#333" stroke-dasharray="4,3"/>')
+    out.append(svg_text(one + 4, bottom + 14, "target", extra=' fill="#333"'))
+    for i, (r, label) in enumerate(zip(targeted, labels)):
+        y = y0 + i * (bar_h + gap)
         b = budget(r)
         color = "#2e9d4f" if passed(r) else "#d1453b"
-        label = f'{r["section"]} / {r["name"]}'
-        out.append(f'<text x="{left - 8}" y="{y + 14}" text-anchor="end">{html.escape(label[:64])}</text>')
-        out.append(f'<rect x="{left}" y="{y}" width="{max(1, x_of(b) - left):.1f}" height="{bar_h}" fill="{color}"/>')
+        fill = "url(#noisy)" if noisy(r) else color
+        out.append(svg_text(left - 8, y + 14, label, "end"))
+        out.append(f'<rect x="{left:.1f}" y="{y}" width="{max(1, x_of(b) - left):.1f}" height="{bar_h}" '
+                   f'fill="{fill}" stroke="{color}"/>')
         text = f'{r["ratio"]:.3f} ({r.get("targetRelation", "<=")} {r["target"]:g})'
-        out.append(f'<text x="{x_of(b) + 6:.1f}" y="{y + 14}">{html.escape(text)}</text>')
+        if r.get("spreadPercent") is not None:
+            text += " " + fmt_spread(r)
+        out.append(svg_text(x_of(b) + 6, y + 14, text))
+    return out, bottom + 24 - top
+
+
+def svg(results, info):
+    width = 1400
+    peers, peers_h = svg_peers(results, 60, width)
+    targets, targets_h = svg_targets(results, 60 + peers_h + 20, width)
+    height = 60 + peers_h + 20 + targets_h + 20
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'font-family="sans-serif" font-size="12">',
+           '<defs><pattern id="noisy" width="6" height="6" patternUnits="userSpaceOnUse" '
+           'patternTransform="rotate(45)"><rect width="6" height="6" fill="#f4d5d2"/>'
+           '<line x1="0" y1="0" x2="0" y2="6" stroke="#999" stroke-width="3"/></pattern></defs>',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           svg_text(20, 28, "ImageKit benchmarks", extra=' font-size="18" font-weight="bold"'),
+           svg_text(20, 48, f'{info.get("cpu", "")}, {info.get("cores")} cores, {info.get("date", "")}.',
+                    extra=' fill="#555"')]
+    out += peers + targets
     out.append("</svg>")
     return "\n".join(out)
 
@@ -184,7 +279,14 @@ def main():
     print()
     print(f"{sum(verdicts)} of {len(verdicts)} targets met" + (":" if missed else "."))
     for r in missed:
-        print(f"  ✗ {r['section']} / {r['name']}: {r['ratio']:.3f}, target {r.get('targetRelation', '<=')} {r['target']:g}")
+        print(f"  ✗ {r['section']} / {r['name']}: {r['ratio']:.3f}, target {r.get('targetRelation', '<=')} {r['target']:g}"
+              + (f" (noisy: ±{r['spreadPercent']:.1f}%)" if noisy(r) else ""))
+    spread_rows = [r for r in results if noisy(r)]
+    if spread_rows:
+        print(f"{len(spread_rows)} of {len(results)} rows spread over {NOISY_SPREAD:g} % (a noisy machine; "
+              "their figures are kept, their verdicts are weak):")
+        for r in spread_rows:
+            print(f"  ~ {r['section']} / {r['name']}: ±{r['spreadPercent']:.1f}%")
     print(f"Report: {os.path.join(directory, 'results.json')} and {os.path.join(directory, 'report.svg')}")
     return 0
 

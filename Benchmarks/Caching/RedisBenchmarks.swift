@@ -12,7 +12,7 @@ import XCTest
 ///
 /// XCTest's `measure` is not used: it fails a block whose runs differ by more than 10 %, which
 /// network round trips on a shared 2-core VM always do. Each figure is a median over many calls.
-final class RedisBenchmarks: XCTestCase {
+final class RedisBenchmarks: BenchmarkCase {
     private let format = OutputFormat.fixed(.jpeg())
     private let thumbnail = ImageContext(thumbnailPixelSize: PixelSize(square: 256))
 

@@ -17,7 +17,7 @@ import XCTest
 /// Not nginx's `limit_rate 20m`: nginx lets a request send a second's worth of bytes at once
 /// (its rate check has a granularity of one second), so a 2 MB body arrived in 3.5 ms and a
 /// 3 MB one at 30 MB/s.
-final class ProgressiveLoadBenchmarks: XCTestCase {
+final class ProgressiveLoadBenchmarks: BenchmarkCase {
     static let inputs: [(name: String, kind: String, input: BenchInputs.Input)] = [
         ("baseline.jpg", "baseline", BenchInputs.jpeg24MP),
         ("progressive.jpg", "progressive", BenchInputs.jpeg17MPProgressive),
@@ -117,10 +117,16 @@ final class ProgressiveLoadBenchmarks: XCTestCase {
             targetRelation: "<=", notes: ["download alone ms": downloadMs]))
         let streamedKiB = try peakGrowth(server.url(path), streams: true)
         let wholeKiB = try peakGrowth(server.url(path), streams: false)
+        // A baseline JPEG's rows stream through, so the load holds a fraction of the body. A
+        // progressive 1/8 thumbnail is complete once its DC scans are in, and libjpeg's usual
+        // progression refines the DC after most AC scans: the bytes up to that refinement are held
+        // until it arrives (ic_incremental.h), nearly the whole of this file. Streaming must then
+        // cost no more memory than downloading first, and saves only the tail.
         BenchRecorder.record(BenchResult(
             section: "progressive load", name: "\(what): peak RSS of the load, streamed vs download-then-decode",
             medianMs: median, minMs: streamed.min() ?? 0, anchor: "streamsDecoding off",
-            ratio: wholeKiB > 0 ? streamedKiB / wholeKiB : nil, target: 0.5, targetRelation: "<=",
+            ratio: wholeKiB > 0 ? streamedKiB / wholeKiB : nil, target: entry.kind == "baseline" ? 0.5 : 1.0,
+            targetRelation: "<=",
             notes: ["streamed peak MB": streamedKiB / 1024, "download-then-decode peak MB": wholeKiB / 1024,
                     "body MB": Double(entry.input.bytes.count) / 1_048_576]))
     }

@@ -8,7 +8,7 @@ import XCTest
 /// The image manager's own cost: a warm memory-cache load through the whole `async` API, and
 /// a cold load of a 100 KB JPEG from nginx on 127.0.0.1 (download, 256 px thumbnail, memory
 /// and disk store) against the same three steps measured alone, in the same run.
-final class ManagerBenchmarks: XCTestCase {
+final class ManagerBenchmarks: BenchmarkCase {
     static let servers = SharedServer(start: { try NginxServer(files: ["photo.jpg": BenchInputs.jpeg100KB.bytes]) },
                                       stop: { $0.stop() })
 

@@ -25,6 +25,13 @@ struct BenchResult: Codable, Sendable {
     var targetRelation: String? = nil
     /// Extra figures (compression ratio, peak RSS, …) shown in the report.
     var notes: [String: Double] = [:]
+    /// Relative standard deviation of ours' samples, in percent: how far this machine's noise
+    /// moved the figure. Over ``BenchRecorder/noisySpreadPercent`` the report marks the row noisy.
+    var spreadPercent: Double? = nil
+    /// A second comparison shown beside ours in the report: the library a user would pick
+    /// instead (libvips for thumbnails), timed in the same process on the same input.
+    var peer: String? = nil
+    var peerMedianMs: Double? = nil
 
     /// Whether the target is met (nil when there is no target).
     var passed: Bool? {
@@ -35,6 +42,14 @@ struct BenchResult: Codable, Sendable {
 
 /// Times benchmarks inside XCTest's `measure` and records figures for the report.
 enum BenchRecorder {
+    /// The spread above which a row is reported as noisy (XCTest's own bound for `measure`).
+    static let noisySpreadPercent = 10.0
+
+    /// The spread of ours' samples in the current test's last ``time(_:inner:useMeasure:ours:anchor:)``
+    /// call: ``record(_:)`` gives it to a row that names none. ``BenchmarkCase`` clears it before
+    /// each test.
+    nonisolated(unsafe) static var lastSpreadPercent: Double?
+
     /// Where results go: `$IMAGEKIT_BENCH_OUT` or `bench-results/` in the package.
     static var outputDirectory: URL {
         if let dir = ProcessInfo.processInfo.environment["IMAGEKIT_BENCH_OUT"] {
@@ -54,17 +69,29 @@ enum BenchRecorder {
     /// median and minimum ms per operation of each.
     ///
     /// XCTest allows one `measure` per test method; pass `useMeasure: false` for
-    /// further comparisons in the same method (the same 10 interleaved samples,
-    /// timed by our own clock only).
-    static func time(_ test: XCTestCase, inner: Int = 1, useMeasure: Bool = true, ours: () throws -> Void,
+    /// further comparisons in the same method (`samples` interleaved samples, 10 as `measure`
+    /// takes, timed by our own clock only), or for bodies of seconds, where fewer samples do.
+    static func time(_ test: XCTestCase, inner: Int = 1, useMeasure: Bool = true, samples: Int = 10,
+                     ours: () throws -> Void,
                      anchor: (() throws -> Void)? = nil) rethrows -> (ours: [Double], anchor: [Double]) {
+        let (o, a, _) = time(test, inner: inner, useMeasure: useMeasure, samples: samples, ours: ours, anchor: anchor,
+                             peer: nil)
+        return (o, a)
+    }
+
+    /// ``time(_:inner:useMeasure:samples:ours:anchor:)`` with a third body, the peer, interleaved as well.
+    static func time(_ test: XCTestCase, inner: Int = 1, useMeasure: Bool = true, samples: Int = 10,
+                     ours: () throws -> Void, anchor: (() throws -> Void)?, peer: (() throws -> Void)?)
+        -> (ours: [Double], anchor: [Double], peer: [Double]) {
         var oursMs: [Double] = []
         var anchorMs: [Double] = []
+        var peerMs: [Double] = []
         var failure: Error?
         func sample() {
             do {
                 oursMs.append(try clock(inner, ours))
                 if let anchor { anchorMs.append(try clock(inner, anchor)) }
+                if let peer { peerMs.append(try clock(inner, peer)) }
             } catch {
                 failure = error
             }
@@ -72,10 +99,21 @@ enum BenchRecorder {
         if useMeasure {
             test.measure { sample() }
         } else {
-            for _ in 0..<10 { sample() }
+            for _ in 0..<samples { sample() }
         }
         if let failure { XCTFail("benchmark body threw: \(failure)") }
-        return (oursMs, anchorMs)
+        lastSpreadPercent = spread(oursMs)
+        return (oursMs, anchorMs, peerMs)
+    }
+
+    /// Relative standard deviation of `values` in percent (nil for fewer than two values), as
+    /// XCTest's `measure` reports it.
+    static func spread(_ values: [Double]) -> Double? {
+        guard values.count > 1 else { return nil }
+        let mean = values.reduce(0, +) / Double(values.count)
+        guard mean > 0 else { return nil }
+        let variance = values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(values.count)
+        return 100 * variance.squareRoot() / mean
     }
 
     /// Milliseconds per call of `body`, over `n` calls.
@@ -106,12 +144,21 @@ enum BenchRecorder {
         return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
     }
 
-    /// Prints one line and appends the result to `results.jsonl`.
+    /// Prints one line and appends the result to `results.jsonl`. A result without a spread
+    /// takes that of the current test's last timed samples, if any.
     static func record(_ result: BenchResult) {
+        var result = result
+        if result.spreadPercent == nil { result.spreadPercent = lastSpreadPercent }
         var line = String(format: "[bench] %@ / %@: median %.3f ms (min %.3f)",
                           result.section, result.name, result.medianMs, result.minMs)
+        if let spread = result.spreadPercent {
+            line += String(format: " ±%.1f%%%@", spread, spread > noisySpreadPercent ? " (noisy)" : "")
+        }
         if let anchor = result.anchor, let a = result.anchorMedianMs {
             line += String(format: "; %@ %.3f ms", anchor, a)
+        }
+        if let peer = result.peer, let p = result.peerMedianMs {
+            line += String(format: "; %@ %.3f ms", peer, p)
         }
         if let ratio = result.ratio {
             line += String(format: "; ratio %.3f", ratio)
@@ -142,16 +189,18 @@ enum BenchRecorder {
     static func compare(_ test: XCTestCase, section: String, name: String, inner: Int? = nil,
                         useMeasure: Bool = true, megapixels: Double? = nil, bytes: Double? = nil,
                         anchorName: String, target: Double?, relation: String = "<=",
+                        peerName: String? = nil, peer: (() throws -> Void)? = nil,
                         ours: () throws -> Void, anchor: () throws -> Void) rethrows {
         let repeats = try inner ?? calibrate(ours)
-        let (o, a) = try withoutActuallyEscaping(anchor) { anchor in
-            try time(test, inner: repeats, useMeasure: useMeasure, ours: ours, anchor: anchor)
+        let (o, a, p) = withoutActuallyEscaping(anchor) { anchor in
+            time(test, inner: repeats, useMeasure: useMeasure, ours: ours, anchor: anchor, peer: peer)
         }
         let om = median(o), am = median(a)
         let ratio: Double? = am > 0 ? om / am : nil
         record(BenchResult(section: section, name: name, medianMs: om, minMs: o.min() ?? 0,
                            megapixels: megapixels, bytes: bytes, anchor: anchorName,
                            anchorMedianMs: am, ratio: ratio, target: target,
-                           targetRelation: target == nil ? nil : relation))
+                           targetRelation: target == nil ? nil : relation, spreadPercent: spread(o),
+                           peer: p.isEmpty ? nil : peerName, peerMedianMs: p.isEmpty ? nil : median(p)))
     }
 }

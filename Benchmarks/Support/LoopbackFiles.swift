@@ -13,7 +13,7 @@ import XCTest
 
 /// Base of the download benchmarks: nginx serving ``LoopbackFiles``, started on first
 /// use and stopped after the class.
-class LoopbackFilesBenchmark: XCTestCase {
+class LoopbackFilesBenchmark: BenchmarkCase {
     static let servers = SharedServer(start: { try LoopbackFiles.start() }, stop: { $0.stop() })
 
     override class func tearDown() {

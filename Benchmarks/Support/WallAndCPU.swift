@@ -51,6 +51,7 @@ enum WallAndCPU {
             anchor: anchor.name, anchorMedianMs: anchorWall, ratio: wall / anchorWall,
             target: target, targetRelation: target == nil ? nil : "<=",
             notes: ["CPU ms/load \(ours.label)": BenchRecorder.median(mine.map(\.cpu)),
-                    "CPU ms/load \(anchor.short)": BenchRecorder.median(others.map(\.cpu))]))
+                    "CPU ms/load \(anchor.short)": BenchRecorder.median(others.map(\.cpu))],
+            spreadPercent: BenchRecorder.spread(mine.map(\.wall))))
     }
 }

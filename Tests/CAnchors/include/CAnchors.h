@@ -233,4 +233,12 @@ int anchors_encode_jxl(const uint8_t *rgba, int width, int height, float distanc
 /** The bare libjxl decode: the whole input at once, RGBA8 into `dst`, on the calling thread. */
 int anchors_decode_jxl_into(const uint8_t *data, size_t size, uint8_t *dst, size_t capacity);
 
+/* libvips, opened on first use (Tests/CAnchors/vips.c): NULL once it is ready (one thread,
+ * operation cache off), else why it cannot be used. */
+const char *anchors_vips_start(void);
+
+/* vips_thumbnail_buffer of `data` to `width` px wide (height to keep the aspect ratio within a
+ * width x width box), evaluated into memory and freed: 0, or -1 when libvips fails. */
+int anchors_vips_thumbnail(const uint8_t *data, size_t size, int width);
+
 #endif /* CANCHORS_H */

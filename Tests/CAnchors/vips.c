@@ -1,0 +1,83 @@
+/* vips.c — libvips's thumbnail, the peer a user would otherwise pick, opened with dlopen so that
+ * nothing but the benchmarks needs libvips (Debian's libvips42; `make bench` installs it). The
+ * same calls as ../shared/anchors/vips_bench.c: vips_thumbnail_buffer, evaluated into memory, on
+ * one thread with the operation cache off. */
+#include "CAnchors.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct VipsImage VipsImage;
+
+static struct {
+    int (*init)(const char *argv0);
+    void (*cache_set_max)(int max);
+    void (*concurrency_set)(int concurrency);
+    int (*thumbnail_buffer)(void *buf, size_t len, VipsImage **out, int width, ...);
+    void *(*write_to_memory)(VipsImage *in, size_t *size);
+    const char *(*error_buffer)(void);
+    void (*error_clear)(void);
+    void (*object_unref)(void *object);
+    void (*free)(void *memory);
+} vips;
+
+static pthread_once_t vips_once = PTHREAD_ONCE_INIT;
+static char vips_failure[512];
+
+#define VIPS_SYMBOL(field, name)                                                        \
+    do {                                                                                \
+        *(void **)&vips.field = dlsym(handle, name);                                    \
+        if (!vips.field) {                                                              \
+            snprintf(vips_failure, sizeof vips_failure, "libvips has no symbol %s", name); \
+            return;                                                                     \
+        }                                                                               \
+    } while (0)
+
+static void vips_open(void) {
+    void *handle = dlopen("libvips.so.42", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) handle = dlopen("libvips.so", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        snprintf(vips_failure, sizeof vips_failure, "libvips.so.42 could not be loaded: %s", dlerror());
+        return;
+    }
+    VIPS_SYMBOL(init, "vips_init");
+    VIPS_SYMBOL(cache_set_max, "vips_cache_set_max");
+    VIPS_SYMBOL(concurrency_set, "vips_concurrency_set");
+    VIPS_SYMBOL(thumbnail_buffer, "vips_thumbnail_buffer");
+    VIPS_SYMBOL(write_to_memory, "vips_image_write_to_memory");
+    VIPS_SYMBOL(error_buffer, "vips_error_buffer");
+    VIPS_SYMBOL(error_clear, "vips_error_clear");
+    VIPS_SYMBOL(object_unref, "g_object_unref");
+    VIPS_SYMBOL(free, "g_free");
+    if (vips.init("imagekit-benchmarks")) {
+        snprintf(vips_failure, sizeof vips_failure, "vips_init failed: %s", vips.error_buffer());
+        return;
+    }
+    vips.cache_set_max(0);
+    vips.concurrency_set(1);
+}
+
+const char *anchors_vips_start(void) {
+    pthread_once(&vips_once, vips_open);
+    return vips_failure[0] ? vips_failure : NULL;
+}
+
+int anchors_vips_thumbnail(const uint8_t *data, size_t size, int width) {
+    if (anchors_vips_start()) return -1;
+    VipsImage *out = NULL;
+    if (vips.thumbnail_buffer((void *)data, size, &out, width, NULL)) {
+        vips.error_clear();
+        return -1;
+    }
+    size_t bytes = 0;
+    void *pixels = vips.write_to_memory(out, &bytes);
+    vips.object_unref(out);
+    if (!pixels) {
+        vips.error_clear();
+        return -1;
+    }
+    vips.free(pixels);
+    return 0;
+}
