@@ -9,8 +9,9 @@
 /// `--shutdown-timeout` what is left is cancelled.
 ///
 /// Safe to expose. A failed load is answered with its status and a sentence chosen by the
-/// error's code, never the error's message (which may name the origin, its hosts or
-/// credentials); the startup line shows the origin without its user and password. A load whose
+/// error's code, never the error's message (which may name the origin or its hosts). A user
+/// and password in `--origin` are sent as basic auth to the origin's host, and no URL ImageKit
+/// sees (so none in its logs and messages, nor the startup line) carries them. A load whose
 /// client leaves is cancelled (`ConnectionGuard`). Everything a client can grow has a bound:
 /// `w` (`--max-width`, 400 past it), loads waiting for a turn (`--max-waiting-loads`, 503 past
 /// it), connections (`--max-connections`, later ones wait in the listen backlog), idle
@@ -104,6 +105,12 @@ struct ThumbnailServer: AsyncParsableCommand {
         // The configured origin is trusted wherever it is; any other destination must be public.
         var downloads = DownloaderConfiguration()
         downloads.destinationPolicy = DestinationPolicy(allowList: [originHost])
+        // Credentials in --origin become the downloader's basic auth (sent to the request's host
+        // only), so no URL ImageKit sees, logs or puts in a message carries them.
+        if originURL.user != nil || originURL.password != nil {
+            downloads.credentials = .init(username: originURL.user ?? "", password: originURL.password ?? "")
+        }
+        let base = Self.withoutCredentials(originURL)
         var configuration = ImageManagerConfiguration()
         if let maxActiveLoads { configuration.maxActivePipelines = maxActiveLoads }
         configuration.maxWaitingPipelines = maxWaitingLoads
@@ -116,7 +123,7 @@ struct ThumbnailServer: AsyncParsableCommand {
         let statistics = ImageManagerStatisticsReporter(manager: manager)
 
         let connections = ClientConnections()
-        let route = ThumbnailRoute(origin: origin.hasSuffix("/") ? String(origin.dropLast()) : origin,
+        let route = ThumbnailRoute(origin: base.hasSuffix("/") ? String(base.dropLast()) : base,
                                    manager: manager, maxWidth: maxWidth, connections: connections)
         let router = Router(context: ThumbnailRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.middlewares.add(TracingMiddleware())
@@ -143,14 +150,14 @@ struct ThumbnailServer: AsyncParsableCommand {
         }
 
         let metrics = metricsPort.map { ", metrics on http://\(metricsHost):\($0)/metrics" } ?? ""
-        logger.info("listening on http://\(host):\(port), origin \(Self.withoutCredentials(originURL)), cache \(cache)\(metrics)")
+        logger.info("listening on http://\(host):\(port), origin \(base), cache \(cache)\(metrics)")
         var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint],
                                               logger: logger)
         group.maximumGracefulShutdownDuration = .seconds(shutdownTimeout)
         try await ServiceGroup(configuration: group).run()
     }
 
-    /// `url` as text without its user and password, for logs.
+    /// `url` as text without its user and password.
     static func withoutCredentials(_ url: URLComponents) -> String {
         var url = url
         url.user = nil

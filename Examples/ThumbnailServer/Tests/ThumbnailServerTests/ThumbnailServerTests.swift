@@ -13,12 +13,19 @@ final class ThumbnailServerTests: XCTestCase {
     private var originPort = 0
 
     /// The origin: Python's file server over a folder, plus `/redirect/HOST:PORT/PATH`, which
-    /// answers 302 to `http://HOST:PORT/PATH`, and `/slow/ANYTHING`, which answers 404 after 20 s.
+    /// answers 302 to `http://HOST:PORT/PATH`, `/slow/ANYTHING`, which answers 404 after 20 s, and
+    /// `/private/PATH`, which answers `/PATH` to basic auth as `reader:s3cret` and 401 without it.
     private static let origin = """
-        import functools, http.server, sys, time
+        import base64, functools, http.server, sys, time
         class Handler(http.server.SimpleHTTPRequestHandler):
             def do_GET(self):
-                if self.path.startswith("/slow/"):
+                if self.path.startswith("/private/"):
+                    if self.headers.get("Authorization") != "Basic " + base64.b64encode(b"reader:s3cret").decode():
+                        self.send_error(401)
+                        return
+                    self.path = self.path[len("/private"):]
+                    super().do_GET()
+                elif self.path.startswith("/slow/"):
                     time.sleep(20)
                     self.send_error(404)
                 elif self.path.startswith("/redirect/"):
@@ -156,8 +163,8 @@ final class ThumbnailServerTests: XCTestCase {
         XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=65").status, 400)
     }
 
-    /// A client never sees the origin's URL, its hosts or the credentials in `--origin`; the
-    /// startup line shows no credentials either.
+    /// A client never sees the origin's URL, its hosts or the credentials in `--origin`, which
+    /// reach the origin as basic auth and appear in no log line.
     func testAnswersAndLogsNoCredentialsOrInternalHosts() throws {
         let log = folder.appendingPathComponent("server.log")
         try startServer(origin: "http://reader:s3cret@127.0.0.1:\(originPort)/", log: log)
@@ -172,12 +179,13 @@ final class ThumbnailServerTests: XCTestCase {
         XCTAssertEqual(refused.status, 403)
         XCTAssertEqual(String(decoding: refused.body, as: UTF8.self),
                        "the image's location is not allowed (destination_refused)\n")
-        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=20").status, 200, "the origin still loads")
+        XCTAssertEqual(try get("/thumb/private/photos/cat.jpg?w=20").status, 200, "the credentials reach the origin")
 
-        let startup = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").first { $0.contains("listening") }
-        let line = try XCTUnwrap(startup.map(String.init))
-        XCTAssertTrue(line.contains("origin http://127.0.0.1:\(originPort)/"), line)
-        XCTAssertFalse(line.contains("s3cret") || line.contains("reader"), line)
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        let startup = try XCTUnwrap(lines.first { $0.contains("listening") })
+        XCTAssertTrue(startup.contains("origin http://127.0.0.1:\(originPort)/"), String(startup))
+        XCTAssertTrue(lines.contains { $0.contains("image load failed") }, "the failed loads are logged")
+        for line in lines { XCTAssertFalse(line.contains("s3cret") || line.contains("reader"), String(line)) }
     }
 
     /// Clients that sent a request and left: their loads are cancelled, so the pipelines they
