@@ -61,6 +61,9 @@ final class ThumbnailServerTests: XCTestCase {
         try startServer()
     }
 
+    /// The loads ImageKit runs at once by default (`maxActivePipelines`: 6 + 2 × cores).
+    private static let loadsRunning = 6 + 2 * ProcessInfo.processInfo.activeProcessorCount
+
     /// Starts the server (stopping the one running, if any) with the test origin, a fresh
     /// cache folder and `arguments`; its output goes to `log` if given.
     private func startServer(_ arguments: [String] = [], origin: String? = nil, log: URL? = nil) throws {
@@ -191,8 +194,8 @@ final class ThumbnailServerTests: XCTestCase {
     /// Clients that sent a request and left: their loads are cancelled, so the pipelines they
     /// held serve the next client at once (without it, each waits for the origin's 20 s).
     func testCancelsTheLoadsOfClientsThatLeft() throws {
-        // More abandoned loads of a slow origin than ImageKit runs at once (10 here).
-        let abandoned = try (0..<16).map { try send("/thumb/slow/\($0).jpg?w=10") }
+        // More abandoned loads of a slow origin than ImageKit runs at once.
+        let abandoned = try (0..<Self.loadsRunning + 6).map { try send("/thumb/slow/\($0).jpg?w=10") }
         usleep(500_000)
         for fd in abandoned { close(fd) }
         let started = Date()
@@ -202,8 +205,8 @@ final class ThumbnailServerTests: XCTestCase {
 
     /// Past 64 loads waiting for a turn (`--max-waiting-loads`), a load is refused at once: 503.
     func testBoundsTheLoadsWaiting() throws {
-        // 10 loads run, 64 wait, the other 26 are refused.
-        let clients = try (0..<100).map { try send("/thumb/slow/\($0).jpg?w=10") }
+        // Some loads run, 64 wait, the other 26 are refused.
+        let clients = try (0..<Self.loadsRunning + 64 + 26).map { try send("/thumb/slow/\($0).jpg?w=10") }
         defer { for fd in clients { close(fd) } }
         var refused = 0
         let deadline = Date().addingTimeInterval(8)
