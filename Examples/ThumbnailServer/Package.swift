@@ -19,6 +19,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        // Hummingbird's own; declared to watch each connection with a channel handler.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+        // Hummingbird's own; declared to give graceful shutdown a deadline.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
         .executableTarget(
@@ -27,11 +31,14 @@ let package = Package(
                 .product(name: "ImageKit", package: "ImageKit"),
                 .product(name: "ImageKitServer", package: "ImageKit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

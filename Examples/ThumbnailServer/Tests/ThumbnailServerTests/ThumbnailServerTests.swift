@@ -13,12 +13,22 @@ final class ThumbnailServerTests: XCTestCase {
     private var originPort = 0
 
     /// The origin: Python's file server over a folder, plus `/redirect/HOST:PORT/PATH`, which
-    /// answers 302 to `http://HOST:PORT/PATH`.
+    /// answers 302 to `http://HOST:PORT/PATH`, `/slow/ANYTHING`, which answers 404 after 20 s, and
+    /// `/private/PATH`, which answers `/PATH` to basic auth as `reader:s3cret` and 401 without it.
     private static let origin = """
-        import functools, http.server, sys
+        import base64, functools, http.server, sys, time
         class Handler(http.server.SimpleHTTPRequestHandler):
             def do_GET(self):
-                if self.path.startswith("/redirect/"):
+                if self.path.startswith("/private/"):
+                    if self.headers.get("Authorization") != "Basic " + base64.b64encode(b"reader:s3cret").decode():
+                        self.send_error(401)
+                        return
+                    self.path = self.path[len("/private"):]
+                    super().do_GET()
+                elif self.path.startswith("/slow/"):
+                    time.sleep(20)
+                    self.send_error(404)
+                elif self.path.startswith("/redirect/"):
                     self.send_response(302)
                     self.send_header("Location", "http://" + self.path[len("/redirect/"):])
                     self.send_header("Content-Length", "0")
@@ -40,6 +50,7 @@ final class ThumbnailServerTests: XCTestCase {
         for i in 0..<400 * 300 { pixels[i * 4] = UInt8(i % 400 * 255 / 399); pixels[i * 4 + 1] = UInt8(i / 400 * 255 / 299) }
         let jpeg = try ImageEncoder.encode(Image(width: 400, height: 300, premultipliedRGBA: pixels), as: .jpeg())
         try jpeg.write(to: images.appendingPathComponent("cat.jpg"))
+        try jpeg.write(to: images.appendingPathComponent("cat..jpg"))
         jpegSize = jpeg.count
 
         originPort = try freePort()
@@ -47,6 +58,19 @@ final class ThumbnailServerTests: XCTestCase {
                   ["-c", Self.origin, "\(originPort)", folder.appendingPathComponent("origin").path])
         try waitUntilListening(originPort)
 
+        try startServer()
+    }
+
+    /// The loads ImageKit runs at once by default (`maxActivePipelines`: 6 + 2 × cores).
+    private static let loadsRunning = 6 + 2 * ProcessInfo.processInfo.activeProcessorCount
+
+    /// Starts the server (stopping the one running, if any) with the test origin, a fresh
+    /// cache folder and `arguments`; its output goes to `log` if given.
+    private func startServer(_ arguments: [String] = [], origin: String? = nil, log: URL? = nil) throws {
+        if let server, server.isRunning {
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+        }
         // The server's binary is built next to the test bundle.
         let binary = Bundle.main.bundleURL.appendingPathComponent("thumbnail-server").path
         guard FileManager.default.isExecutableFile(atPath: binary) else {
@@ -54,8 +78,9 @@ final class ThumbnailServerTests: XCTestCase {
             throw POSIXError(.ENOENT)
         }
         serverPort = try freePort()
-        server = try start(binary, ["--port", "\(serverPort)", "--origin", "http://127.0.0.1:\(originPort)",
-                           "--cache", folder.appendingPathComponent("cache").path])
+        server = try start(binary, ["--port", "\(serverPort)", "--origin", origin ?? "http://127.0.0.1:\(originPort)",
+                                    "--cache", folder.appendingPathComponent("cache-\(UUID())").path] + arguments,
+                           log: log)
         try waitUntilListening(serverPort)
     }
 
@@ -106,22 +131,207 @@ final class ThumbnailServerTests: XCTestCase {
         XCTAssertEqual(try get("/thumb/photos/%2E%2E/cat.jpg?w=10").status, 400)
     }
 
+    func testAnswersHEADLikeGET() throws {
+        let get = try get("/thumb/photos/cat.jpg?w=100")
+        XCTAssertEqual(get.status, 200)
+        let head = try self.get("/thumb/photos/cat.jpg?w=100", method: "HEAD")
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.headers["content-length"], "\(get.body.count)")
+        XCTAssertEqual(head.headers["content-type"], "image/jpeg")
+        XCTAssertEqual(head.headers["etag"], get.headers["etag"])
+        XCTAssertEqual(head.body.count, 0)
+        XCTAssertEqual(try self.get("/thumb/photos/missing.jpg?w=100", method: "HEAD").status, 404)
+    }
+
+    /// Only a path segment that is exactly `..` (plain, percent-encoded, between plain or
+    /// encoded separators) climbs out of the origin's folder; dots inside a name are a name.
+    func testRefusesOnlyNamesThatClimbOut() throws {
+        XCTAssertEqual(try get("/thumb/photos/cat..jpg?w=10").status, 200)
+        XCTAssertEqual(try get("/thumb/photos/.../cat.jpg?w=10").status, 404)
+        for climbing in ["photos/../photos/cat.jpg", "photos/%2e%2E/photos/cat.jpg", "photos/.%2e/photos/cat.jpg",
+                         "photos/..%2fphotos/cat.jpg", "photos/..%5Cphotos/cat.jpg", "photos/%2e%2e",
+                         "photos/..%2F..%2Fetc/passwd"] {
+            XCTAssertEqual(try get("/thumb/\(climbing)?w=10").status, 400, climbing)
+        }
+    }
+
+    /// `w` is capped (2048 by default, `--max-width`): the output's pixels and bytes with it.
+    func testCapsTheWidth() throws {
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=2048").status, 200)
+        let tooWide = try get("/thumb/photos/cat.jpg?w=2049")
+        XCTAssertEqual(tooWide.status, 400)
+        XCTAssertEqual(String(decoding: tooWide.body, as: UTF8.self), "w must be a width from 1 to 2048\n")
+        try startServer(["--max-width", "64"])
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=64").status, 200)
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=65").status, 400)
+    }
+
+    /// A client never sees the origin's URL, its hosts or the credentials in `--origin`, which
+    /// reach the origin as basic auth and appear in no log line.
+    func testAnswersAndLogsNoCredentialsOrInternalHosts() throws {
+        let log = folder.appendingPathComponent("server.log")
+        try startServer(origin: "http://reader:s3cret@127.0.0.1:\(originPort)/", log: log)
+        let missing = try get("/thumb/photos/missing.jpg?w=100")
+        XCTAssertEqual(missing.status, 404)
+        XCTAssertEqual(String(decoding: missing.body, as: UTF8.self), "the origin answered HTTP 404 (http_status)\n")
+        let again = try get("/thumb/photos/missing.jpg?w=100")  // now from the blocklist
+        XCTAssertEqual(again.status, 404)
+        XCTAssertEqual(String(decoding: again.body, as: UTF8.self),
+                       "it failed recently: the origin answered HTTP 404 (blocklisted)\n")
+        let refused = try get("/thumb/redirect/127.0.0.2:\(originPort)/photos/cat.jpg?w=20")
+        XCTAssertEqual(refused.status, 403)
+        XCTAssertEqual(String(decoding: refused.body, as: UTF8.self),
+                       "the image's location is not allowed (destination_refused)\n")
+        XCTAssertEqual(try get("/thumb/private/photos/cat.jpg?w=20").status, 200, "the credentials reach the origin")
+
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        let startup = try XCTUnwrap(lines.first { $0.contains("listening") })
+        XCTAssertTrue(startup.contains("origin http://127.0.0.1:\(originPort)/"), String(startup))
+        XCTAssertTrue(lines.contains { $0.contains("image load failed") }, "the failed loads are logged")
+        for line in lines { XCTAssertFalse(line.contains("s3cret") || line.contains("reader"), String(line)) }
+    }
+
+    /// Clients that sent a request and left: their loads are cancelled, so the pipelines they
+    /// held serve the next client at once (without it, each waits for the origin's 20 s).
+    func testCancelsTheLoadsOfClientsThatLeft() throws {
+        // More abandoned loads of a slow origin than ImageKit runs at once.
+        let abandoned = try (0..<Self.loadsRunning + 6).map { try send("/thumb/slow/\($0).jpg?w=10") }
+        usleep(500_000)
+        for fd in abandoned { close(fd) }
+        let started = Date()
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=10").status, 200)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "waited for the abandoned loads")
+    }
+
+    /// Past 64 loads waiting for a turn (`--max-waiting-loads`), a load is refused at once: 503.
+    func testBoundsTheLoadsWaiting() throws {
+        // Some loads run, 64 wait, the other 26 are refused.
+        let clients = try (0..<Self.loadsRunning + 64 + 26).map { try send("/thumb/slow/\($0).jpg?w=10") }
+        defer { for fd in clients { close(fd) } }
+        var refused = 0
+        let deadline = Date().addingTimeInterval(8)
+        for fd in clients {
+            var timeout = timeval(tv_sec: 0, tv_usec: 1000)
+            if Date() < deadline { timeout.tv_usec = 50_000 }
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            guard let answer = try? receive(fd), answer.status == 503 else { continue }
+            XCTAssertEqual(String(decoding: answer.body, as: UTF8.self),
+                           "too many images are waiting to be made; try again later (overloaded)\n")
+            XCTAssertEqual(answer.headers["retry-after"], "1")
+            refused += 1
+        }
+        XCTAssertGreaterThanOrEqual(refused, 20)
+    }
+
+    /// Clients that do not read a large answer hold about a slice of it each, not a copy.
+    func testStreamsLargeAnswersToClientsThatDoNotRead() throws {
+        try writeLargeImage()
+        let target = "/thumb/photos/noise.png?w=2048&format=png"
+        let whole = try get(target)
+        XCTAssertEqual(whole.status, 200)
+        XCTAssertGreaterThan(whole.body.count, 10 << 20)
+        let before = try residentBytes(server.processIdentifier)
+        let readers = try (0..<20).map { _ in try send(target, receiveBuffer: 4096) }
+        defer { for fd in readers { close(fd) } }
+        usleep(2_000_000)
+        let grown = try residentBytes(server.processIdentifier) - before
+        // Twenty copies before; now less than one in all.
+        XCTAssertLessThan(grown, whole.body.count, "\(grown >> 20) MiB more for 20 clients of a \(whole.body.count >> 20) MiB answer")
+        // The slices add up to the answer.
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(readers[0], SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        XCTAssertEqual(try receive(readers[0]).body, whole.body)
+    }
+
+    /// A client that leaves an answer unread for `--write-timeout` loses its connection.
+    func testClosesConnectionsThatStopReading() throws {
+        try writeLargeImage()
+        try startServer(["--write-timeout", "1"])
+        let target = "/thumb/photos/noise.png?w=2048&format=png"
+        let whole = try get(target)
+        XCTAssertEqual(whole.status, 200)
+        let reader = try send(target, receiveBuffer: 4096)
+        defer { close(reader) }
+        usleep(4_000_000)
+        let bytes = try receiveUntilClosed(reader)
+        XCTAssertLessThan(bytes, whole.body.count / 2, "the connection stayed open for the whole answer")
+    }
+
+    /// Past `--max-connections`, a connection waits in the listen backlog until another closes.
+    func testCapsTheConnections() throws {
+        try startServer(["--max-connections", "2"])
+        let first = try connect(serverPort), second = try connect(serverPort)
+        defer { close(second) }
+        usleep(200_000)
+        let third = try send("/thumb/photos/cat.jpg?w=10")
+        defer { close(third) }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(third, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        XCTAssertThrowsError(try receive(third), "answered while two connections were open")
+        close(first)
+        timeout.tv_sec = 10
+        setsockopt(third, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        XCTAssertEqual(try receive(third).status, 200)
+    }
+
+    /// `--idle-timeout` closes connections that send nothing, or send their headers too slowly.
+    func testClosesIdleAndSlowConnections() throws {
+        try startServer(["--idle-timeout", "1"])
+        let silent = try connect(serverPort)
+        defer { close(silent) }
+        let slow = try connect(serverPort)
+        defer { close(slow) }
+        let partial = Array("GET /thumb/photos/cat.jpg?w=10 HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
+        XCTAssertEqual(Glibc.send(slow, partial, partial.count, 0), partial.count)
+        let started = Date()
+        XCTAssertEqual(try receiveUntilClosed(silent), 0)
+        XCTAssertEqual(try receiveUntilClosed(slow), 0)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+    }
+
+    /// A load still waiting at SIGTERM delays the exit by `--shutdown-timeout` at most.
+    func testShutdownHasADeadline() throws {
+        try startServer(["--shutdown-timeout", "1"])
+        let waiting = try send("/thumb/slow/1.jpg?w=10")  // the origin answers after 20 s
+        defer { close(waiting) }
+        usleep(500_000)
+        let started = Date()
+        kill(server.processIdentifier, SIGTERM)
+        while server.isRunning, Date().timeIntervalSince(started) < 15 { usleep(20_000) }
+        XCTAssertFalse(server.isRunning)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 6)
+    }
+
+    /// `/metrics` is not on the public port; `--metrics-port` serves it on one of its own.
+    func testServesMetricsOnlyOnTheirOwnPort() throws {
+        XCTAssertEqual(try get("/metrics").status, 404)
+        let metricsPort = try freePort()
+        try startServer(["--metrics-port", "\(metricsPort)"])
+        try waitUntilListening(metricsPort)
+        XCTAssertEqual(try get("/metrics").status, 404)
+        XCTAssertEqual(try get("/metrics", port: metricsPort).status, 200)
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=10", port: metricsPort).status, 404)
+    }
+
     /// ImageKit's metrics, scraped from `/metrics` in Prometheus's text format after some loads.
     func testMetricsCountTheLoads() throws {
+        let metricsPort = try freePort()
+        try startServer(["--metrics-port", "\(metricsPort)"])
+        try waitUntilListening(metricsPort)
         XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=100").headers["x-cache"], "miss")  // downloaded
         XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=100").headers["x-cache"], "memory")
         // The first load's disk writes (variant, then original bytes) finish after its answer:
         // wait for the disk store to be counted, which happens once both are written.
         let stored = Series(name: "imagekit_store_duration_seconds_count", labels: ["tier": "disk"])
         let deadline = Date().addingTimeInterval(15)
-        while try Self.samples(String(decoding: get("/metrics").body, as: UTF8.self))[stored] ?? 0 < 1 {
+        while try Self.samples(String(decoding: get("/metrics", port: metricsPort).body, as: UTF8.self))[stored] ?? 0 < 1 {
             guard Date() < deadline else { return XCTFail("the first load's disk store never finished") }
             Thread.sleep(forTimeInterval: 0.02)
         }
         XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=64&format=webp").headers["x-cache"], "disk")  // the original bytes
         XCTAssertEqual(try get("/thumb/photos/missing.jpg?w=100").status, 404)
 
-        let scrape = try get("/metrics")
+        let scrape = try get("/metrics", port: metricsPort)
         XCTAssertEqual(scrape.status, 200)
         XCTAssertEqual(scrape.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8")
         let metrics = Self.samples(String(decoding: scrape.body, as: UTF8.self))
@@ -161,10 +371,10 @@ final class ThumbnailServerTests: XCTestCase {
         let elsewhere = try get("/thumb/redirect/127.0.0.2:\(originPort)/photos/cat.jpg?w=20")
         XCTAssertEqual(elsewhere.status, 403)
         XCTAssertEqual(String(decoding: elsewhere.body, as: UTF8.self),
-                       "destination 127.0.0.2 is loopback, which the policy does not allow\n")
+                       "the image's location is not allowed (destination_refused)\n")
         let metadata = try get("/thumb/redirect/169.254.169.254/latest/meta-data/iam?w=20")
         XCTAssertEqual(metadata.status, 403)
-        XCTAssertTrue(String(decoding: metadata.body, as: UTF8.self).contains("cloud metadata"))
+        XCTAssertFalse(String(decoding: metadata.body, as: UTF8.self).contains("169.254"))
     }
 
     func testRefusesAnOriginThatIsNoURL() throws {
@@ -218,15 +428,45 @@ final class ThumbnailServerTests: XCTestCase {
     }
 
     @discardableResult
-    private func start(_ path: String, _ arguments: [String]) throws -> Process {
+    private func start(_ path: String, _ arguments: [String], log: URL? = nil) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        if let log {
+            guard FileManager.default.createFile(atPath: log.path, contents: nil) else { throw POSIXError(.EIO) }
+            let handle = try FileHandle(forWritingTo: log)
+            process.standardOutput = handle
+            process.standardError = handle
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         processes.append(process)
         return process
+    }
+
+    /// Writes the origin's `photos/noise.png`: 2048×2048 pixels of noise, a PNG of about 16 MB
+    /// whose 2048 px variant is about as large.
+    private func writeLargeImage() throws {
+        let side = 2048
+        var pixels = [UInt8](repeating: 255, count: side * side * 4)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for i in 0..<side * side {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            pixels[i * 4] = UInt8(truncatingIfNeeded: state >> 56)
+            pixels[i * 4 + 1] = UInt8(truncatingIfNeeded: state >> 48)
+            pixels[i * 4 + 2] = UInt8(truncatingIfNeeded: state >> 40)
+        }
+        let png = try ImageEncoder.encode(Image(width: side, height: side, premultipliedRGBA: pixels), as: .png())
+        try png.write(to: folder.appendingPathComponent("origin/photos/noise.png"))
+    }
+
+    /// The resident memory of process `pid`, in bytes.
+    private func residentBytes(_ pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+        return try XCTUnwrap(Int(line.split(separator: " ")[1])) * 1024
     }
 
     /// A port nothing listens on now (the kernel's pick for port 0).
@@ -250,8 +490,11 @@ final class ThumbnailServerTests: XCTestCase {
         throw POSIXError(.ECONNREFUSED)
     }
 
-    private func connect(_ port: Int) throws -> Int32 {
+    private func connect(_ port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = loopback(UInt16(port))
         guard withSockaddr(&address, { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }) == 0 else {
             close(fd)
@@ -274,15 +517,32 @@ final class ThumbnailServerTests: XCTestCase {
         withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1, body) }
     }
 
-    /// One HTTP/1.1 GET on its own connection (`Connection: close`, so the body ends at EOF).
-    private func get(_ target: String, headers: [String: String] = [:]) throws
+    /// One HTTP/1.1 request on its own connection (`Connection: close`, so the body ends at EOF).
+    private func get(_ target: String, headers: [String: String] = [:], method: String = "GET", port: Int? = nil) throws
         -> (status: Int, headers: [String: String], body: Data) {
-        let fd = try connect(serverPort)
+        let fd = try send(target, headers: headers, method: method, port: port)
         defer { close(fd) }
-        var request = "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(serverPort)\r\nConnection: close\r\n"
+        return try receive(fd)
+    }
+
+    /// Sends one HTTP/1.1 request (`Connection: close`) on a new connection and returns it
+    /// unread; `receiveBuffer` shrinks the socket's receive buffer, for a client that does not read.
+    private func send(_ target: String, headers: [String: String] = [:], method: String = "GET", port: Int? = nil,
+                      receiveBuffer: Int32? = nil) throws -> Int32 {
+        let port = port ?? serverPort
+        let fd = try connect(port, receiveBuffer: receiveBuffer)
+        var request = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         let bytes = Array((request + "\r\n").utf8)
-        guard send(fd, bytes, bytes.count, 0) == bytes.count else { throw POSIXError(.EIO) }
+        guard Glibc.send(fd, bytes, bytes.count, 0) == bytes.count else {
+            close(fd)
+            throw POSIXError(.EIO)
+        }
+        return fd
+    }
+
+    /// Reads the answer on `fd` up to EOF and parses it.
+    private func receive(_ fd: Int32) throws -> (status: Int, headers: [String: String], body: Data) {
         var response = Data()
         var chunk = [UInt8](repeating: 0, count: 65536)
         while case let n = recv(fd, &chunk, chunk.count, 0), n != 0 {
@@ -298,5 +558,18 @@ final class ThumbnailServerTests: XCTestCase {
             fields[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces)
         }
         return (status, fields, Data(response[split.upperBound...]))
+    }
+
+    /// Reads `fd` until the server closes it (EOF or reset) and returns the bytes read; throws
+    /// when nothing ends it within the socket's receive timeout.
+    private func receiveUntilClosed(_ fd: Int32) throws -> Int {
+        var total = 0
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &chunk, chunk.count, 0)
+            if n > 0 { total += n; continue }
+            if n == 0 || errno == ECONNRESET { return total }
+            throw POSIXError(.ETIMEDOUT)
+        }
     }
 }
