@@ -118,7 +118,7 @@ let package = Package(
         .target(
             name: "TestServers",
             path: "Tests/TestServers",
-            exclude: ["http_test_server.py"]
+            exclude: ["http_test_server.py", "hostile_redis_node.py"]
         ),
         .testTarget(
             name: "ImageKitTests",
