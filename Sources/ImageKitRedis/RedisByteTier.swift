@@ -20,8 +20,10 @@ import Foundation
 /// A node that is down, slow or refusing writes never fails a load: reads and checks answer
 /// "not there" and stores are skipped, once the configured timeout has passed at the latest;
 /// after ``RedisTierConfiguration/failuresToOpenCircuit`` failures in a row the node is skipped
-/// at once until its cool-down is over. ``statistics`` counts all of it. The blocking hiredis
-/// calls run on each node's own threads, never on the Swift cooperative pool.
+/// at once until its cool-down is over. A reply is bounded before it is buffered: one longer than
+/// an operation asked for (a read: ``RedisTierConfiguration/maxValueBytes``) is refused from its
+/// header, a failure of the node like a timeout. ``statistics`` counts all of it. The blocking
+/// socket calls run on each node's own threads, never on the Swift cooperative pool.
 ///
 /// ```swift
 /// let redis = try RedisByteTier(configuration: RedisTierConfiguration(nodes: [

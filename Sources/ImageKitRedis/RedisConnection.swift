@@ -1,5 +1,3 @@
-import CHiredis
-import Glibc
 import ImageKit
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -7,164 +5,141 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One blocking hiredis connection to a node. Used only on ``RedisNodeClient``'s threads, by one
-/// operation at a time.
+/// One connection to a node. Used only on ``RedisNodeClient``'s threads, by one operation at a
+/// time.
 ///
-/// `@unchecked Sendable`: the hiredis context is not thread-safe, but a connection is only ever
-/// used by the one operation that took it from its node's pool (under the pool's lock) until it
-/// puts it back (under the lock again), so no two threads touch it at once.
+/// A command ends by its deadline, reading included, however the node answers. Replies are read
+/// through a ``RedisReplyParser``: a reply over its limits is refused as soon as its header
+/// arrives, and nothing past a reply's limit is received or allocated.
+///
+/// `@unchecked Sendable`: its buffer is not thread-safe, but a connection is only ever used by
+/// the one operation that took it from its node's pool (under the pool's lock) until it puts it
+/// back (under the lock again), so no two threads touch it at once.
 final class RedisConnection: @unchecked Sendable {
-    private let context: UnsafeMutablePointer<redisContext>
+    private let socket: RedisSocket
     /// The node, for error messages.
     let endpoint: RedisEndpoint
+    /// Bytes received and not parsed yet, from `start` on.
+    private var received: [UInt8] = []
+    private var start = 0
+    /// Where `recv` writes before the bytes join `received`.
+    private let scratch: UnsafeMutableRawBufferPointer
+    /// Whether the connection has failed (an I/O error, a timeout, a reply refused part-way) and
+    /// must not be reused.
+    private(set) var isBroken = false
 
-    /// Connects to `endpoint` within `timeout`, then authenticates and selects the database as
-    /// `configuration` says.
+    /// Connects to `endpoint`, then authenticates and selects the database as `configuration`
+    /// says, all within `timeout`.
     ///
     /// - Throws: ``ImageKitError/connectFailed(_:)`` when the node cannot be reached in time or
     ///   refuses the credentials.
     init(to endpoint: RedisEndpoint, timeout: Duration, configuration: RedisTierConfiguration) throws(ImageKitError) {
+        let deadline = ContinuousClock.now + timeout
         self.endpoint = endpoint
-        guard let context = redisConnectWithTimeout(endpoint.host, Int32(endpoint.port), Self.timeval(timeout)) else {
-            throw .outOfMemory("cannot allocate a Redis connection to \(endpoint)")
-        }
-        self.context = context
-        if context.pointee.err != 0 {
-            throw .connectFailed("Redis \(endpoint): \(errorText)")
-        }
-        redisEnableKeepAlive(context)
+        socket = try RedisSocket(to: endpoint, deadline: deadline)
+        scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 1)
         if let password = configuration.password {
             let arguments = [Data("AUTH".utf8)] + (configuration.username.map { [Data($0.utf8)] } ?? []) + [Data(password.utf8)]
-            let reply = try command(arguments, timeout: timeout, maxBytes: 1024)
+            let reply = try pipeline([arguments], deadline: deadline, maxBytes: 1024)[0]
             if case .error(let message) = reply { throw .connectFailed("Redis \(endpoint): AUTH failed: \(message)") }
         }
         if configuration.database != 0 {
-            let reply = try command([Data("SELECT".utf8), Data(String(configuration.database).utf8)],
-                                    timeout: timeout, maxBytes: 1024)
+            let reply = try pipeline([[Data("SELECT".utf8), Data(String(configuration.database).utf8)]],
+                                     deadline: deadline, maxBytes: 1024)[0]
             if case .error(let message) = reply { throw .connectFailed("Redis \(endpoint): SELECT failed: \(message)") }
         }
     }
 
     deinit {
-        redisFree(context)
+        scratch.deallocate()
     }
 
-    /// Whether the connection has failed (an I/O error or a timeout) and must not be reused.
-    var isBroken: Bool { context.pointee.err != 0 }
-
-    /// Sends `arguments` as one command and waits up to `timeout` for the reply, whose strings
-    /// may be at most `maxBytes` long.
+    /// Sends `arguments` as one command and waits up to `timeout` for the reply, whose bulk
+    /// strings may be at most `maxBytes` long.
     ///
     /// - Throws: ``ImageKitError/timedOut(_:)`` or ``ImageKitError/network(_:)`` when the node did
-    ///   not answer (the connection is then broken); ``ImageKitError/responseTooLarge(_:)`` for a
-    ///   longer string.
+    ///   not answer in time (the connection is then broken); ``ImageKitError/responseTooLarge(_:)``
+    ///   for a longer string, ``ImageKitError/invalidResponse(_:)`` for a reply that is not RESP
+    ///   (the connection is broken too: the rest of the reply is left unread).
     func command(_ arguments: [Data], timeout: Duration, maxBytes: Int) throws(ImageKitError) -> RedisReply {
-        try pipeline([arguments], timeout: timeout, maxBytes: maxBytes)[0]
+        try pipeline([arguments], deadline: .now + timeout, maxBytes: maxBytes)[0]
     }
 
     /// Sends every command of `commands` at once (one write), then reads their replies in order,
-    /// each within `timeout`; strings may be at most `maxBytes` long.
+    /// all within `timeout`; bulk strings may be at most `maxBytes` long.
     ///
-    /// - Throws: as ``command(_:timeout:maxBytes:)``; after an error the connection is broken
-    ///   (replies may be left unread), so it must not be reused.
+    /// - Throws: as ``command(_:timeout:maxBytes:)``.
     func pipeline(_ commands: [[Data]], timeout: Duration, maxBytes: Int) throws(ImageKitError) -> [RedisReply] {
-        guard redisSetTimeout(context, Self.timeval(timeout)) == REDIS_OK else {
-            throw .network("Redis \(endpoint): cannot set the socket timeout: \(errorText)")
+        try pipeline(commands, deadline: .now + timeout, maxBytes: maxBytes)
+    }
+
+    /// ``pipeline(_:timeout:maxBytes:)`` ending at `deadline`; any error breaks the connection.
+    private func pipeline(_ commands: [[Data]], deadline: ContinuousClock.Instant,
+                          maxBytes: Int) throws(ImageKitError) -> [RedisReply] {
+        guard !isBroken else { throw .network("Redis \(endpoint): the connection failed earlier") }
+        let parser = RedisReplyParser(limits: RedisReplyParser.Limits(maxStringBytes: maxBytes))
+        do throws(ImageKitError) {
+            try socket.send(Self.encoded(commands), deadline: deadline)
+            var replies: [RedisReply] = []
+            replies.reserveCapacity(commands.count)
+            for _ in commands { replies.append(try reply(parser, deadline: deadline)) }
+            return replies
+        } catch {
+            isBroken = true
+            throw error
         }
-        for arguments in commands where append(arguments) != REDIS_OK {
-            throw .network("Redis \(endpoint): cannot queue a command: \(errorText)")
-        }
-        var replies: [RedisReply] = []
-        replies.reserveCapacity(commands.count)
-        for _ in commands {
-            var raw: UnsafeMutableRawPointer?
-            guard redisGetReply(context, &raw) == REDIS_OK, let raw else {
-                let text = errorText
-                if context.pointee.err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK || text.contains("temporarily")) {
-                    throw .timedOut("Redis \(endpoint) did not answer within \(timeout)")
-                }
-                throw .network("Redis \(endpoint): \(text)")
-            }
-            defer { freeReplyObject(raw) }
-            do {
-                replies.append(try Self.convert(raw.assumingMemoryBound(to: redisReply.self), maxBytes: maxBytes,
-                                                endpoint: endpoint))
+    }
+
+    /// The next reply, received until it is whole, before `deadline`.
+    private func reply(_ parser: RedisReplyParser, deadline: ContinuousClock.Instant) throws(ImageKitError) -> RedisReply {
+        while true {
+            let outcome: RedisReplyParser.Outcome
+            do throws(ImageKitError) {
+                outcome = try parser.parse(received, from: start)
             } catch {
-                // Replies after this one would stay unread: the connection must not be reused.
-                if replies.count + 1 < commands.count { context.pointee.err = REDIS_ERR_PROTOCOL }
-                throw error
+                throw ImageKitError(code: error.code, message: "Redis \(endpoint) sent \(error.message)")
             }
-        }
-        return replies
-    }
-
-    /// Queues `arguments` as one command in hiredis's output buffer.
-    private func append(_ arguments: [Data]) -> Int32 {
-        var lengths = arguments.map(\.count)
-        var buffer = [UInt8]()
-        buffer.reserveCapacity(lengths.reduce(0, +))
-        for argument in arguments { buffer.append(contentsOf: argument) }
-        return buffer.withUnsafeBufferPointer { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { chars in
-                var pointers: [UnsafePointer<CChar>?] = []
-                var offset = 0
-                for length in lengths {
-                    pointers.append(chars.baseAddress.map { UnsafePointer($0 + offset) })
-                    offset += length
+            switch outcome {
+            case .reply(let reply, let length):
+                start += length
+                if start == received.count {
+                    received.removeAll(keepingCapacity: received.capacity <= scratch.count)
+                    start = 0
                 }
-                return pointers.withUnsafeMutableBufferPointer { argv in
-                    redisAppendCommandArgv(context, Int32(arguments.count), argv.baseAddress, &lengths)
-                }
+                return reply
+            case .needMore(let atLeast):
+                try receive(atLeast: atLeast, limit: parser.limits.maxReplyBytes, deadline: deadline)
             }
         }
     }
 
-    /// hiredis's error text for the connection.
-    private var errorText: String {
-        withUnsafeBytes(of: context.pointee.errstr) { bytes in
-            let text = bytes.prefix { $0 != 0 }
-            return text.isEmpty ? "error \(context.pointee.err)" : String(decoding: text, as: UTF8.self)
+    /// Receives more of the reply in `received[start...]`, which needs at least `atLeast` bytes
+    /// and may have at most `limit`: the bytes it still lacks, or up to 64 KiB when it lacks fewer
+    /// (the next replies of a pipeline may follow), never past `limit`.
+    private func receive(atLeast: Int, limit: Int, deadline: ContinuousClock.Instant) throws(ImageKitError) {
+        if start > 0 {
+            received.removeFirst(start)
+            start = 0
         }
+        let room = min(max(atLeast - received.count, scratch.count), limit - received.count)
+        if received.capacity < received.count + room { received.reserveCapacity(received.count + room) }
+        let count = try socket.receive(into: UnsafeMutableRawBufferPointer(rebasing: scratch[..<min(room, scratch.count)]),
+                                       deadline: deadline)
+        received.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
     }
 
-    /// The reply `reply` as a value; strings longer than `maxBytes` are refused before copying.
-    private static func convert(_ reply: UnsafeMutablePointer<redisReply>, maxBytes: Int,
-                                endpoint: RedisEndpoint) throws(ImageKitError) -> RedisReply {
-        let r = reply.pointee
-        switch r.type {
-        case REDIS_REPLY_STRING, REDIS_REPLY_STATUS, REDIS_REPLY_ERROR:
-            guard r.len <= maxBytes else {
-                throw .responseTooLarge("Redis \(endpoint) sent \(r.len) bytes, more than the \(maxBytes) allowed")
+    /// `commands` in RESP: each an array of bulk strings.
+    private static func encoded(_ commands: [[Data]]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(commands.reduce(0) { total, arguments in arguments.reduce(total + 16) { $0 + $1.count + 16 } })
+        for arguments in commands {
+            bytes.append(contentsOf: "*\(arguments.count)\r\n".utf8)
+            for argument in arguments {
+                bytes.append(contentsOf: "$\(argument.count)\r\n".utf8)
+                bytes.append(contentsOf: argument)
+                bytes.append(contentsOf: [13, 10])
             }
-            let data = r.str.map { Data(bytes: $0, count: r.len) } ?? Data()
-            if r.type == REDIS_REPLY_STRING { return .string(data) }
-            let text = String(decoding: data, as: UTF8.self)
-            return r.type == REDIS_REPLY_STATUS ? .status(text) : .error(text)
-        case REDIS_REPLY_INTEGER:
-            return .integer(r.integer)
-        case REDIS_REPLY_NIL:
-            return .null
-        case REDIS_REPLY_ARRAY:
-            var elements: [RedisReply] = []
-            guard r.elements <= 1 << 20 else {
-                throw .responseTooLarge("Redis \(endpoint) sent an array of \(r.elements) elements")
-            }
-            elements.reserveCapacity(r.elements)
-            for i in 0..<r.elements {
-                guard let element = r.element[i] else {
-                    throw .invalidResponse("Redis \(endpoint) sent an array with a missing element")
-                }
-                elements.append(try convert(element, maxBytes: maxBytes, endpoint: endpoint))
-            }
-            return .array(elements)
-        default:
-            throw .invalidResponse("Redis \(endpoint) sent a reply of unknown type \(r.type)")
         }
-    }
-
-    /// `duration` as a `timeval` (at least 1 ms: hiredis treats zero as no timeout).
-    private static func timeval(_ duration: Duration) -> Glibc.timeval {
-        let microseconds = max(1000, duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
-        return Glibc.timeval(tv_sec: Int(microseconds / 1_000_000), tv_usec: Int(microseconds % 1_000_000))
+        return bytes
     }
 }

@@ -3,7 +3,8 @@ import ImageKit
 
 /// One node's pool of connections, its circuit breaker and its threads.
 ///
-/// hiredis blocks, so every operation runs on one of this node's own serial dispatch queues
+/// A connection's calls block (until their deadline at most), so every operation runs on one of
+/// this node's own serial dispatch queues
 /// ("lanes", ``RedisTierConfiguration/connectionsPerNode`` of them), never on the Swift
 /// cooperative pool: the async caller suspends on a continuation until its lane answers. Serial
 /// queues run on overcommitting threads of their own; a concurrent queue would share the global

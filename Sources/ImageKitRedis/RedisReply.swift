@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A Redis reply, copied out of hiredis's reply object.
+/// A Redis reply, as ``RedisReplyParser`` reads it.
 enum RedisReply: Sendable, Equatable {
     /// A bulk string.
     case string(Data)

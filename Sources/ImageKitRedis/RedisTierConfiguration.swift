@@ -17,7 +17,8 @@ public struct RedisTierConfiguration: Sendable {
     /// Redis evicts it.
     public var defaultTimeToLive: Duration? = .seconds(7 * 24 * 3600)
     /// The most any one operation may take, from the call to its answer: waiting for a free
-    /// connection, connecting and the command (default 50 ms).
+    /// connection, connecting, sending the command and reading all of its reply (a deadline, so
+    /// a node that drips its reply is cut off at it too; default 50 ms).
     public var timeout: Duration = .milliseconds(50)
     /// The most connecting to a node may take, within ``timeout`` (default 50 ms).
     public var connectTimeout: Duration = .milliseconds(50)
