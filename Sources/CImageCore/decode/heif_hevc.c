@@ -39,7 +39,7 @@
 
 /* libheif takes the plugin that answers the highest; its own libde265 plugin answers 100. */
 #define PRIORITY 200
-/* Bytes allocated past the last plane: libde265's SIMD code reads a few bytes past a row. */
+/* Bytes allocated past each plane: libde265's SIMD code reads a few bytes past a row. */
 #define PADDING 64
 /* Each plane starts on this boundary. */
 #define PLANE_ALIGN 64
@@ -74,14 +74,15 @@ static int zeroed_planes(de265_decoder_context *ctx, struct de265_image_spec *sp
         size_t sub_w = c > 0 && chroma != de265_chroma_444 ? 2 : 1;
         size_t sub_h = c > 0 && chroma == de265_chroma_420 ? 2 : 1;
         size_t width = (size_t)spec->width / sub_w, height = (size_t)spec->height / sub_h;
-        stride[c] = (width + align - 1) / align * align;
-        size_t bytes = stride[c] * (((size_t)bits + 7) / 8) * height;
+        /* In bytes, as de265_set_image_plane takes it (libde265 keeps it in samples). */
+        stride[c] = (width + align - 1) / align * align * (((size_t)bits + 7) / 8);
+        size_t bytes = stride[c] * height;
         offset[c] = total;
-        total += (bytes + PLANE_ALIGN - 1) / PLANE_ALIGN * PLANE_ALIGN;
+        total += (bytes + PADDING + PLANE_ALIGN - 1) / PLANE_ALIGN * PLANE_ALIGN;
     }
     void *block = NULL;
-    if (posix_memalign(&block, PLANE_ALIGN, total + PADDING) != 0) return 0;
-    memset(block, 0, total + PADDING);
+    if (posix_memalign(&block, PLANE_ALIGN, total) != 0) return 0;
+    memset(block, 0, total);
     for (int c = 0; c < planes; c++) {
         de265_set_image_plane(img, c, (uint8_t *)block + offset[c], (int)stride[c], c == 0 ? block : NULL);
     }
