@@ -2,7 +2,8 @@
  * fuzz_incremental.c — the incremental decode (JPEG, PNG, WebP and GIF engines) against
  * ic_decode. The first 4 bytes choose the options and the piece sizes; the
  * rest is the body, fed in those pieces (with a partial image taken now and
- * then). The result must be ic_decode's on the same body: the same status,
+ * then), with fresh heap blocks filled otherwise than for ic_decode
+ * (fuzz_heap_fill.h). The result must be ic_decode's on the same body: the same status,
  * and when both succeed the same size, opacity, frame count, delays and loop
  * count, and for PNG, WebP and GIF the same pixels. A difference
  * traps. JPEG pixels are compared by the tests on valid files
@@ -60,7 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     ic_image *whole = NULL;
     ic_error err;
+    fuzz_heap_fill(FUZZ_FILL_A);
     ic_status whole_st = ic_decode(data, size, &o, &whole, NULL, &err);
+    fuzz_heap_fill(FUZZ_FILL_B);
 
     ic_incremental *inc = NULL;
     if (ic_incremental_new(&o, &inc, &err) != IC_OK) __builtin_trap();
@@ -84,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (st == IC_OK) st = ic_incremental_finish(inc, &out, NULL, &err);
     if (st != IC_OK && (out != NULL || err.message[0] == '\0')) __builtin_trap();
     ic_incremental_free(inc);
+    fuzz_heap_fill(FUZZ_FILL_A);
     same_or_trap(whole_st, whole, st, out, format);
     ic_image_free(whole);
     ic_image_free(out);

@@ -22,6 +22,7 @@
     X(de265_free_decoder)                                                                     \
     X(de265_get_bits_per_pixel)                                                               \
     X(de265_get_chroma_format)                                                                \
+    X(de265_get_default_image_allocation_functions)                                           \
     X(de265_get_error_text)                                                                   \
     X(de265_get_image_colour_primaries)                                                       \
     X(de265_get_image_full_range_flag)                                                        \
@@ -66,6 +67,7 @@ ic_status ic_de265_load(const char *format, ic_error *err);
 #define de265_free_decoder (ic_de265_fn.de265_free_decoder)
 #define de265_get_bits_per_pixel (ic_de265_fn.de265_get_bits_per_pixel)
 #define de265_get_chroma_format (ic_de265_fn.de265_get_chroma_format)
+#define de265_get_default_image_allocation_functions (ic_de265_fn.de265_get_default_image_allocation_functions)
 #define de265_get_error_text (ic_de265_fn.de265_get_error_text)
 #define de265_get_image_colour_primaries (ic_de265_fn.de265_get_image_colour_primaries)
 #define de265_get_image_full_range_flag (ic_de265_fn.de265_get_image_full_range_flag)

@@ -1,6 +1,7 @@
 /*
  * heif_hevc.c — ImageKit's HEVC decoder for libheif 1.15: libde265, driven as libheif's own
- * plugin drives it, but refusing a picture libde265 says it could not decode whole.
+ * plugin drives it, but with every picture cleared before libde265 writes it, and refusing a
+ * picture libde265 says it could not decode whole.
  *
  * libde265 allocates a picture without clearing it and writes only the blocks its slices
  * cover. A damaged HEVC stream leaves blocks unwritten (a slice skipped or cut short), and
@@ -9,17 +10,21 @@
  * fuzz_heif found a 72x72 file whose bottom rows changed from one decode to the next (in
  * heif-convert too, under MALLOC_PERTURB_). Two defences:
  *
- * - libde265 reports such damage as warnings (a slice header it cannot use, a CTB address
+ * - Every picture libde265 allocates comes zeroed, so a block it never wrote is Y = Cb = Cr = 0
+ *   (green once converted), the same in every decode. libde265 1.0.11 allocates a picture through
+ *   one of two pairs of functions: the decoder's (set with de265_set_image_allocation_functions)
+ *   for a picture without SAO, the in-loop filter, and its defaults for every other picture:
+ *   one with SAO (most pictures; SAO then filters it in place), a copy, a missing reference.
+ *   The defaults are one struct in libde265's writable data, whose address
+ *   de265_get_default_image_allocation_functions returns; each picture copies the struct when
+ *   it is allocated and frees through that copy. Before its first decoder, ImageKit points both
+ *   pairs at its own zeroing functions, once per process (a libde265 whose struct is not in a
+ *   writable segment is refused with a clear error instead). That is why a slice whose data
+ *   ends early with no warning, or a stream that lacks a slice, gives the same pixels in every
+ *   decode.
+ * - libde265 reports most damage as warnings (a slice header it cannot use, a CTB address
  *   outside the picture, a premature end of a slice segment, ...): any warning other than
  *   those about threads or an unreadable SEI message fails the decode, with libde265's text.
- * - The pictures libde265 allocates through the decoder's allocation functions come zeroed.
- *   It uses them only for pictures without SAO (the in-loop filter); a picture with SAO is
- *   allocated inside libde265, uncleared, which is why the warnings are the main defence.
- *
- * What neither catches, in a picture with SAO (most pictures): a slice whose entropy-coded data
- * is damaged so that it ends early without a warning, or a stream that lacks a slice. fuzz_heif
- * finds such files; libheif 1.15 and libde265 1.0.11 offer no way to see which blocks were
- * written, and decoding twice to find out would double the cost of every HEIF decode.
  *
  * Registered once per process with heif_register_decoder_plugin, at a priority above libheif's
  * own (100), so it decodes HEVC for every libheif context in the process. Otherwise it decodes
@@ -28,6 +33,7 @@
  * libde265 worker thread: the decode runs on the calling thread (libheif's plugin starts one
  * and waits for it), as the rest of a decode does.
  */
+#include <link.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -39,7 +45,7 @@
 
 /* libheif takes the plugin that answers the highest; its own libde265 plugin answers 100. */
 #define PRIORITY 200
-/* Bytes allocated past the last plane: libde265's SIMD code reads a few bytes past a row. */
+/* Bytes allocated past each plane: libde265's SIMD code reads a few bytes past a row. */
 #define PADDING 64
 /* Each plane starts on this boundary. */
 #define PLANE_ALIGN 64
@@ -74,14 +80,15 @@ static int zeroed_planes(de265_decoder_context *ctx, struct de265_image_spec *sp
         size_t sub_w = c > 0 && chroma != de265_chroma_444 ? 2 : 1;
         size_t sub_h = c > 0 && chroma == de265_chroma_420 ? 2 : 1;
         size_t width = (size_t)spec->width / sub_w, height = (size_t)spec->height / sub_h;
-        stride[c] = (width + align - 1) / align * align;
-        size_t bytes = stride[c] * (((size_t)bits + 7) / 8) * height;
+        /* In bytes, as de265_set_image_plane takes it (libde265 keeps it in samples). */
+        stride[c] = (width + align - 1) / align * align * (((size_t)bits + 7) / 8);
+        size_t bytes = stride[c] * height;
         offset[c] = total;
-        total += (bytes + PLANE_ALIGN - 1) / PLANE_ALIGN * PLANE_ALIGN;
+        total += (bytes + PADDING + PLANE_ALIGN - 1) / PLANE_ALIGN * PLANE_ALIGN;
     }
     void *block = NULL;
-    if (posix_memalign(&block, PLANE_ALIGN, total + PADDING) != 0) return 0;
-    memset(block, 0, total + PADDING);
+    if (posix_memalign(&block, PLANE_ALIGN, total) != 0) return 0;
+    memset(block, 0, total);
     for (int c = 0; c < planes; c++) {
         de265_set_image_plane(img, c, (uint8_t *)block + offset[c], (int)stride[c], c == 0 ? block : NULL);
     }
@@ -95,6 +102,56 @@ static void release_planes(de265_decoder_context *ctx, struct de265_image *img, 
 }
 
 static const struct de265_image_allocation zeroed_allocation = {zeroed_planes, release_planes};
+
+/* ---- libde265's default allocation functions, pointed at ours. ---- */
+
+/* Whether `[at, at + size)` lies in a writable segment of a loaded object, outside the part
+ * the dynamic linker makes read-only after relocation (PT_GNU_RELRO). */
+typedef struct writable_query {
+    uintptr_t at, size;
+    bool writable;
+} writable_query;
+
+static bool contains(uintptr_t start, uintptr_t length, uintptr_t at, uintptr_t size) {
+    return at >= start && length >= size && at - start <= length - size;
+}
+
+static bool overlaps(uintptr_t start, uintptr_t length, uintptr_t at, uintptr_t size) {
+    return at < start + length && start < at + size;
+}
+
+static int check_object(struct dl_phdr_info *info, size_t info_size, void *raw) {
+    (void)info_size;
+    writable_query *q = raw;
+    bool writable = false, relro = false;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && contains(start, ph->p_memsz, q->at, q->size)) {
+            writable = true;
+        }
+        if (ph->p_type == PT_GNU_RELRO && overlaps(start, ph->p_memsz, q->at, q->size)) relro = true;
+    }
+    if (!writable) return 0;
+    q->writable = !relro;
+    return 1;
+}
+
+/* Points libde265's default allocation functions at zeroed_allocation; false when they are not
+ * in writable memory. Once, under register_plugin's once, before ImageKit's first decoder. A
+ * picture allocated earlier keeps its copy of the old pair. The one reader that could see the
+ * two pointers half-written is a decoder of libheif's own plugin allocating a picture on
+ * another thread at that instant: only before this registration does libheif choose that
+ * plugin, and ImageKit decodes no HEVC through it. */
+static bool zero_default_pictures(void) {
+    struct de265_image_allocation *defaults =
+        (struct de265_image_allocation *)de265_get_default_image_allocation_functions();
+    writable_query q = {(uintptr_t)defaults, sizeof *defaults, false};
+    dl_iterate_phdr(check_object, &q);
+    if (!q.writable) return false;
+    *defaults = zeroed_allocation;
+    return true;
+}
 
 /* ---- The plugin. ---- */
 
@@ -196,9 +253,8 @@ static struct heif_error to_heif_image(const struct de265_image *pic, struct hei
 }
 
 /* The first warning libde265 gave that says the stream is damaged, or DE265_OK. Its pictures
- * then have blocks it never wrote (a slice it skipped or cut short), and a picture whose
- * in-loop filter (SAO) is on is not one of ours: libde265 allocates it itself, uncleared.
- * Warnings about threads, or about an SEI message it cannot read, are not damage. */
+ * then have blocks it never wrote (a slice it skipped or cut short), zeroed but not the
+ * image's. Warnings about threads, or about an SEI message it cannot read, are not damage. */
 static de265_error first_damage(de265_decoder_context *ctx) {
     de265_error first = DE265_OK;
     for (de265_error w; (w = de265_get_warning(ctx)) != DE265_OK;) {
@@ -260,14 +316,24 @@ static const struct heif_decoder_plugin plugin = {
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static bool defaults_zeroed;
 static struct heif_error registration;
 
-static void register_plugin(void) { registration = heif_register_decoder_plugin(&plugin); }
+static void register_plugin(void) {
+    defaults_zeroed = zero_default_pictures();
+    if (defaults_zeroed) registration = heif_register_decoder_plugin(&plugin);
+}
 
 ic_status ic_heif_hevc_load(const char *format, ic_error *err) {
     ic_status st = ic_de265_load(format, err);
     if (st != IC_OK) return st;
     pthread_once(&once, register_plugin);
+    if (!defaults_zeroed) {
+        return ic_set_error(err, IC_ERR_UNSUPPORTED_FORMAT,
+                            "%s: this libde265 keeps its picture allocation functions read-only, so ImageKit "
+                            "cannot clear the pictures it decodes",
+                            format);
+    }
     if (registration.code != heif_error_Ok) {
         return ic_set_error(err, IC_ERR_UNSUPPORTED_FORMAT, "%s: libheif took no HEVC decoder of ImageKit's: %s",
                             format, registration.message ? registration.message : "no reason given");
