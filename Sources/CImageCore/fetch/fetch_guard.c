@@ -8,7 +8,8 @@
  *   about to be connected to, so a refused destination gets no packet at all;
  * - before each request is sent (CURLOPT_PREREQFUNCTION): the address of the
  *   connection it goes over, which also covers a connection that a transfer
- *   under another policy opened and left for reuse.
+ *   under another policy opened and left for reuse; there, too, a reused
+ *   connection with unread input is shut down (fetch_conns.c).
  *
  * Each check reads the host of the URL being fetched now, so a redirect is
  * checked as its own destination. Through a proxy the connection is the
@@ -32,6 +33,7 @@ _Static_assert(sizeof(((ic_xfer *)0)->message) >= IC_FETCH_POLICY_REASON, "ic_xf
 struct ic_fetch_guard {
     CURL *easy;
     const ic_fetch_policy *policy; /* retained, or the default */
+    ic_conn_watch *conns;          /* the engine's, outlives the transfer; may be NULL */
     bool via_proxy;
     struct curl_slist *resolve;
     CURLU *url;        /* reused to read the host of the current URL */
@@ -115,10 +117,9 @@ static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose, struct 
 }
 
 static int on_prereq(void *clientp, char *primary_ip, char *local_ip, int primary_port, int local_port) {
-    (void)local_ip;
-    (void)primary_port;
-    (void)local_port;
     ic_fetch_guard *g = clientp;
+    /* Leftover input of an earlier response: libcurl resends this request over a new connection. */
+    (void)ic_conn_watch_check(g->conns, local_ip, local_port, primary_ip, primary_port);
     if (g->via_proxy) return check(g, NULL) ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT;
     ic_net_addr a;
     if (!primary_ip || !ic_net_addr_parse(primary_ip, strlen(primary_ip), &a)) {
@@ -128,11 +129,13 @@ static int on_prereq(void *clientp, char *primary_ip, char *local_ip, int primar
     return check(g, &a) ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT;
 }
 
-ic_status ic_fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic_fetch_guard **out, ic_error *err) {
+ic_status ic_fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic_conn_watch *conns, ic_fetch_guard **out,
+                                ic_error *err) {
     *out = NULL;
     ic_fetch_guard *g = calloc(1, sizeof *g);
     if (!g) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate a transfer's guard");
     g->easy = easy;
+    g->conns = conns;
     g->policy = req->policy ? ic_fetch_policy_retain(req->policy) : ic_fetch_policy_default();
     g->via_proxy = req->proxy && req->proxy[0];
     g->url = curl_url();

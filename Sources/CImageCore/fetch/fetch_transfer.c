@@ -109,7 +109,7 @@ static bool configure(ic_xfer *x, const ic_fetch_request *req) {
     return true;
 }
 
-ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *pool,
+ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *pool, ic_conn_watch *conns,
                          uint32_t progress_interval_ms, ic_xfer **out, ic_error *err) {
     *out = NULL;
     ic_xfer *x = calloc(1, sizeof *x);
@@ -147,7 +147,7 @@ ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *
         ic_xfer_destroy(x);
         return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot copy the request headers");
     }
-    ic_status guarded = ic_fetch_guard_create(x->easy, req, &x->guard, err);
+    ic_status guarded = ic_fetch_guard_create(x->easy, req, conns, &x->guard, err);
     if (guarded != IC_OK) {
         ic_xfer_destroy(x);
         return guarded;
