@@ -431,8 +431,8 @@ static ic_fetch_result classify(ic_xfer *x, CURLcode code) {
         return IC_FETCH_TOO_LARGE;
     }
     if (x->bad_status) {
-        snprintf(x->message, sizeof x->message, "the response from %s has no valid status (libcurl read %d)",
-                 x->head.url, x->head.status);
+        /* No URL in a message: the caller adds it, written safely (it may hold a password). */
+        snprintf(x->message, sizeof x->message, "the response has no valid status (libcurl read %d)", x->head.status);
         return IC_FETCH_NETWORK;
     }
     if (x->aborted) {
@@ -446,7 +446,7 @@ static ic_fetch_result classify(ic_xfer *x, CURLcode code) {
     }
     if (code == CURLE_OK) {
         if (!x->reject_status) return IC_FETCH_OK;
-        snprintf(x->message, sizeof x->message, "HTTP status %d from %s", x->head.status, x->head.url);
+        snprintf(x->message, sizeof x->message, "HTTP status %d", x->head.status);
         return IC_FETCH_HTTP_STATUS;
     }
     snprintf(x->message, sizeof x->message, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(code));
