@@ -103,7 +103,8 @@ public final class ImageManager: Sendable {
         self.configuration = configuration
         workers = WorkerPool(name: "imagekit-decode", maxThreads: max(1, configuration.decodeThreads))
         limiter = PipelineLimiter(limit: configuration.maxActivePipelines, maxWaiting: configuration.maxWaitingPipelines)
-        failedURLs = FailedURLList(timeToLive: configuration.failedURLTimeToLive)
+        failedURLs = FailedURLList(timeToLive: configuration.failedURLTimeToLive,
+                                   maxCount: configuration.failedURLMaxCount, maxBytes: configuration.failedURLMaxBytes)
         events = EventFanOut(configuration.observers.map { observer in { observer.receive($0) } })
         hasLoadObserverFactories = !configuration.loadObserverFactories.isEmpty
     }
