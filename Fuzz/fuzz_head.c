@@ -155,7 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     ic_xfer *x = NULL;
     ic_error err;
-    if (ic_xfer_create(&req, NULL, g_pool, 100, &x, &err) != IC_OK) __builtin_trap();
+    if (ic_xfer_create(&req, NULL, g_pool, NULL, 100, &x, &err) != IC_OK) __builtin_trap();
     curl_easy_setopt(x->easy, CURLOPT_PREREQFUNCTION, answer);
     curl_easy_setopt(x->easy, CURLOPT_FORBID_REUSE, 1L);
     CURLcode code = curl_easy_perform(x->easy);

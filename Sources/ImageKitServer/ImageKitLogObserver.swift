@@ -42,31 +42,33 @@ public struct ImageKitLogObserver: ImageManagerObserver {
         switch event {
         case .cacheQuery(let url, let key, let tier, let hit, let duration):
             logger.log(level: eventLevel, "cache lookup", metadata: [
-                "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)",
+                "imagekit.url": "\(MessageURL.describe(url))", "imagekit.cache_key": "\(MessageURL.describe(key))",
                 "imagekit.tier": "\(tier)", "imagekit.hit": "\(hit)",
                 "imagekit.duration_ms": "\(duration.milliseconds)",
             ])
         case .originalDataQuery(let url, let key, let hit, let duration):
             logger.log(level: eventLevel, "cache lookup", metadata: [
-                "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)",
+                "imagekit.url": "\(MessageURL.describe(url))", "imagekit.cache_key": "\(MessageURL.describe(key))",
                 "imagekit.tier": "original", "imagekit.hit": "\(hit)",
                 "imagekit.duration_ms": "\(duration.milliseconds)",
             ])
         case .downloadStarted(let url):
-            logger.log(level: eventLevel, "download started", metadata: ["imagekit.url": "\(url.absoluteString)"])
+            logger.log(level: eventLevel, "download started", metadata: ["imagekit.url": "\(MessageURL.describe(url))"])
         case .downloadFinished(let url, let response, let metrics):
             logger.log(level: eventLevel, "download finished", metadata: [
-                "imagekit.url": "\(url.absoluteString)", "imagekit.status": "\(response.statusCode)",
+                "imagekit.url": "\(MessageURL.describe(url))", "imagekit.status": "\(response.statusCode)",
                 "imagekit.bytes": "\(metrics.bodyBytes)", "imagekit.duration_ms": "\(metrics.total.milliseconds)",
             ])
         case .downloadFailed(let url, let error, let duration):
             logger.log(level: eventLevel, "download failed", metadata: failure(url, error, duration))
         case .decodeStarted(let url, let key):
             logger.log(level: eventLevel, "decode started",
-                       metadata: ["imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)"])
+                       metadata: ["imagekit.url": "\(MessageURL.describe(url))",
+                                  "imagekit.cache_key": "\(MessageURL.describe(key))"])
         case .decoded(let url, let key, let size, let duration):
             logger.log(level: eventLevel, "decoded", metadata: [
-                "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)", "imagekit.size": "\(size)",
+                "imagekit.url": "\(MessageURL.describe(url))", "imagekit.cache_key": "\(MessageURL.describe(key))",
+                "imagekit.size": "\(size)",
                 "imagekit.duration_ms": "\(duration.milliseconds)",
             ])
         case .decodeFailed(let url, let key, let error, let duration):
@@ -78,7 +80,7 @@ public struct ImageKitLogObserver: ImageManagerObserver {
                 logger.log(level: eventLevel, "transform failed", metadata: metadata)
             } else {
                 logger.log(level: eventLevel, "transformed", metadata: [
-                    "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)",
+                    "imagekit.url": "\(MessageURL.describe(url))", "imagekit.cache_key": "\(MessageURL.describe(key))",
                     "imagekit.transformer": "\(transformer)", "imagekit.duration_ms": "\(duration.milliseconds)",
                 ])
             }
@@ -89,7 +91,7 @@ public struct ImageKitLogObserver: ImageManagerObserver {
                 logger.log(level: eventLevel, "encode failed", metadata: metadata)
             } else {
                 logger.log(level: eventLevel, "encoded", metadata: [
-                    "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)",
+                    "imagekit.url": "\(MessageURL.describe(url))", "imagekit.cache_key": "\(MessageURL.describe(key))",
                     "imagekit.format": "\(format)",
                     "imagekit.bytes": "\(bytes)", "imagekit.duration_ms": "\(duration.milliseconds)",
                 ])
@@ -101,14 +103,14 @@ public struct ImageKitLogObserver: ImageManagerObserver {
                 logger.log(level: eventLevel, "cache write failed", metadata: metadata)
             } else {
                 logger.log(level: eventLevel, "stored", metadata: [
-                    "imagekit.url": "\(url.absoluteString)", "imagekit.cache_key": "\(key)",
+                    "imagekit.url": "\(MessageURL.describe(url))", "imagekit.cache_key": "\(MessageURL.describe(key))",
                     "imagekit.tier": "\(tiers)",
                     "imagekit.duration_ms": "\(duration.milliseconds)",
                 ])
             }
         case .completed(let task, let url, let source, let duration):
             logger.log(level: eventLevel, "image loaded", metadata: [
-                "imagekit.task": "\(task)", "imagekit.url": "\(url.absoluteString)",
+                "imagekit.task": "\(task)", "imagekit.url": "\(MessageURL.describe(url))",
                 "imagekit.tier": "\(source == .loader ? "network" : source.description)",
                 "imagekit.duration_ms": "\(duration.milliseconds)",
             ])
@@ -120,7 +122,7 @@ public struct ImageKitLogObserver: ImageManagerObserver {
             }())
         case .cancelled(let task, let url, let duration):
             logger.log(level: eventLevel, "image load cancelled", metadata: [
-                "imagekit.task": "\(task)", "imagekit.url": "\(url?.absoluteString ?? "")",
+                "imagekit.task": "\(task)", "imagekit.url": "\(url.map(MessageURL.describe) ?? "")",
                 "imagekit.duration_ms": "\(duration.milliseconds)",
             ])
         }
@@ -157,10 +159,10 @@ public struct ImageKitLogObserver: ImageManagerObserver {
     private func failure(_ url: URL?, _ error: ImageKitError, _ duration: Duration, key: String? = nil)
         -> Logger.Metadata {
         var metadata: Logger.Metadata = [
-            "imagekit.url": "\(url?.absoluteString ?? "")", "imagekit.error": "\(error.kind)",
+            "imagekit.url": "\(url.map(MessageURL.describe) ?? "")", "imagekit.error": "\(error.kind)",
             "imagekit.error_message": "\(error.message)", "imagekit.duration_ms": "\(duration.milliseconds)",
         ]
-        if let key { metadata["imagekit.cache_key"] = "\(key)" }
+        if let key { metadata["imagekit.cache_key"] = "\(MessageURL.describe(key))" }
         if let status = error.httpStatus { metadata["imagekit.status"] = "\(status)" }
         return metadata
     }

@@ -52,7 +52,7 @@ public struct ImageKitTracing: ImageLoadObserverFactory {
             return nil
         }
         span.attributes["imagekit.task"] = Int64(truncatingIfNeeded: task)
-        if let url { span.attributes["url.full"] = url.absoluteString }
+        if let url { span.attributes["url.full"] = MessageURL.describe(url) }
         return ImageLoadSpan(span: span, tracer: tracer)
     }
 }

@@ -27,24 +27,25 @@ final class ImageLoadSpan: ImageLoadObserver {
         case .cacheQuery(_, let key, let tier, let hit, let duration):
             stage("imagekit.cache.query", from: now, lasting: duration, [
                 "imagekit.cache.tier": .string(tier.description), "imagekit.cache.hit": .bool(hit),
-                "imagekit.cache.key": .string(key),
+                "imagekit.cache.key": .string(MessageURL.describe(key)),
             ])
         case .originalDataQuery(_, let key, let hit, let duration):
             stage("imagekit.cache.query", from: now, lasting: duration, [
-                "imagekit.cache.tier": "original", "imagekit.cache.hit": .bool(hit), "imagekit.cache.key": .string(key),
+                "imagekit.cache.tier": "original", "imagekit.cache.hit": .bool(hit),
+                "imagekit.cache.key": .string(MessageURL.describe(key)),
             ])
         case .downloadStarted:
             state.withLock { $0.downloadStart = now }
         case .downloadFinished(let url, let response, let metrics):
             let start = downloadStart() ?? Self.instant(now, before: metrics.total)
             stage("imagekit.download", kind: .client, start: start, end: now, [
-                "url.full": .string(url.absoluteString),
+                "url.full": .string(MessageURL.describe(url)),
                 "http.response.status_code": .int64(Int64(response.statusCode)),
                 "imagekit.download.bytes": .int64(metrics.bodyBytes),
                 "imagekit.download.shared_by": .int64(Int64(metrics.sharedBy)),
             ])
         case .downloadFailed(let url, let error, let duration):
-            var attributes: [String: SpanAttribute] = ["url.full": .string(url.absoluteString)]
+            var attributes: [String: SpanAttribute] = ["url.full": .string(MessageURL.describe(url))]
             if let status = error.httpStatus {
                 attributes["http.response.status_code"] = .int64(Int64(status))
             }

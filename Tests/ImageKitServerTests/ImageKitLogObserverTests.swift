@@ -52,6 +52,25 @@ final class ImageKitLogObserverTests: ServerTestCase {
         XCTAssertGreaterThan(milliseconds, 0)
     }
 
+    func testNoLogLineCarriesTheURLsCredentials() async throws {
+        let o = try origin
+        let (logger, handler) = logger(.trace)
+        let m = try makeManager { $0.observers = [ImageKitLogObserver(logger: logger)] }
+        let url = try XCTUnwrap(URL(string: "http://user:secret@127.0.0.1:\(o.nginx.port)/missing.png?token=t0ken"))
+        _ = await loadError(m, url)
+        _ = await loadError(m, url)  // blocklisted
+        await settle(m)
+        XCTAssertFalse(handler.entries.isEmpty)
+        for entry in handler.entries {
+            let line = "\(entry.message) \(entry.metadata)"
+            XCTAssertFalse(line.contains("secret"), line)
+            XCTAssertFalse(line.contains("user:"), line)
+            XCTAssertFalse(line.contains("t0ken"), line)
+        }
+        let failed = try XCTUnwrap(entries(handler, "image load failed").first)
+        XCTAssertEqual(failed.metadata["imagekit.url"], "http://127.0.0.1:\(o.nginx.port)/missing.png?token=REDACTED")
+    }
+
     func testInfoStaysQuietForHitsAndSuccessfulLoads() async throws {
         let o = try origin
         let (logger, handler) = logger(.info)

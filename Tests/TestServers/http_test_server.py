@@ -5,8 +5,8 @@
       An HTTP/1.1 server on 127.0.0.1 or ADDRESS (such as ::1; the port printed
       on the first line of stdout)
       for what nginx will not do on purpose: slow first byte, slow body, a
-      connection reset mid-body, a body shorter than its Content-Length, no
-      Content-Length, hand-made chunking, redirects to file://, ftp:// and any
+      connection reset mid-body, a body shorter than its Content-Length, bytes
+      past the Content-Length on a kept-alive connection, no Content-Length, hand-made chunking, redirects to file://, ftp:// and any
       URL (/redirect?to=URL),
       gated or held responses whose request counts and client aborts the tests
       read back from /stats, small PNG images behind a gate or a cookie, and a
@@ -217,6 +217,19 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(pattern(sent))
         self.wfile.flush()
         self.close_connection = True
+
+    def route_overlong(self):
+        # `n` bytes under a Content-Length of n, then, `ms` ms later on the kept-alive
+        # connection, a whole second response nobody asked for: a client that reuses the
+        # connection without reading what is waiting takes it for its next answer.
+        n = self.num("n", 1000)
+        self.head(200, n)
+        self.wfile.write(pattern(n))
+        self.wfile.flush()
+        time.sleep(self.num("ms", 50) / 1000)
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                         b"Content-Length: 9\r\n\r\nsmuggled!")
+        self.wfile.flush()
 
     def route_bad_status(self):
         # A status line of the query's `line` ("HTTP/22 200 OK": libcurl reads status 2).

@@ -24,6 +24,7 @@ struct ic_fetch {
     CURLM *multi;
     CURLSH *share; /* the cookie jar of requests that opt in */
     ic_body_pool *bodies;
+    ic_conn_watch *conns; /* idle HTTP/1 connections, engine thread only */
     pthread_t thread;
     pthread_mutex_t lock;
     char thread_name[16];
@@ -120,6 +121,7 @@ static void live_unlink(ic_fetch *f, ic_xfer *x) {
 
 /* Takes x out of curl and the live list, reports its outcome and frees it. */
 static void finish(ic_fetch *f, ic_xfer *x, CURLcode code, bool cancelled) {
+    if (x->in_multi && !cancelled && code == CURLE_OK) ic_conn_watch_note(f->conns, x->easy);
     if (x->in_multi) {
         curl_multi_remove_handle(f->multi, x->easy);
         x->in_multi = false;
@@ -228,6 +230,7 @@ static void release(ic_fetch *f) {
     if (f->multi) curl_multi_cleanup(f->multi);
     if (f->share) curl_share_cleanup(f->share);
     ic_body_pool_close(f->bodies);
+    ic_conn_watch_destroy(f->conns);
     pthread_mutex_destroy(&f->lock);
     free(f);
 }
@@ -288,7 +291,8 @@ ic_status ic_fetch_create(const ic_fetch_config *cfg, ic_fetch **out, ic_error *
     f->multi = curl_multi_init();
     f->share = curl_share_init();
     f->bodies = ic_body_pool_create(cfg->max_pooled_body_bytes);
-    if (!f->multi || !f->share || !f->bodies) {
+    f->conns = ic_conn_watch_create();
+    if (!f->multi || !f->share || !f->bodies || !f->conns) {
         release(f);
         return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot create the curl multi handle");
     }
@@ -338,7 +342,7 @@ ic_status ic_fetch_start(ic_fetch *f, const ic_fetch_request *req, uint64_t *id,
     }
     pthread_mutex_unlock(&f->lock);
     ic_xfer *x;
-    ic_status st = ic_xfer_create(req, recycled, f->bodies, f->progress_interval_ms, &x, err);
+    ic_status st = ic_xfer_create(req, recycled, f->bodies, f->conns, f->progress_interval_ms, &x, err);
     if (st != IC_OK) return st;
 
     pthread_mutex_lock(&f->lock);

@@ -8,7 +8,8 @@
  *   about to be connected to, so a refused destination gets no packet at all;
  * - before each request is sent (CURLOPT_PREREQFUNCTION): the address of the
  *   connection it goes over, which also covers a connection that a transfer
- *   under another policy opened and left for reuse.
+ *   under another policy opened and left for reuse; there, too, a reused
+ *   connection with unread input is shut down (fetch_conns.c).
  *
  * Each check reads the host of the URL being fetched now, so a redirect is
  * checked as its own destination. Through a proxy the connection is the
@@ -32,11 +33,14 @@ _Static_assert(sizeof(((ic_xfer *)0)->message) >= IC_FETCH_POLICY_REASON, "ic_xf
 struct ic_fetch_guard {
     CURL *easy;
     const ic_fetch_policy *policy; /* retained, or the default */
+    ic_conn_watch *conns;          /* the engine's, outlives the transfer; may be NULL */
     bool via_proxy;
     struct curl_slist *resolve;
     CURLU *url;        /* reused to read the host of the current URL */
-    char *last_url;    /* the URL last read, and its host: the callbacks of one */
-    char *last_host;   /* request read the same URL up to three times */
+    char *last_url;    /* the URL last read, its host, scheme and port: the */
+    char *last_host;   /* callbacks of one request read the same URL up to */
+    char *last_scheme; /* three times */
+    int last_port;
     bool refused;
     char reason[IC_FETCH_POLICY_REASON];
 };
@@ -48,38 +52,46 @@ static void refuse(ic_fetch_guard *g, const char *why) {
     snprintf(g->reason, sizeof g->reason, "%s", why);
 }
 
-/* The host of the URL being fetched now (the latest redirect's), or NULL. */
-static const char *current_host(ic_fetch_guard *g) {
-    char *url = NULL, *host = NULL;
-    if (curl_easy_getinfo(g->easy, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK || !url) return NULL;
-    if (g->last_url && strcmp(g->last_url, url) == 0) return g->last_host;
-    if (curl_url_set(g->url, CURLUPART_URL, url, 0) != CURLUE_OK ||
-        curl_url_get(g->url, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host) {
-        return NULL;
-    }
-    char *url_copy = strdup(url), *host_copy = strdup(host);
+/* Reads the host, scheme and port of the URL being fetched now (the latest redirect's); false when it cannot. */
+static bool read_current(ic_fetch_guard *g) {
+    char *url = NULL, *host = NULL, *scheme = NULL, *port = NULL;
+    if (curl_easy_getinfo(g->easy, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK || !url) return false;
+    if (g->last_url && strcmp(g->last_url, url) == 0) return true;
+    bool ok = curl_url_set(g->url, CURLUPART_URL, url, 0) == CURLUE_OK &&
+              curl_url_get(g->url, CURLUPART_HOST, &host, 0) == CURLUE_OK && host &&
+              curl_url_get(g->url, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK && scheme &&
+              curl_url_get(g->url, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK && port;
+    char *url_copy = ok ? strdup(url) : NULL, *host_copy = ok ? strdup(host) : NULL;
+    char *scheme_copy = ok ? strdup(scheme) : NULL;
+    int port_number = ok ? atoi(port) : 0;
     curl_free(host);
-    if (!url_copy || !host_copy) {
+    curl_free(scheme);
+    curl_free(port);
+    if (!url_copy || !host_copy || !scheme_copy) {
         free(url_copy);
         free(host_copy);
-        return NULL;
+        free(scheme_copy);
+        return false;
     }
     free(g->last_url);
     free(g->last_host);
+    free(g->last_scheme);
     g->last_url = url_copy;
     g->last_host = host_copy;
-    return host_copy;
+    g->last_scheme = scheme_copy;
+    g->last_port = port_number;
+    return true;
 }
 
-/* Checks the host of the URL being fetched now (with `addr` when known). */
+/* Checks the destination of the URL being fetched now (with `addr` when known). */
 static bool check(ic_fetch_guard *g, const ic_net_addr *addr) {
-    const char *host = current_host(g);
-    if (!host) {
+    if (!read_current(g)) {
         refuse(g, "the destination's host cannot be read from the URL");
         return false;
     }
     char why[IC_FETCH_POLICY_REASON];
-    bool allowed = ic_fetch_policy_check(g->policy, host, strlen(host), addr, why, sizeof why);
+    bool allowed = ic_fetch_policy_check_origin(g->policy, g->last_scheme, g->last_host, strlen(g->last_host),
+                                                g->last_port, addr, why, sizeof why);
     if (!allowed) refuse(g, why);
     return allowed;
 }
@@ -115,10 +127,9 @@ static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose, struct 
 }
 
 static int on_prereq(void *clientp, char *primary_ip, char *local_ip, int primary_port, int local_port) {
-    (void)local_ip;
-    (void)primary_port;
-    (void)local_port;
     ic_fetch_guard *g = clientp;
+    /* Leftover input of an earlier response: libcurl resends this request over a new connection. */
+    (void)ic_conn_watch_check(g->conns, local_ip, local_port, primary_ip, primary_port);
     if (g->via_proxy) return check(g, NULL) ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT;
     ic_net_addr a;
     if (!primary_ip || !ic_net_addr_parse(primary_ip, strlen(primary_ip), &a)) {
@@ -128,11 +139,13 @@ static int on_prereq(void *clientp, char *primary_ip, char *local_ip, int primar
     return check(g, &a) ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT;
 }
 
-ic_status ic_fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic_fetch_guard **out, ic_error *err) {
+ic_status ic_fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic_conn_watch *conns, ic_fetch_guard **out,
+                                ic_error *err) {
     *out = NULL;
     ic_fetch_guard *g = calloc(1, sizeof *g);
     if (!g) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate a transfer's guard");
     g->easy = easy;
+    g->conns = conns;
     g->policy = req->policy ? ic_fetch_policy_retain(req->policy) : ic_fetch_policy_default();
     g->via_proxy = req->proxy && req->proxy[0];
     g->url = curl_url();
@@ -194,5 +207,6 @@ void ic_fetch_guard_destroy(ic_fetch_guard *g) {
     curl_url_cleanup(g->url);
     free(g->last_url);
     free(g->last_host);
+    free(g->last_scheme);
     free(g);
 }

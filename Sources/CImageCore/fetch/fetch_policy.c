@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../common/ic_common_internal.h"
 #include "ic_fetch_policy.h"
@@ -26,11 +27,22 @@ typedef struct policy_name {
     bool wildcard;
 } policy_name;
 
+/* An origin: one scheme, one host (a name, a wildcard name or an address) and one port. */
+typedef struct policy_origin {
+    bool https;
+    uint16_t port;
+    bool is_address;
+    ic_net_addr address; /* when is_address */
+    policy_name name;    /* otherwise */
+} policy_origin;
+
 typedef struct policy_list {
     policy_prefix *prefixes;
     size_t prefix_count;
     policy_name *names;
     size_t name_count;
+    policy_origin *origins; /* allow-list only */
+    size_t origin_count;
 } policy_list;
 
 struct ic_fetch_policy {
@@ -53,6 +65,8 @@ const ic_fetch_policy *ic_fetch_policy_default(void) {
 
 static void list_free(policy_list *l) {
     for (size_t i = 0; i < l->name_count; i++) free(l->names[i].name);
+    for (size_t i = 0; i < l->origin_count; i++) free(l->origins[i].name.name);
+    free(l->origins);
     free(l->names);
     free(l->prefixes);
 }
@@ -122,7 +136,55 @@ static bool parse_name(const char *entry, size_t len, policy_name *out) {
     return true;
 }
 
-static ic_status build_list(const char *const *entries, size_t count, const char *what, policy_list *l,
+/* Whether `entry` is written as an origin ("http://…" or "https://…"). */
+static bool is_origin_entry(const char *entry, size_t len) {
+    return (len > 7 && strncasecmp(entry, "http://", 7) == 0) || (len > 8 && strncasecmp(entry, "https://", 8) == 0);
+}
+
+/*
+ * Reads "http://HOST[:PORT][/]" or "https://HOST[:PORT][/]" (HOST a name, a
+ * "*.name" wildcard, an address, an IPv6 address in brackets; PORT 1-65535,
+ * the scheme's when absent). No user, path, query or fragment.
+ */
+static bool parse_origin(const char *entry, size_t len, policy_origin *out) {
+    memset(out, 0, sizeof *out);
+    out->https = len > 8 && strncasecmp(entry, "https://", 8) == 0;
+    const char *p = entry + (out->https ? 8 : 7), *end = entry + len;
+    if (end > p && end[-1] == '/') end--;
+    for (const char *c = p; c < end; c++) {
+        if (*c == '/' || *c == '?' || *c == '#' || *c == '@' || *c == '\\') return false;
+    }
+    const char *host_end;
+    if (p < end && *p == '[') {
+        const char *close = memchr(p, ']', (size_t)(end - p));
+        if (!close) return false;
+        host_end = close + 1;
+    } else {
+        host_end = memchr(p, ':', (size_t)(end - p));
+        if (!host_end) host_end = end;
+    }
+    unsigned port = out->https ? 443 : 80;
+    if (host_end < end) {
+        if (*host_end != ':' || end - host_end < 2 || end - host_end > 6) return false;
+        port = 0;
+        for (const char *d = host_end + 1; d < end; d++) {
+            if (*d < '0' || *d > '9') return false;
+            port = port * 10 + (unsigned)(*d - '0');
+        }
+        if (port == 0 || port > 65535) return false;
+    }
+    out->port = (uint16_t)port;
+    size_t host_len = (size_t)(host_end - p);
+    if (host_len == 0 || host_len >= IC_NET_HOST_TEXT) return false;
+    if (ic_net_host_address(p, host_len, &out->address)) {
+        out->is_address = true;
+        return true;
+    }
+    return parse_name(p, host_len, &out->name);
+}
+
+/* Builds one list; only with `origins` may entries be origins. */
+static ic_status build_list(const char *const *entries, size_t count, const char *what, bool origins, policy_list *l,
                             ic_error *err) {
     if (count == 0) return IC_OK;
     if (!entries) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch policy: the %s has a count but no entries", what);
@@ -132,12 +194,30 @@ static ic_status build_list(const char *const *entries, size_t count, const char
     }
     l->prefixes = calloc(count, sizeof *l->prefixes);
     l->names = calloc(count, sizeof *l->names);
-    if (!l->prefixes || !l->names) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch policy: cannot allocate the %s", what);
+    l->origins = origins ? calloc(count, sizeof *l->origins) : NULL;
+    if (!l->prefixes || !l->names || (origins && !l->origins)) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch policy: cannot allocate the %s", what);
     for (size_t i = 0; i < count; i++) {
         const char *e = entries[i];
         if (!e) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch policy: entry %zu of the %s is NULL", i, what);
         size_t len = strlen(e);
-        if (len > 0 && len < IC_NET_HOST_TEXT && parse_prefix(e, len, &l->prefixes[l->prefix_count])) {
+        if (is_origin_entry(e, len)) {
+            if (!origins) {
+                return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+                                    "fetch policy: %s entry \"%.80s\" is an origin; the %s takes host names, addresses "
+                                    "and CIDR prefixes", what, e, what);
+            }
+            if (memchr(e, '@', len)) { /* never echoed: the user part may hold a password */
+                return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+                                    "fetch policy: %s entry %zu is an origin with a user part, which an origin cannot have",
+                                    what, i);
+            }
+            if (!parse_origin(e, len, &l->origins[l->origin_count])) {
+                return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+                                    "fetch policy: %s entry \"%.80s\" is not an origin (scheme://host[:port], no path "
+                                    "or user)", what, e);
+            }
+            l->origin_count++;
+        } else if (len > 0 && len < IC_NET_HOST_TEXT && parse_prefix(e, len, &l->prefixes[l->prefix_count])) {
             l->prefix_count++;
         } else if (len > 0 && len < IC_NET_HOST_TEXT && parse_name(e, len, &l->names[l->name_count])) {
             l->name_count++;
@@ -161,8 +241,8 @@ ic_status ic_fetch_policy_create(const ic_fetch_policy_spec *spec, ic_fetch_poli
     if (!p) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch policy: cannot allocate the policy");
     atomic_init(&p->refs, 1);
     p->allow = spec->allow;
-    ic_status st = build_list(spec->allow_list, spec->allow_count, "allow-list", &p->allowed, err);
-    if (st == IC_OK) st = build_list(spec->deny_list, spec->deny_count, "deny-list", &p->denied, err);
+    ic_status st = build_list(spec->allow_list, spec->allow_count, "allow-list", true, &p->allowed, err);
+    if (st == IC_OK) st = build_list(spec->deny_list, spec->deny_count, "deny-list", false, &p->denied, err);
     if (st != IC_OK) {
         ic_fetch_policy_release(p);
         return st;
@@ -173,12 +253,34 @@ ic_status ic_fetch_policy_create(const ic_fetch_policy_spec *spec, ic_fetch_poli
 
 /* ---- Deciding. ---- */
 
+static bool name_entry_matches(const policy_name *e, const char *name, size_t len);
+
 static bool name_matches(const policy_list *l, const char *name, size_t len) {
     for (size_t i = 0; i < l->name_count; i++) {
-        const policy_name *e = &l->names[i];
-        if (!e->wildcard) {
-            if (e->len == len && memcmp(e->name, name, len) == 0) return true;
-        } else if (len > e->len + 1 && name[len - e->len - 1] == '.' && memcmp(name + len - e->len, e->name, e->len) == 0) {
+        if (name_entry_matches(&l->names[i], name, len)) return true;
+    }
+    return false;
+}
+
+static bool name_entry_matches(const policy_name *e, const char *name, size_t len) {
+    if (!e->wildcard) return e->len == len && memcmp(e->name, name, len) == 0;
+    return len > e->len + 1 && name[len - e->len - 1] == '.' && memcmp(name + len - e->len, e->name, e->len) == 0;
+}
+
+/*
+ * Whether an origin of the list is the destination: its scheme and port, and its
+ * name (`name`, empty for an address host) or its address (`a`, exactly).
+ */
+static bool origin_matches(const policy_list *l, const char *scheme, int port, const char *name, size_t name_len,
+                           const ic_net_addr *a) {
+    if (!scheme || port <= 0) return false;
+    bool https = strcasecmp(scheme, "https") == 0;
+    if (!https && strcasecmp(scheme, "http") != 0) return false;
+    for (size_t i = 0; i < l->origin_count; i++) {
+        const policy_origin *o = &l->origins[i];
+        if (o->https != https || o->port != port) continue;
+        if (o->is_address ? a && memcmp(a->bytes, o->address.bytes, 16) == 0
+                          : name_len && name_entry_matches(&o->name, name, name_len)) {
             return true;
         }
     }
@@ -242,6 +344,11 @@ static bool class_allowed(const ic_fetch_policy *p, ic_net_class c) {
 
 bool ic_fetch_policy_check(const ic_fetch_policy *p, const char *host, size_t host_len, const ic_net_addr *addr,
                            char *why, size_t cap) {
+    return ic_fetch_policy_check_origin(p, NULL, host, host_len, 0, addr, why, cap);
+}
+
+bool ic_fetch_policy_check_origin(const ic_fetch_policy *p, const char *scheme, const char *host, size_t host_len,
+                                  int port, const ic_net_addr *addr, char *why, size_t cap) {
     char scratch[IC_FETCH_POLICY_REASON];
     if (!why || cap == 0) {
         why = scratch;
@@ -291,6 +398,7 @@ bool ic_fetch_policy_check(const ic_fetch_policy *p, const char *host, size_t ho
         return false;
     }
     if (name_len && name_matches(&p->allowed, name, name_len)) return true;
+    if (origin_matches(&p->allowed, scheme, port, name, name_len, a)) return true;
     if (!a && !(name_len && is_localhost_name(name, name_len))) return true; /* checked again once resolved */
 
     ic_net_class c = a ? ic_net_addr_classify(a) : IC_NET_LOOPBACK;

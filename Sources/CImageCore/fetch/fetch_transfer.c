@@ -109,7 +109,7 @@ static bool configure(ic_xfer *x, const ic_fetch_request *req) {
     return true;
 }
 
-ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *pool,
+ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *pool, ic_conn_watch *conns,
                          uint32_t progress_interval_ms, ic_xfer **out, ic_error *err) {
     *out = NULL;
     ic_xfer *x = calloc(1, sizeof *x);
@@ -147,7 +147,7 @@ ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *
         ic_xfer_destroy(x);
         return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot copy the request headers");
     }
-    ic_status guarded = ic_fetch_guard_create(x->easy, req, &x->guard, err);
+    ic_status guarded = ic_fetch_guard_create(x->easy, req, conns, &x->guard, err);
     if (guarded != IC_OK) {
         ic_xfer_destroy(x);
         return guarded;
@@ -431,8 +431,8 @@ static ic_fetch_result classify(ic_xfer *x, CURLcode code) {
         return IC_FETCH_TOO_LARGE;
     }
     if (x->bad_status) {
-        snprintf(x->message, sizeof x->message, "the response from %s has no valid status (libcurl read %d)",
-                 x->head.url, x->head.status);
+        /* No URL in a message: the caller adds it, written safely (it may hold a password). */
+        snprintf(x->message, sizeof x->message, "the response has no valid status (libcurl read %d)", x->head.status);
         return IC_FETCH_NETWORK;
     }
     if (x->aborted) {
@@ -446,7 +446,7 @@ static ic_fetch_result classify(ic_xfer *x, CURLcode code) {
     }
     if (code == CURLE_OK) {
         if (!x->reject_status) return IC_FETCH_OK;
-        snprintf(x->message, sizeof x->message, "HTTP status %d from %s", x->head.status, x->head.url);
+        snprintf(x->message, sizeof x->message, "HTTP status %d", x->head.status);
         return IC_FETCH_HTTP_STATUS;
     }
     snprintf(x->message, sizeof x->message, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(code));

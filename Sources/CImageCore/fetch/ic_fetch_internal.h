@@ -1,7 +1,7 @@
 /*
  * ic_fetch_internal.h — one transfer of the fetch engine (fetch_transfer.c),
- * shared with the engine loop (fetch.c), and its destination checks
- * (fetch_guard.c). Not installed.
+ * shared with the engine loop (fetch.c), its destination checks
+ * (fetch_guard.c) and the engine's idle connections (fetch_conns.c). Not installed.
  */
 #ifndef IC_FETCH_INTERNAL_H
 #define IC_FETCH_INTERNAL_H
@@ -32,6 +32,28 @@ size_t ic_body_capacity(uint8_t *body);
 /** Buffers handed out and not yet released, and their capacity in bytes. */
 void ic_body_pool_outstanding(ic_body_pool *p, size_t *count, size_t *bytes);
 
+/* ---- Idle HTTP/1 connections (fetch_conns.c). ---- */
+
+/** The sockets of an engine's idle HTTP/1 connections; engine thread only. */
+typedef struct ic_conn_watch ic_conn_watch;
+
+/** An empty watch; NULL when out of memory. */
+ic_conn_watch *ic_conn_watch_create(void);
+/** Frees the watch (NULL is ignored). */
+void ic_conn_watch_destroy(ic_conn_watch *w);
+/**
+ * Notes the connection a completed transfer leaves in libcurl's pool, when the
+ * response was HTTP/1 (call before the handle leaves the multi handle).
+ */
+void ic_conn_watch_note(ic_conn_watch *w, CURL *easy);
+/**
+ * Called before a request is sent over the connection between the two ends:
+ * when it is a noted connection with unread input, shuts its socket down so
+ * libcurl retries the request over a new connection, and returns true.
+ */
+bool ic_conn_watch_check(ic_conn_watch *w, const char *local_ip, int local_port, const char *peer_ip,
+                         int peer_port);
+
 /* ---- Destination checks (fetch_guard.c). ---- */
 
 /** The destination policy of one transfer and what it refused. */
@@ -40,10 +62,12 @@ typedef struct ic_fetch_guard ic_fetch_guard;
 /**
  * Installs the checks of req's policy (or the default policy) on `easy`, with
  * req's proxy (none: the environment's proxy variables are ignored too) and
- * resolve entries. Fails when an entry is NULL, libcurl refuses an option or
- * memory runs out.
+ * resolve entries, and the engine's check of reused connections (`conns`, may
+ * be NULL). Fails when an entry is NULL, libcurl refuses an option or memory
+ * runs out.
  */
-ic_status ic_fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic_fetch_guard **out, ic_error *err);
+ic_status ic_fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic_conn_watch *conns, ic_fetch_guard **out,
+                                ic_error *err);
 
 /** The sentence of the first refusal, or NULL when the guard refused nothing. */
 const char *ic_fetch_guard_refusal(const ic_fetch_guard *g);
@@ -108,7 +132,7 @@ struct ic_xfer {
  * Builds a transfer around `easy` (a recycled handle, or NULL for a new one)
  * and configures it, on the caller's thread. Takes `easy` even on failure.
  */
-ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *pool,
+ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *pool, ic_conn_watch *conns,
                          uint32_t progress_interval_ms, ic_xfer **out, ic_error *err);
 
 /**

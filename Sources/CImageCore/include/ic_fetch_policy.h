@@ -5,8 +5,9 @@
  * machine itself, its private networks or the cloud's metadata service
  * (server-side request forgery). An ic_fetch_policy says which address
  * classes a transfer may connect to — public addresses always; loopback,
- * private and link-local ones only when allowed — plus an allow-list and a
- * deny-list of host names, addresses and CIDR prefixes. Cloud metadata
+ * private and link-local ones only when allowed — plus an allow-list of host
+ * names, addresses, CIDR prefixes and origins, and a deny-list of host names,
+ * addresses and CIDR prefixes. Cloud metadata
  * addresses (169.254.169.254, fd00:ec2::254, …) are refused unless the
  * allow-list names them exactly.
  *
@@ -139,7 +140,15 @@ enum {
 /**
  * What a policy allows. Entries of both lists are host names ("images.internal"),
  * wildcard names ("*.internal": every name below, not the name itself), addresses
- * ("10.0.0.5", "fd00::5") or CIDR prefixes ("10.0.0.0/8", "fd00::/8").
+ * ("10.0.0.5", "fd00::5") or CIDR prefixes ("10.0.0.0/8", "fd00::/8"). Such an
+ * entry holds its hosts on every port and for both schemes.
+ *
+ * The allow-list also takes origins: "http://HOST[:PORT]" or "https://HOST[:PORT]"
+ * (HOST a name, a wildcard name, an address or a bracketed IPv6 address; PORT the
+ * scheme's default when absent; a trailing "/" but no user, path or query). An
+ * origin allows exactly that scheme, host and port — a redirect from it to another
+ * port or scheme of the same host is judged as any other destination — so an
+ * operator trusting one origin of theirs writes it as an origin.
  *
  * The deny-list wins over everything. An allow-list name allows every address its
  * host resolves to; an allow-list address or prefix allows the addresses it holds,
@@ -165,7 +174,7 @@ void ic_fetch_policy_spec_init(ic_fetch_policy_spec *spec);
 /**
  * Builds a policy from `spec` (its strings are copied). Fails with
  * IC_ERR_INVALID_ARGUMENT, naming the entry, when an entry is not a host name,
- * wildcard name, address or CIDR prefix, or a list holds more than
+ * wildcard name, address or CIDR prefix (or, in the allow-list, an origin), or a list holds more than
  * IC_FETCH_POLICY_MAX_ENTRIES entries.
  */
 ic_status ic_fetch_policy_create(const ic_fetch_policy_spec *spec, ic_fetch_policy **out, ic_error *err);
@@ -192,6 +201,15 @@ void ic_fetch_policy_release(const ic_fetch_policy *p);
  */
 bool ic_fetch_policy_check(const ic_fetch_policy *p, const char *host, size_t host_len, const ic_net_addr *addr,
                            char *why, size_t cap);
+
+/**
+ * ic_fetch_policy_check for a URL of scheme `scheme` ("http" or "https") and port
+ * `port` (the scheme's default when the URL names none), which the allow-list's
+ * origins are matched against. ic_fetch_policy_check is this with no scheme and
+ * port 0: then no origin matches.
+ */
+bool ic_fetch_policy_check_origin(const ic_fetch_policy *p, const char *scheme, const char *host, size_t host_len,
+                                  int port, const ic_net_addr *addr, char *why, size_t cap);
 
 #ifdef __cplusplus
 }

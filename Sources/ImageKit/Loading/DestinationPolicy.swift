@@ -19,7 +19,14 @@
 /// class. Cloud metadata addresses (169.254.169.254, fd00:ec2::254 and the other platform
 /// endpoints listed in `ic_fetch_policy.h`) are refused unless the allow-list names
 /// that exact address or a host name that resolves to it — the opt-ins below never allow
-/// them. Unlisted multicast and reserved addresses are always refused.
+/// them. Unlisted multicast and reserved addresses are always refused. Such entries hold
+/// their hosts on every port and under both schemes.
+///
+/// ``allowList`` also takes origins — `"http://images.internal:8080"`,
+/// `"https://10.0.0.5"`, `"http://[fd00::5]:81"` (the scheme's port when none is given; no
+/// user, path or query) — each allowing exactly that scheme, host and port. Trusting your
+/// own origin, name it so: a redirect from it to another port or scheme of the same host is
+/// then judged like any other destination, not waved through as the origin.
 ///
 /// With a ``DownloaderConfiguration/proxy`` the connection goes to the proxy, which the
 /// operator chose and which resolves the host names: then the policy checks only the URL's
@@ -35,7 +42,8 @@ public struct DestinationPolicy: Sendable, Hashable {
     /// Allow link-local addresses: 169.254.0.0/16 and fe80::/10 (cloud metadata addresses
     /// among them stay refused). Default off.
     public var allowsLinkLocal: Bool
-    /// Host names, addresses and CIDR prefixes allowed whatever their class.
+    /// Host names, addresses and CIDR prefixes allowed on every port whatever their class, and
+    /// origins (`"http://host:port"`) allowed for exactly their scheme, host and port.
     public var allowList: [String]
     /// Host names, addresses and CIDR prefixes refused whatever else says otherwise.
     public var denyList: [String]

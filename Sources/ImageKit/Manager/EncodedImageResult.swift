@@ -34,7 +34,7 @@ public struct EncodedImageResult: Sendable {
     /// The encoded part of `result`; an internal error when a pipeline failed to produce it.
     static func from(_ result: LoadResult) -> Result<EncodedImageResult, ImageKitError> {
         guard let encoded = result.encoded else {
-            return .failure(.internal("the load of \(result.url.absoluteString) produced no encoded image"))
+            return .failure(.internal("the load of \(MessageURL.describe(result.url)) produced no encoded image"))
         }
         return .success(EncodedImageResult(encoded: encoded, image: result.image, source: result.source,
                                            url: result.url, metrics: result.metrics))

@@ -103,7 +103,8 @@ public final class ImageManager: Sendable {
         self.configuration = configuration
         workers = WorkerPool(name: "imagekit-decode", maxThreads: max(1, configuration.decodeThreads))
         limiter = PipelineLimiter(limit: configuration.maxActivePipelines, maxWaiting: configuration.maxWaitingPipelines)
-        failedURLs = FailedURLList(timeToLive: configuration.failedURLTimeToLive)
+        failedURLs = FailedURLList(timeToLive: configuration.failedURLTimeToLive,
+                                   maxCount: configuration.failedURLMaxCount, maxBytes: configuration.failedURLMaxBytes)
         events = EventFanOut(configuration.observers.map { observer in { observer.receive($0) } })
         hasLoadObserverFactories = !configuration.loadObserverFactories.isEmpty
     }
@@ -467,13 +468,13 @@ public final class ImageManager: Sendable {
             return .failed(url, .shutDown("the image manager was shut down"))
         }
         guard let url, let string = loadableString(url, context?.loader ?? loader) else {
-            return .failed(url, .invalidURL("\(url.map { "\"\($0.absoluteString)\"" } ?? "no URL") is not an "
+            return .failed(url, .invalidURL("\(url.map { "\"\(MessageURL.describe($0))\"" } ?? "no URL") is not an "
                 + (configuration.allowsLocalFiles ? "http, https or file" : "http or https")
                 + " URL, nor one the manager's loader accepts"))
         }
         if !options.contains(.retryFailed), let failure = failedURLs.failure(string) {
-            return .failed(url, .blocklisted("\(string) failed earlier (\(failure.message)); retry with .retryFailed "
-                + "or after the blocklist entry expires", original: failure))
+            return .failed(url, .blocklisted("\(MessageURL.describe(string)) failed earlier (\(failure.message)); "
+                + "retry with .retryFailed or after the blocklist entry expires", original: failure))
         }
         var options = options
         var context = context ?? ImageContext()

@@ -27,6 +27,14 @@ public struct ImageManagerConfiguration: Sendable {
     /// ``ImageKitError/isLastingLoadFailure``); a ``delegate`` that implements
     /// `shouldBlockFailedURL` decides instead of both.
     public var failedURLStatusCodes: Set<Int>
+    /// The most URLs the blocklist holds at once (default ``defaultFailedURLMaxCount``,
+    /// 10,000). Past it the oldest entries go first; 0 lists nothing.
+    public var failedURLMaxCount: Int
+    /// The most bytes the blocklist holds (default ``defaultFailedURLMaxBytes``, 4 MiB): each
+    /// entry counts its failure's message and about 100 bytes besides. URLs themselves are kept
+    /// as 16-byte hashes, so clients sending long URLs cannot grow it. Past it the oldest
+    /// entries go first.
+    public var failedURLMaxBytes: Int
     /// Pipelines that may download, decode and encode at once, each holding a download body or
     /// a bitmap (default: 6 + 2 × ``decodeThreads``, the downloader's default concurrency plus
     /// a queue of two per decode thread). Loads past it wait for a turn holding nothing, so the
@@ -72,11 +80,18 @@ public struct ImageManagerConfiguration: Sendable {
     /// whole body, then decode it.
     public var streamsDecoding: Bool = true
 
+    /// The default of ``failedURLMaxCount``: 10,000 URLs.
+    public static let defaultFailedURLMaxCount = 10_000
+    /// The default of ``failedURLMaxBytes``: 4 MiB.
+    public static let defaultFailedURLMaxBytes = 4 << 20
+
     /// The defaults described on each property.
     public init() {
         allowsLocalFiles = false
         failedURLTimeToLive = .seconds(600)
         failedURLStatusCodes = Set(400..<500).subtracting([408, 429])
+        failedURLMaxCount = Self.defaultFailedURLMaxCount
+        failedURLMaxBytes = Self.defaultFailedURLMaxBytes
         delegate = nil
         optionsProcessor = nil
         observers = []

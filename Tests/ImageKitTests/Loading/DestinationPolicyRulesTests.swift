@@ -235,8 +235,8 @@ final class DestinationPolicyRulesTests: XCTestCase {
     }
 
     func testBadEntriesAreRefusedByName() {
-        for entry in ["10.0.0.0/33", "fd00::/129", "10.0.0.0/", "10.0.0.0/x", "*.", "*.10.0.0.1", "a..b", "", "http://x",
-                      "1.2.3.4.5", "exa mple"] {
+        for entry in ["10.0.0.0/33", "fd00::/129", "10.0.0.0/", "10.0.0.0/x", "*.", "*.10.0.0.1", "a..b", "", "http://x/a",
+                      "ftp://x", "1.2.3.4.5", "exa mple"] {
             XCTAssertThrowsError(try makePolicy(allowList: [entry]), entry) { error in
                 XCTAssertTrue("\(error)".contains("allow-list entry"), "\(error)")
             }

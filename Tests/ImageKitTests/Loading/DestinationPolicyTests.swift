@@ -157,6 +157,62 @@ final class DestinationPolicyTests: LoopbackTestCase {
         await DownloadTesting.assertIdle(d)
     }
 
+    func testAnAllowedOriginIsTrustedForItsSchemeHostAndPortOnly() async throws {
+        let f = try fixture
+        // The Python server is the origin; nginx listens on another port of the same host.
+        let d = try downloader(DestinationPolicy(allowList: ["http://127.0.0.1:\(f.script.port)"]))
+        let key = "origin-\(UUID().uuidString.prefix(8))"
+        func redirect(to target: String) throws -> URL {
+            var c = URLComponents(string: "http://127.0.0.1:\(f.script.port)/redirect")!
+            c.queryItems = [URLQueryItem(name: "to", value: target), URLQueryItem(name: "key", value: key)]
+            return try XCTUnwrap(c.url)
+        }
+        await expectBody(d, f.script.url("/bytes?n=300"), LoopbackFixture.scriptPattern(300))
+        let loopback = "destination 127.0.0.1 is loopback, which the policy does not allow"
+        await expectRefusal(d, try redirect(to: "http://127.0.0.1:\(f.nginx.port)/small.png"), loopback)
+        XCTAssertEqual(try f.script.stats(key).count, 1, "the origin itself was asked")
+        await expectRefusal(d, f.nginx.url("/small.png"), loopback)
+        // The same port under the other scheme is another origin.
+        await expectRefusal(d, try XCTUnwrap(URL(string: "https://127.0.0.1:\(f.script.port)/bytes")), loopback)
+        // A redirect back to the origin itself goes through.
+        await expectBody(d, try redirect(to: "http://127.0.0.1:\(f.script.port)/bytes?n=50"),
+                         LoopbackFixture.scriptPattern(50))
+
+        // A bare host entry holds every port of the host, as documented.
+        let wide = try downloader(DestinationPolicy(allowList: ["127.0.0.1"]))
+        await expectBody(wide, try redirect(to: "http://127.0.0.1:\(f.nginx.port)/small.png"),
+                         LoopbackFixture.files["small.png"])
+        await DownloadTesting.assertIdle(d)
+        await DownloadTesting.assertIdle(wide)
+    }
+
+    func testOriginEntriesAreCheckedWhenThePolicyIsBuilt() throws {
+        for entry in ["http://127.0.0.1:8080/images", "http://user:pw@host", "http://host:0", "http://host:65536",
+                      "https://"] {
+            XCTAssertThrowsError(try Downloader(configuration: {
+                var c = DownloaderConfiguration()
+                c.destinationPolicy = DestinationPolicy(allowList: [entry])
+                return c
+            }()), entry) { error in
+                XCTAssertEqual((error as? ImageKitError)?.code, .invalidArgument, entry)
+                XCTAssertFalse("\(error)".contains("pw"), "an entry's password is never echoed: \(error)")
+            }
+        }
+        XCTAssertThrowsError(try Downloader(configuration: {
+            var c = DownloaderConfiguration()
+            c.destinationPolicy = DestinationPolicy(denyList: ["http://host:80"])
+            return c
+        }()), "origins belong in the allow-list")
+        for entry in ["http://host", "https://HOST:8443/", "http://[::1]:9000", "http://10.0.0.5:81",
+                      "http://*.corp.example"] {
+            XCTAssertNoThrow(try Downloader(configuration: {
+                var c = DownloaderConfiguration()
+                c.destinationPolicy = DestinationPolicy(allowList: [entry])
+                return c
+            }()), entry)
+        }
+    }
+
     func testAReusedConnectionIsCheckedForEachRequest() async throws {
         let f = try fixture
         let d = try downloader(.publicOnly)

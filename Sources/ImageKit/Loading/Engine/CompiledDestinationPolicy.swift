@@ -17,7 +17,7 @@ final class CompiledDestinationPolicy: Sendable {
     var pointer: OpaquePointer { handle.pointer }
 
     /// Builds `policy`; fails with ``ImageKitError/invalidArgument(_:)`` naming an entry
-    /// that is not a host name, an address or a CIDR prefix.
+    /// that is not a host name, an address or a CIDR prefix (or, in the allow-list, an origin).
     init(_ policy: DestinationPolicy) throws(ImageKitError) {
         var spec = ic_fetch_policy_spec()
         ic_fetch_policy_spec_init(&spec)

@@ -286,7 +286,11 @@ final class DownloaderCore: Sendable {
                 }
             }
             if o.result == IC_FETCH_ABORTED, let rejection = f.rejection { return (.failure(rejection), metrics) }
-            let message = o.message.map { String(cString: $0) } ?? ""
+            var message = o.message.map { String(cString: $0) } ?? ""
+            // The engine's sentences name no URL; this one says which, written safely.
+            if o.result == IC_FETCH_HTTP_STATUS || o.result == IC_FETCH_NETWORK, let response {
+                message += " from \(MessageURL.describe(response.url))"
+            }
             return (.failure(ImageKitError(fetch: o.result, curlCode: o.curl_code, message: message,
                                            status: response?.statusCode ?? 0)), metrics)
         }
@@ -335,7 +339,8 @@ final class DownloaderCore: Sendable {
         } catch let error as ImageKitError {
             return .failure(error)
         } catch {
-            return .failure(.invalidResponse("the response modifier or decryptor rejected \(url.absoluteString): \(error)"))
+            return .failure(.invalidResponse(
+                "the response modifier or decryptor rejected \(MessageURL.describe(url)): \(error)"))
         }
     }
 
@@ -351,7 +356,7 @@ final class DownloaderCore: Sendable {
             }
             if !accepted {
                 return .unacceptableContentType(
-                    "Content-Type \"\(mime)\" of \(response.url.absoluteString) is not one of \(types.sorted())")
+                    "Content-Type \"\(mime)\" of \(MessageURL.describe(response.url)) is not one of \(types.sorted())")
             }
         }
         guard let validator = configuration.responseValidator else { return nil }
@@ -362,7 +367,8 @@ final class DownloaderCore: Sendable {
             return error
         } catch {
             return ImageKitError(code: .invalidResponse,
-                                 message: "the response validator rejected \(response.url.absoluteString): \(error)",
+                                 message: "the response validator rejected "
+                                     + "\(MessageURL.describe(response.url)): \(error)",
                                  underlying: error)
         }
     }

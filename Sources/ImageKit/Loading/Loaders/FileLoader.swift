@@ -36,7 +36,7 @@ public final class FileLoader: ImageLoading {
         -> ImageLoaderResult {
         let url = request.url
         guard url.isFileURL else {
-            throw ImageKitError.invalidURL("\(url.absoluteString) is not a file URL")
+            throw ImageKitError.invalidURL("\(MessageURL.describe(url)) is not a file URL")
         }
         let cancelled = Locked(false)
         let data = try await withTaskCancellationHandler {

@@ -59,7 +59,7 @@ public final class ImageLoadersManager: ImageStreamingLoading {
         -> ImageLoaderResult {
         guard let loader = loader(for: request.url) else {
             let scheme = request.url.scheme.map { "the \"\($0)\" scheme" } ?? "a URL without a scheme"
-            throw ImageKitError.invalidURL("no image loader loads \(scheme) (\(request.url.absoluteString))")
+            throw ImageKitError.invalidURL("no image loader loads \(scheme) (\(MessageURL.describe(request.url)))")
         }
         return try await loader.load(request, progress: progress)
     }

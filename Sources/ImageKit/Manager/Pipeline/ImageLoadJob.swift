@@ -193,11 +193,11 @@ final class ImageLoadJob: Sendable {
         }
         if r.options.contains(.fromCacheOnly) {
             if let cached { return finishAll(.notModified(cached)) }
-            return fail(.notInCache("\(r.url.absoluteString) is in no cache tier searched"))
+            return fail(.notInCache("\(MessageURL.describe(r.url)) is in no cache tier searched"))
         }
         if let delegate = manager.configuration.delegate, !delegate.shouldDownload(r.url) {
             if let cached { return finishAll(.notModified(cached)) }
-            return fail(.vetoed("the manager's delegate refused to download \(r.url.absoluteString)"))
+            return fail(.vetoed("the manager's delegate refused to download \(MessageURL.describe(r.url))"))
         }
         // A turn bounds the bodies and bitmaps alive at once; waiting holds nothing.
         let waitStart = MonotonicClock.now()
@@ -218,7 +218,8 @@ final class ImageLoadJob: Sendable {
                 } catch {
                     throw error as? ImageKitError
                         ?? ImageKitError(code: .invalidResponse,
-                                         message: "the response validator rejected \(r.url.absoluteString): \(error)",
+                                         message: "the response validator rejected "
+                                             + "\(MessageURL.describe(r.url)): \(error)",
                                          underlying: error)
                 }
             }
@@ -302,7 +303,7 @@ final class ImageLoadJob: Sendable {
         let r = request
         guard let output = r.output, found.encoded == nil else { return found }
         guard let image = found.image else {
-            throw ImageKitError.internal("no image to encode for \(r.url.absoluteString)")
+            throw ImageKitError.internal("no image to encode for \(MessageURL.describe(r.url))")
         }
         let format = output.encodeFormat(for: image)
         let manager = self.manager
@@ -410,7 +411,7 @@ final class ImageLoadJob: Sendable {
     private func fetch(validators: DownloadRequest.Validators?, streaming: StreamingDecode?) async throws -> Fetched {
         let r = request
         guard r.loader.canLoad(r.url) else {
-            throw ImageKitError.invalidURL("the image loader does not load \(r.url.absoluteString)")
+            throw ImageKitError.invalidURL("the image loader does not load \(MessageURL.describe(r.url))")
         }
         emit(.downloadStarted(url: r.url))
         let start = MonotonicClock.now()

@@ -21,7 +21,7 @@ extension ImageResult {
     /// The image part of `result`; an internal error when a pipeline failed to produce it.
     static func from(_ result: LoadResult) -> Result<ImageResult, ImageKitError> {
         guard let image = result.image else {
-            return .failure(.internal("the load of \(result.url.absoluteString) produced no image"))
+            return .failure(.internal("the load of \(MessageURL.describe(result.url)) produced no image"))
         }
         return .success(ImageResult(image: image, source: result.source, url: result.url,
                                     originalData: result.originalData, metrics: result.metrics))
