@@ -76,7 +76,7 @@ struct ThumbnailRoute: Sendable {
 /// ours, a corrupt image 422, a timeout 504, too many waiting loads 503 and so on. The message is
 /// chosen by the code too: the error's own message may name the origin, its host or credentials.
 func failure(_ error: ImageKitError) -> Response {
-    var response = text(HTTPResponse.Status(code: error.suggestedHTTPStatus), clientMessage(for: error))
+    var response = text(HTTPResponse.Status(code: error.suggestedHTTPStatus), "\(error.clientMessage) (\(error.code.name))")
     if error.code == .overloaded { response.headers[.retryAfter] = "1" }
     return response
 }

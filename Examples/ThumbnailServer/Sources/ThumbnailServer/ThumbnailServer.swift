@@ -26,10 +26,11 @@
 /// `TracingMiddleware`) is the parent of its load's span — bootstrap `InstrumentationSystem`
 /// with a tracer (swift-otel, for example) to export them; none is by default.
 ///
-/// The origin is the operator's: its host is trusted even when it is on a private network or
-/// this machine. Everything else the server would connect to — where the origin redirects,
-/// which request input can steer — stays under ImageKit's default destination policy: public
-/// addresses only, never loopback, private networks, link-local or cloud metadata (403).
+/// The origin is the operator's: its scheme, host and port are trusted even when it is on a
+/// private network or this machine (the same host on another port is not the origin).
+/// Everything else the server would connect to — where the origin redirects, which request
+/// input can steer — stays under ImageKit's default destination policy: public addresses only,
+/// never loopback, private networks, link-local or cloud metadata (403).
 ///
 ///     swift run -c release thumbnail-server --port 8080 --origin https://images.example.com \
 ///         --cache /tmp/thumbs --metrics-port 9090
@@ -102,9 +103,12 @@ struct ThumbnailServer: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
-        // The configured origin is trusted wherever it is; any other destination must be public.
+        // The configured origin (its scheme, host and port) is trusted wherever it is; any other
+        // destination must be public.
         var downloads = DownloaderConfiguration()
-        downloads.destinationPolicy = DestinationPolicy(allowList: [originHost])
+        let host = originHost.contains(":") ? "[\(originHost)]" : originHost  // an IPv6 address
+        let trusted = "\(originURL.scheme ?? "http")://\(host)" + (originURL.port.map { ":\($0)" } ?? "")
+        downloads.destinationPolicy = DestinationPolicy(allowList: [trusted])
         // Credentials in --origin become the downloader's basic auth (sent to the request's host
         // only), so no URL ImageKit sees, logs or puts in a message carries them.
         if originURL.user != nil || originURL.password != nil {

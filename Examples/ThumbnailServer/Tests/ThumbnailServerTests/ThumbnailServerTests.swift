@@ -177,11 +177,11 @@ final class ThumbnailServerTests: XCTestCase {
         let again = try get("/thumb/photos/missing.jpg?w=100")  // now from the blocklist
         XCTAssertEqual(again.status, 404)
         XCTAssertEqual(String(decoding: again.body, as: UTF8.self),
-                       "it failed recently: the origin answered HTTP 404 (blocklisted)\n")
+                       "the image failed recently and is not fetched again yet: the origin answered HTTP 404 (blocklisted)\n")
         let refused = try get("/thumb/redirect/127.0.0.2:\(originPort)/photos/cat.jpg?w=20")
         XCTAssertEqual(refused.status, 403)
         XCTAssertEqual(String(decoding: refused.body, as: UTF8.self),
-                       "the image's location is not allowed (destination_refused)\n")
+                       "the image's address is not allowed (destination_refused)\n")
         XCTAssertEqual(try get("/thumb/private/photos/cat.jpg?w=20").status, 200, "the credentials reach the origin")
 
         let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
@@ -216,7 +216,7 @@ final class ThumbnailServerTests: XCTestCase {
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             guard let answer = try? receive(fd), answer.status == 503 else { continue }
             XCTAssertEqual(String(decoding: answer.body, as: UTF8.self),
-                           "too many images are waiting to be made; try again later (overloaded)\n")
+                           "the service is busy; try again later (overloaded)\n")
             XCTAssertEqual(answer.headers["retry-after"], "1")
             refused += 1
         }
@@ -371,7 +371,10 @@ final class ThumbnailServerTests: XCTestCase {
         let elsewhere = try get("/thumb/redirect/127.0.0.2:\(originPort)/photos/cat.jpg?w=20")
         XCTAssertEqual(elsewhere.status, 403)
         XCTAssertEqual(String(decoding: elsewhere.body, as: UTF8.self),
-                       "the image's location is not allowed (destination_refused)\n")
+                       "the image's address is not allowed (destination_refused)\n")
+        // The origin's host on another port is not the origin: refused before connecting.
+        let otherPort = try get("/thumb/redirect/127.0.0.1:\(try freePort())/photos/cat.jpg?w=20")
+        XCTAssertEqual(otherPort.status, 403)
         let metadata = try get("/thumb/redirect/169.254.169.254/latest/meta-data/iam?w=20")
         XCTAssertEqual(metadata.status, 403)
         XCTAssertFalse(String(decoding: metadata.body, as: UTF8.self).contains("169.254"))
