@@ -47,7 +47,8 @@ enum BenchRecorder {
 
     /// The spread of ours' samples in the current test's last ``time(_:inner:useMeasure:ours:anchor:)``
     /// call: ``record(_:)`` gives it to a row that names none. ``BenchmarkCase`` clears it before
-    /// each test.
+    /// each test. `nonisolated(unsafe)`: XCTest runs one test method at a time, and only the
+    /// thread running it reads or writes this (the benchmark bodies' own threads never touch it).
     nonisolated(unsafe) static var lastSpreadPercent: Double?
 
     /// Where results go: `$IMAGEKIT_BENCH_OUT` or `bench-results/` in the package.

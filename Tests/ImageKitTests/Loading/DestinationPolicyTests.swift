@@ -132,15 +132,21 @@ final class DestinationPolicyTests: LoopbackTestCase {
         XCTAssertTrue(listener.hasPendingConnection())
     }
 
+    /// The test server's `/redirect` at `server`, sending the client to `target` and counting
+    /// its hits under `key`.
+    private static func redirect(from server: String, to target: String, key: String) throws -> URL {
+        var c = try XCTUnwrap(URLComponents(string: server + "/redirect"))
+        c.queryItems = [URLQueryItem(name: "to", value: target), URLQueryItem(name: "key", value: key)]
+        return try XCTUnwrap(c.url)
+    }
+
     func testARedirectToARefusedDestinationIsRefused() async throws {
         let f = try fixture
         // localhost is allowed by name; 127.0.0.1 is loopback, which the policy refuses.
         let d = try downloader(DestinationPolicy(allowList: ["localhost"]))
         let key = "redirect-\(UUID().uuidString.prefix(8))"
         func redirect(to target: String) throws -> URL {
-            var c = URLComponents(string: "http://localhost:\(f.script.port)/redirect")!
-            c.queryItems = [URLQueryItem(name: "to", value: target), URLQueryItem(name: "key", value: key)]
-            return try XCTUnwrap(c.url)
+            try Self.redirect(from: "http://localhost:\(f.script.port)", to: target, key: key)
         }
         await expectRefusal(d, try redirect(to: "http://127.0.0.1:\(f.nginx.port)/small.png"),
                             "destination 127.0.0.1 is loopback, which the policy does not allow")
@@ -163,9 +169,7 @@ final class DestinationPolicyTests: LoopbackTestCase {
         let d = try downloader(DestinationPolicy(allowList: ["http://127.0.0.1:\(f.script.port)"]))
         let key = "origin-\(UUID().uuidString.prefix(8))"
         func redirect(to target: String) throws -> URL {
-            var c = URLComponents(string: "http://127.0.0.1:\(f.script.port)/redirect")!
-            c.queryItems = [URLQueryItem(name: "to", value: target), URLQueryItem(name: "key", value: key)]
-            return try XCTUnwrap(c.url)
+            try Self.redirect(from: "http://127.0.0.1:\(f.script.port)", to: target, key: key)
         }
         await expectBody(d, f.script.url("/bytes?n=300"), LoopbackFixture.scriptPattern(300))
         let loopback = "destination 127.0.0.1 is loopback, which the policy does not allow"
