@@ -16,7 +16,8 @@ ASAN_FLAGS := --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-re
 # TSan cannot see inside Synchronization.Mutex's slow path: use pthread locks there.
 TSAN_FLAGS := --sanitize=thread -Xswiftc -DIMAGEKIT_PTHREAD_LOCK
 
-.PHONY: deps deps-list build test docs bench bench-peers bench-service example conformance sanitize soak fuzz coverage clean
+.PHONY: deps deps-list build test docs bench bench-peers bench-service example conformance sanitize sanitize-address \
+        sanitize-thread soak fuzz coverage clean
 
 # $(call install-missing,PACKAGES): apt-get installs those of PACKAGES not installed yet
 # (one `dpkg-query` each; nothing else happens when all are there).
@@ -118,13 +119,25 @@ conformance: deps
 	$(SWIFT) build -c release --product imagekit
 	python3 scripts/conformance.py --imagekit "$$($(SWIFT) build -c release --show-bin-path)/imagekit" --corpus $(CORPUS)
 
-## sanitize: the unit tests under ASan + UBSan (C target), then under TSan
-sanitize: deps
+## sanitize: the unit tests under ASan + UBSan (C target), then under TSan: sanitize-address and
+## sanitize-thread below (each a build of its own; `make -j2 sanitize` runs both at once)
+sanitize: sanitize-address sanitize-thread
+
+## sanitize-address: every unit test under ASan + UBSan but the soak (`make soak` runs it so)
+sanitize-address: deps
 	ASAN_OPTIONS=malloc_context_size=10 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
-	  $(SWIFT) test --scratch-path .build-asan $(ASAN_FLAGS) $(SKIP_BENCH)
+	  $(SWIFT) test --scratch-path .build-asan $(ASAN_FLAGS) $(SKIP_BENCH) --skip ManagerSoakTests
+
+## sanitize-thread: the unit tests under TSan, but for the suites in TSAN_ONE_THREAD, which decode,
+## scale and compare pixels on the calling thread alone (no helper thread, manager or server:
+## nothing for TSan to see, and two thirds of its time); sanitize-address runs them
+TSAN_ONE_THREAD := ThumbnailTests JPEGDCTests IncrementalDecodeTests ColorKernelTests JXLDecodeTests \
+                   HEIFHeapFillTests PNGFastPathTests EncodeSizeLimitTests
+sanitize-thread: deps
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-	  $(SWIFT) test --scratch-path .build-tsan $(TSAN_FLAGS) $(SKIP_BENCH)
+	  $(SWIFT) test --scratch-path .build-tsan $(TSAN_FLAGS) $(SKIP_BENCH) \
+	  --skip 'ImageKitTests\.($(subst $(eval) ,|,$(strip $(TSAN_ONE_THREAD))))/'
 
 ## soak: SOAK_LOADS (20,000) loads through the manager, with random sizes, options,
 ## cancellations and bad responses from local servers: in a release build (RSS must stay

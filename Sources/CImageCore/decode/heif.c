@@ -420,8 +420,9 @@ static void take_color(ic_decoder *d, struct heif_image_handle *handle) {
 /* What libheif would allocate and decode beyond the primary item's ispe, checked before it
  * does: AV1-coded items (refused), a grid's or overlay's canvas (allocated at the size its item data declares), the
  * largest HEVC picture in the file (libde265 allocates each at its SPS's size, and libheif
- * converts all of it) — both against the limits — and derived images that nest in a cycle
- * or decode far more than their canvas shows. */
+ * converts all of it) — both against the limits — and derived images that nest in a cycle,
+ * decode far more than their canvas shows, or are grids whose tiles leave canvas pixels
+ * unwritten. */
 static ic_status check_coded_pictures(ic_decoder *d, int bits, bool alpha) {
     ic_heif_scan scan;
     ic_heif_derived_status found = ic_heif_scan_items(d->data, d->size, &scan);
@@ -451,6 +452,11 @@ static ic_status check_coded_pictures(ic_decoder *d, int bits, bool alpha) {
                             "%s: derived image %u's %u inputs decode %llu pixels for a %ux%u canvas", name(d),
                             derived->item, derived->inputs, (unsigned long long)derived->decoded_pixels,
                             derived->canvas_width, derived->canvas_height);
+    case IC_HEIF_DERIVED_UNCOVERED:
+        return ic_set_error(d->err, IC_ERR_CORRUPT,
+                            "%s: grid image %u's tiles do not cover its %ux%u canvas (each must be an HEVC image of "
+                            "one size, by its ispe, that decodes to at least that size)",
+                            name(d), derived->item, derived->canvas_width, derived->canvas_height);
     }
     if (derived->largest_width > 0 && derived->largest_height > 0) {
         uint32_t cw = derived->largest_width, ch = derived->largest_height;

@@ -10,8 +10,9 @@
  * - The number of file-level meta boxes (a HEIF file has one).
  * - The largest picture an HEVC parameter set in the file declares (in every hvcC property
  *   and in every hvc1 item's data, gathered from its extents as libheif gathers them).
- * - The derived images (grid, iovl, iden): the largest canvas one declares, and what decoding
- *   each costs, its inputs followed to a bounded depth.
+ * - The derived images (grid, iovl, iden): the largest canvas one declares, what decoding
+ *   each costs, its inputs followed to a bounded depth, and whether a grid's tiles cover its
+ *   canvas.
  *
  * Every read is bounded by its box.
  */
@@ -543,6 +544,16 @@ static int item_canvas(const heif_items *ix, uint32_t id, const char type[4], ui
     return 1;
 }
 
+/* A grid item's rows and columns (from its data's third and fourth bytes), or false. */
+static bool grid_layout(const heif_items *ix, uint32_t id, uint32_t *rows, uint32_t *columns) {
+    item_data payload;
+    uint8_t head[4];
+    if (!item_payload(ix, id, &payload) || !item_read(&payload, 0, head, 4)) return false;
+    *rows = (uint32_t)head[2] + 1;
+    *columns = (uint32_t)head[3] + 1;
+    return true;
+}
+
 uint64_t ic_heif_item_count(const uint8_t *data, size_t size) {
     box children;
     item_walk walk;
@@ -562,19 +573,28 @@ static uint64_t twice_samples(const ic_hevc_picture *p) {
     return (uint64_t)p->width * p->height * per_pixel[p->chroma_format & 3];
 }
 
-/* Keeps in *best the larger of it and the picture the NAL unit `nal` declares, if it is an
- * SPS libde265 accepts. */
-static void consider(const uint8_t *nal, size_t n, ic_hevc_picture *best, bool *found) {
+/* The SPS pictures of an item or a file, gathered one NAL unit at a time: the largest (in
+ * samples), and the narrowest and shortest a decoder would put out. */
+typedef struct sps_pictures {
+    bool found;
+    ic_hevc_picture largest;
+    uint32_t least_visible_width;
+    uint32_t least_visible_height;
+} sps_pictures;
+
+/* Adds the picture the NAL unit `nal` declares, if it is an SPS libde265 accepts. */
+static void consider(const uint8_t *nal, size_t n, sps_pictures *acc) {
     ic_hevc_picture pic;
-    if (ic_hevc_sps_picture(nal, n, &pic) && (!*found || twice_samples(&pic) > twice_samples(best))) {
-        *best = pic;
-        *found = true;
-    }
+    if (!ic_hevc_sps_picture(nal, n, &pic)) return;
+    if (!acc->found || twice_samples(&pic) > twice_samples(&acc->largest)) acc->largest = pic;
+    if (!acc->found || pic.visible_width < acc->least_visible_width) acc->least_visible_width = pic.visible_width;
+    if (!acc->found || pic.visible_height < acc->least_visible_height) acc->least_visible_height = pic.visible_height;
+    acc->found = true;
 }
 
 /* The NAL units of an hvcC box (its arrays, each NAL with a 16-bit length), as libheif 1.15
  * reads them. */
-static void hvcc_pictures(const box *hvcc, ic_hevc_picture *best, bool *found) {
+static void hvcc_pictures(const box *hvcc, sps_pictures *acc) {
     if (hvcc->size < 23) return;
     const uint8_t *p = hvcc->body + 23, *end = hvcc->body + hvcc->size;
     unsigned arrays = hvcc->body[22];
@@ -587,7 +607,7 @@ static void hvcc_pictures(const box *hvcc, ic_hevc_picture *best, bool *found) {
             size_t n = be16(p);
             p += 2;
             if (n > (size_t)(end - p)) return;
-            consider(p, n, best, found);
+            consider(p, n, acc);
             p += n;
         }
     }
@@ -595,7 +615,7 @@ static void hvcc_pictures(const box *hvcc, ic_hevc_picture *best, bool *found) {
 
 /* The NAL units of an hvc1 item's data (each with a 32-bit length, as libheif 1.15's libde265
  * plugin reads them: it stops at a length past the end, and then decodes nothing). */
-static void item_pictures(const item_data *d, ic_hevc_picture *best, bool *found) {
+static void item_pictures(const item_data *d, sps_pictures *acc) {
     uint64_t at = 0;
     uint8_t head[IC_HEVC_SPS_BYTES];
     while (d->size - at >= 4) {
@@ -605,7 +625,7 @@ static void item_pictures(const item_data *d, ic_hevc_picture *best, bool *found
         if (n > d->size - at) return;
         size_t take = n < sizeof head ? (size_t)n : sizeof head;
         item_read(d, at, head, take);
-        consider(head, take, best, found);
+        consider(head, take, acc);
         at += n;
     }
 }
@@ -614,13 +634,13 @@ static void item_pictures(const item_data *d, ic_hevc_picture *best, bool *found
  * in an hvc1 item's data: libde265 allocates each picture it decodes at its SPS's size,
  * whatever the item's ispe says. True with *out set, false when the file has none. */
 static bool largest_picture(const heif_items *ix, ic_hevc_picture *out) {
-    bool found = false;
+    sps_pictures acc = {.found = false};
     box iprp, ipco;
     if (find_box(ix->children.body, ix->children.size, "iprp", &iprp) && find_box(iprp.body, iprp.size, "ipco", &ipco)) {
         box rest = ipco, property;
         char type[4];
         while (next_box(&rest, type, &property)) {
-            if (memcmp(type, "hvcC", 4) == 0) hvcc_pictures(&property, out, &found);
+            if (memcmp(type, "hvcC", 4) == 0) hvcc_pictures(&property, &acc);
         }
     }
     /* Every item of type hvc1 (an item's first infe: its first entry in the sorted table). */
@@ -628,10 +648,11 @@ static bool largest_picture(const heif_items *ix, ic_hevc_picture *out) {
     for (size_t i = 0; i < ix->types.n; i++) {
         const id_entry *e = &ix->types.v[i];
         if ((i == 0 || e[-1].id != e->id) && memcmp(e->at, "hvc1", 4) == 0 && item_payload(ix, e->id, &payload)) {
-            item_pictures(&payload, out, &found);
+            item_pictures(&payload, &acc);
         }
     }
-    return found;
+    if (acc.found) *out = acc.largest;
+    return acc.found;
 }
 
 /* ---- Derived images (grid, iovl, iden): their canvases and what decoding them costs. ---- */
@@ -724,20 +745,55 @@ typedef struct cost_scan {
     ic_heif_derived *out;
 } cost_scan;
 
-/* The largest picture an SPS of coded item `id` declares: in its hvcC properties or its data. */
-static bool coded_picture(const cost_scan *s, uint32_t id, ic_hevc_picture *pic) {
-    bool found = false;
+/* The pictures the SPSs of coded item `id` declare: in its hvcC properties or its data. */
+static sps_pictures coded_pictures(const cost_scan *s, uint32_t id) {
+    sps_pictures acc = {.found = false};
     prop_walk w;
     char type[4];
     box prop;
     item_data payload;
     if (item_props(s->ix, id, &w)) {
         while (next_prop(&w, type, &prop)) {
-            if (memcmp(type, "hvcC", 4) == 0) hvcc_pictures(&prop, pic, &found);
+            if (memcmp(type, "hvcC", 4) == 0) hvcc_pictures(&prop, &acc);
         }
     }
-    if (item_payload(s->ix, id, &payload)) item_pictures(&payload, pic, &found);
-    return found;
+    if (item_payload(s->ix, id, &payload)) item_pictures(&payload, &acc);
+    return acc;
+}
+
+/* Whether libheif 1.15 writes every pixel of grid `id`'s `width` x `height` canvas. It
+ * allocates the canvas without clearing it, places each tile at the sum of the ispe widths
+ * (heights) before it, and copies the picture the tile decodes to, cut at the canvas: a tile
+ * without an ispe, or one that decodes smaller than its ispe, leaves pixels nobody wrote,
+ * whose bytes are another request's. So: every tile an HEVC-coded item with an ispe and no
+ * property that changes its size (clap, irot), all the same size, together reaching the
+ * canvas's edges, and every SPS of each declaring a picture that fills it. */
+static bool grid_covered(const cost_scan *s, uint32_t id, const item_refs *refs, uint32_t width, uint32_t height) {
+    uint32_t rows, columns;
+    /* Other counts of tiles libheif refuses itself. */
+    if (!grid_layout(s->ix, id, &rows, &columns) || refs->count != rows * columns) return true;
+    uint32_t tile_w = 0, tile_h = 0;
+    for (uint32_t i = 0; i < rows * columns; i++) {
+        uint32_t tile = ref_at(refs, i);
+        char type[4];
+        prop_walk w;
+        if (!item_type(s->ix, tile, type) || memcmp(type, "hvc1", 4) != 0 || !item_props(s->ix, tile, &w)) return false;
+        uint32_t ispe_w = 0, ispe_h = 0;
+        box prop;
+        while (next_prop(&w, type, &prop)) {
+            if (memcmp(type, "clap", 4) == 0 || memcmp(type, "irot", 4) == 0) return false;
+            if (memcmp(type, "ispe", 4) == 0 && prop.size >= 12) { /* libheif takes the last */
+                ispe_w = be32(prop.body + 4);
+                ispe_h = be32(prop.body + 8);
+            }
+        }
+        if (ispe_w == 0 || ispe_h == 0 || (i > 0 && (ispe_w != tile_w || ispe_h != tile_h))) return false;
+        tile_w = ispe_w;
+        tile_h = ispe_h;
+        sps_pictures pics = coded_pictures(s, tile);
+        if (!pics.found || pics.least_visible_width < tile_w || pics.least_visible_height < tile_h) return false;
+    }
+    return (uint64_t)tile_w * columns >= width && (uint64_t)tile_h * rows >= height;
 }
 
 /* Item `from`'s dimg references: the first such iref entry, as libheif 1.15 takes them. */
@@ -776,8 +832,9 @@ static ic_heif_derived_status cost_of(cost_scan *s, uint32_t id, unsigned depth,
     char type[4];
     if (!item_type(s->ix, id, type)) return IC_HEIF_DERIVED_OK;
     if (memcmp(type, "hvc1", 4) == 0) {
-        ic_hevc_picture pic;
-        if (coded_picture(s, id, &pic)) *cost = (item_cost){(uint64_t)pic.width * pic.height, pic.width, pic.height};
+        sps_pictures pics = coded_pictures(s, id);
+        const ic_hevc_picture *pic = &pics.largest;
+        if (pics.found) *cost = (item_cost){(uint64_t)pic->width * pic->height, pic->width, pic->height};
         s->have_last = true;
         s->last_id = id;
         s->last_depth = depth;
@@ -818,6 +875,13 @@ static ic_heif_derived_status cost_of(cost_scan *s, uint32_t id, unsigned depth,
         s->out->canvas_width = canvas_w;
         s->out->canvas_height = canvas_h;
         return IC_HEIF_DERIVED_OVERDRAWN;
+    }
+    /* After the inputs and the bound: a cycle, or a bomb, is named as such. */
+    if (memcmp(type, "grid", 4) == 0 && !grid_covered(s, id, &refs, canvas_w, canvas_h)) {
+        s->out->item = id;
+        s->out->canvas_width = canvas_w;
+        s->out->canvas_height = canvas_h;
+        return IC_HEIF_DERIVED_UNCOVERED;
     }
     *cost = (item_cost){sum, canvas_w, canvas_h};
     return IC_HEIF_DERIVED_OK;

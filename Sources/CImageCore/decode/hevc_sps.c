@@ -3,7 +3,8 @@
  * 7.3.2.2), read as libde265 1.0 reads it: libde265 allocates the picture (its planes and
  * its per-block metadata) at that size, whatever the HEIF item's ispe says, and libheif 1.15
  * then converts the whole decoded picture. heif.c checks this size against the limits
- * before libheif decodes.
+ * before libheif decodes. Also the part libde265 puts out (the conformance window), which
+ * must fill a grid's tile (heif_boxes.c).
  *
  * The NAL's payload is read with its emulation-prevention bytes (00 00 03) removed; bits
  * past the end read as zeros and an Exp-Golomb code with more than 20 leading zeros is
@@ -78,8 +79,19 @@ bool ic_hevc_sps_picture(const uint8_t *nal, size_t size, ic_hevc_picture *out) 
     if (chroma == 3) skip_bits(&r, 1); /* separate_colour_plane_flag */
     if (!read_ue(&r, &width) || !read_ue(&r, &height)) return false;
     if (width == 0 || height == 0 || width > 65535 || height > 65535) return false;
+    /* The conformance window, in chroma samples: what libde265 puts out is the picture less
+     * the window's offsets (none left when they reach past it). */
+    uint32_t left = 0, right = 0, top = 0, bottom = 0;
+    if (read_bits(&r, 1) &&
+        (!read_ue(&r, &left) || !read_ue(&r, &right) || !read_ue(&r, &top) || !read_ue(&r, &bottom))) {
+        return false;
+    }
+    uint64_t unit_x = chroma == 1 || chroma == 2 ? 2 : 1, unit_y = chroma == 1 ? 2 : 1;
+    uint64_t cut_x = unit_x * ((uint64_t)left + right), cut_y = unit_y * ((uint64_t)top + bottom);
     out->width = width;
     out->height = height;
+    out->visible_width = cut_x < width ? (uint32_t)(width - cut_x) : 0;
+    out->visible_height = cut_y < height ? (uint32_t)(height - cut_y) : 0;
     out->chroma_format = (uint8_t)chroma;
     return true;
 }

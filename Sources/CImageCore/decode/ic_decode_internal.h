@@ -406,10 +406,14 @@ ic_status ic_heif_hevc_load(const char *format, ic_error *err);
 /** How many items (infe entries of version 2 or 3) a HEIF file's iinf lists. */
 uint64_t ic_heif_item_count(const uint8_t *data, size_t size);
 
-/** The picture size and chroma format (0 4:0:0, 1 4:2:0, 2 4:2:2, 3 4:4:4) an HEVC SPS declares. */
+/** The picture size and chroma format (0 4:0:0, 1 4:2:0, 2 4:2:2, 3 4:4:4) an HEVC SPS
+ *  declares, and the size of what a decoder puts out (less the conformance window; 0 when
+ *  the window's offsets reach past the picture). */
 typedef struct ic_hevc_picture {
     uint32_t width;
     uint32_t height;
+    uint32_t visible_width;
+    uint32_t visible_height;
     uint8_t chroma_format;
 } ic_hevc_picture;
 
@@ -443,6 +447,8 @@ typedef enum ic_heif_derived_status {
     IC_HEIF_DERIVED_TOO_MANY,
     /** A grid's tiles (an overlay's inputs) decode far more pixels than its canvas shows. */
     IC_HEIF_DERIVED_OVERDRAWN,
+    /** A grid's tiles would not write every pixel of its canvas (heif_boxes.c, grid_covered). */
+    IC_HEIF_DERIVED_UNCOVERED,
     /** No memory for the tables of items the scan sorts. */
     IC_HEIF_DERIVED_NO_MEMORY,
 } ic_heif_derived_status;
@@ -452,8 +458,8 @@ typedef struct ic_heif_derived {
     /** The largest canvas a grid or overlay declares (0 x 0 when none does). */
     uint32_t largest_width;
     uint32_t largest_height;
-    /** For TOO_DEEP and OVERDRAWN: the item; for OVERDRAWN also its inputs, the pixels they
-     *  decode and its canvas. */
+    /** For TOO_DEEP, OVERDRAWN and UNCOVERED: the item; for OVERDRAWN also its inputs and the
+     *  pixels they decode; for both its canvas. */
     uint32_t item;
     uint32_t inputs;
     uint64_t decoded_pixels;

@@ -289,6 +289,34 @@ final class HEIFDecodeTests: XCTestCase {
         }
     }
 
+    /// A grid whose tiles would leave part of its canvas unwritten is refused: libheif 1.15
+    /// allocates the canvas without clearing it and places each tile at the sum of the ispe
+    /// sizes before it, so those pixels would be whatever the heap held (another request's
+    /// image). Made from `grid-2x2.heic` (a 128 x 128 canvas, four 64 x 64 tiles): its tile's
+    /// ispe renamed (every tile placed at 0, 0 — fuzz_heif's find), and its canvas widened to
+    /// 160 (two columns of 64 reach 128). The control decodes in testAGridDecodesItsTiles.
+    func testAGridWhoseTilesLeaveItsCanvasUnwrittenIsRefused() throws {
+        let grid = try built("grid-2x2.heic")
+        let ispe = Data("ispe".utf8)
+        let tileISPE = try XCTUnwrap(grid.range(of: ispe, options: .backwards))
+        XCTAssertNotEqual(tileISPE, grid.range(of: ispe), "grid-2x2.heic has the grid's ispe and the tile's")
+        var withoutISPE = grid
+        withoutISPE.replaceSubrange(tileISPE, with: Data("is_e".utf8))
+        var wider = grid
+        let canvas = Data([0, 0, 1, 1, 0, 128, 0, 128]) // version, flags, rows - 1, columns - 1, 128, 128
+        let at = try XCTUnwrap(grid.range(of: canvas))
+        wider.replaceSubrange(at, with: Data([0, 0, 1, 1, 0, 160, 0, 128]))
+        for (bytes, canvas) in [(withoutISPE, "128x128"), (wider, "160x128")] {
+            for options in [DecodeOptions(), DecodeOptions(thumbnailPixelSize: PixelSize(square: 16))] {
+                XCTAssertThrowsError(try ImageDecoder(options: options).decode(bytes)) { error in
+                    XCTAssertEqual(error as? ImageKitError, .corrupt(
+                        "HEIC: grid image 1's tiles do not cover its \(canvas) canvas (each must be an HEVC image of one "
+                            + "size, by its ispe, that decodes to at least that size)"))
+                }
+            }
+        }
+    }
+
     /// The number of items is bounded by what an image within the limits needs (a grid of
     /// 256 x 256-pixel tiles for it and its alpha, and 256 more) before libheif reads them, in
     /// time that grows with their square: 300 items are refused at 1 M pixels (288 allowed),

@@ -68,7 +68,8 @@ final class HEIFHeapFillTests: XCTestCase {
     /// both fills, and the damaged file libde265 warns about fails alike.
     func testEveryHEIFFixtureDecodesAlikeUnderBothHeapFills() throws {
         let paths = ["heic/MIAF002.heic", "heic/colors-with-alpha.heic", "heic-built/no-sao.heic",
-                     "heic-built/grid-2x2.heic", "fuzz-regressions/heif-damaged-stream-unwritten-rows.heic"].map(fixture)
+                     "heic-built/grid-2x2.heic", "fuzz-regressions/heif-damaged-stream-unwritten-rows.heic",
+                     "fuzz-regressions/heif-grid-tile-without-ispe-canvas-unwritten.heic"].map(fixture)
         for path in paths {
             let lines = try [85, 170].map { try decodeLine(path, perturb: $0) }
             XCTAssertTrue(lines[0].hasPrefix(path + "\t"), lines[0])
