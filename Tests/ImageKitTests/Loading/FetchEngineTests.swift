@@ -1,5 +1,8 @@
 import CImageCore
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import TestServers
 import XCTest
 
@@ -116,10 +119,20 @@ final class FetchEngineTests: LoopbackTestCase {
 
     private static func threads(named name: String) -> Int {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.filter { tid in
-            let comm = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)) ?? ""
-            return comm.trimmingCharacters(in: .whitespacesAndNewlines) == name
-        }.count
+        return tasks.filter { tid in comm(ofThread: tid) == name }.count
+    }
+
+    /// A thread's name from /proc, or "" once it has exited. Read with open(2) and read(2):
+    /// Foundation's String(contentsOfFile:) leaks its buffer when the thread exits between
+    /// the directory listing and the read (LeakSanitizer caught it under load).
+    private static func comm(ofThread tid: String) -> String {
+        let fd = open("/proc/self/task/\(tid)/comm", O_RDONLY)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return "" }
+        return String(decoding: bytes[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     func testDestroyLeavesNoThreadHandleOrSocket() async throws {
