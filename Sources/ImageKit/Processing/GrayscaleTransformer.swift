@@ -9,7 +9,7 @@ import CImageCore
 /// matrix rounds the weights to 0.213, 0.715, 0.072), with a key of its own.
 ///
 /// ```swift
-/// let context = ImageContext(transformer: GrayscaleTransformer())
+/// let context = ImageContext(imageTransformer: GrayscaleTransformer())
 /// ```
 public struct GrayscaleTransformer: ImageTransformer, Hashable {
     /// A grayscale transformer.
