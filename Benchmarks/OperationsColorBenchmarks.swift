@@ -11,7 +11,7 @@ final class OperationsColorBenchmarks: BenchmarkCase {
     /// The 12 MP baseline JPEG decoded whole, or to a 256 px thumbnail.
     private func photo(thumbnail: Bool) throws -> Image {
         let options = thumbnail ? DecodeOptions(thumbnailPixelSize: PixelSize(square: 256)) : DecodeOptions()
-        return try BenchInputs.jpeg12MP.bytes.withUnsafeBytes { try ImageDecoder(options: options).decode($0) }
+        return try ImageDecoder(options: options).decode(BenchInputs.jpeg12MP.bytes)
     }
 
     /// Records one row: `ours` on `image` against `peer` on the same pixels wrapped by libvips.

@@ -1,7 +1,5 @@
 /* vips_color.c — the libvips peers of the colour operation benchmarks, resolved from the
  * libvips that vips.c opened (dlopen of a loaded library returns the same handle). */
-#include "anchors_vips_color.h"
-
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>

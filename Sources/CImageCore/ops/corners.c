@@ -39,23 +39,37 @@ static inline float coverage(const shape *s, float px, float py) {
     return c < 0 ? 0 : (c > 1 ? 1 : c);
 }
 
-/* Pixels [x0, x1) of row y: image * inner coverage + border * (outer - inner coverage). */
-static void mask_span(uint8_t *restrict dst, const uint8_t *restrict src, uint32_t x0, uint32_t x1,
-                      uint32_t y, const shape *outer, const shape *inner, int border,
-                      const float bp[4]) {
-    float py = (float)y + 0.5f;
-    for (uint32_t x = x0; x < x1; x++) {
-        float px = (float)x + 0.5f;
-        float co = outer->empty ? 0.f : coverage(outer, px, py);
-        float ci = !border ? co : (inner->empty ? 0.f : coverage(inner, px, py));
-        float cb = co - ci;
-        float a = src[4 * x + 3] * ci + bp[3] * cb + 0.5f;
-        for (int c = 0; c < 3; c++) {
-            float v = src[4 * x + c] * ci + bp[c] * cb + 0.5f;
-            dst[4 * x + c] = (uint8_t)(v < a ? v : a);
-        }
-        dst[4 * x + 3] = (uint8_t)a;
+/* Pixel x of row y: image * inner coverage + border * (outer - inner coverage). Returns 1
+ * when the pixel lies wholly inside both shapes (copied as it is). */
+static inline int mask_pixel(uint8_t *restrict dst, const uint8_t *restrict src, uint32_t x, float py,
+                             const shape *outer, const shape *inner, int border, const float bp[4]) {
+    float px = (float)x + 0.5f;
+    float co = outer->empty ? 0.f : coverage(outer, px, py);
+    float ci = !border ? co : (inner->empty ? 0.f : coverage(inner, px, py));
+    if (co >= 1.f && ci >= 1.f) {
+        memcpy(dst + 4 * (size_t)x, src + 4 * (size_t)x, 4);
+        return 1;
     }
+    float cb = co - ci;
+    float a = src[4 * x + 3] * ci + bp[3] * cb + 0.5f;
+    for (int c = 0; c < 3; c++) {
+        float v = src[4 * x + c] * ci + bp[c] * cb + 0.5f;
+        dst[4 * x + c] = (uint8_t)(v < a ? v : a);
+    }
+    dst[4 * x + 3] = (uint8_t)a;
+    return 0;
+}
+
+/* One row. Along a row, the pixels inside both (convex) shapes form one run: each end is
+ * found by working inwards from that edge, and the run between is copied. */
+static void mask_row(uint8_t *restrict dst, const uint8_t *restrict src, uint32_t width, uint32_t y,
+                     const shape *outer, const shape *inner, int border, const float bp[4]) {
+    float py = (float)y + 0.5f;
+    uint32_t left = 0, right = width;
+    while (left < width && !mask_pixel(dst, src, left, py, outer, inner, border, bp)) left++;
+    if (left == width) return;
+    while (right - 1 > left && !mask_pixel(dst, src, right - 1, py, outer, inner, border, bp)) right--;
+    memcpy(dst + 4 * (size_t)left, src + 4 * (size_t)left, 4 * (size_t)(right - left));
 }
 
 ic_status ic_round_corners(const ic_image *src, double radius, uint32_t corners, double border_width,
@@ -87,24 +101,12 @@ ic_status ic_round_corners(const ic_image *src, double radius, uint32_t corners,
         for (int c = 0; c < 3; c++) bp[c] = (float)(border_rgba[c] * (double)border_rgba[3] / 255.0);
         bp[3] = border_rgba[3];
     }
-    /* Pixels farther than `zone` from every edge are inside both shapes: copied as they are. */
-    double zone_f = ceil(fmax(r, bw)) + 1;
-    int everywhere = 2 * zone_f >= w || 2 * zone_f >= h;
-    uint32_t zone = everywhere ? 0 : (uint32_t)zone_f;
     for (uint32_t f = 0; f < src->frame_count; f++) {
         const uint8_t *from = ic_image_frame(src, f);
         uint8_t *to = ic_image_frame(dst, f);
         for (uint32_t y = 0; y < h; y++) {
             if (ic_op_cancelled(cancel_flag, y, "round corners", dst, err)) return IC_ERR_CANCELLED;
-            const uint8_t *s = from + (size_t)y * src->stride;
-            uint8_t *d = to + (size_t)y * dst->stride;
-            if (everywhere || y < zone || y >= h - zone) {
-                mask_span(d, s, 0, w, y, &outer, &inner, border, bp);
-            } else {
-                mask_span(d, s, 0, zone, y, &outer, &inner, border, bp);
-                memcpy(d + 4 * (size_t)zone, s + 4 * (size_t)zone, 4 * (size_t)(w - 2 * zone));
-                mask_span(d, s, w - zone, w, y, &outer, &inner, border, bp);
-            }
+            mask_row(to + (size_t)y * dst->stride, from + (size_t)y * src->stride, w, y, &outer, &inner, border, bp);
         }
     }
     ic_image_update_opacity(dst);
