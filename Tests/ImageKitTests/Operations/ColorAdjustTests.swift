@@ -41,7 +41,10 @@ final class ColorAdjustTests: XCTestCase {
             ColorOpsCheck.assertPremultiplied(out)
             XCTAssertEqual(out.isOpaque, !alpha)
             let px = out.packedPixels()
-            XCTAssertTrue(stride(from: 0, to: px.count, by: 4).allSatisfy { px[$0] == px[$0 + 1] && px[$0] == px[$0 + 2] })
+            let grey = stride(from: 0, to: px.count, by: 4).allSatisfy { (i: Int) -> Bool in
+                px[i] == px[i + 1] && px[i] == px[i + 2]
+            }
+            XCTAssertTrue(grey, "every pixel is grey")
         }
     }
 

@@ -36,7 +36,9 @@ enum ColorOpsCheck {
     static func assertPremultiplied(_ image: Image, file: StaticString = #filePath, line: UInt = #line) {
         for frame in 0..<image.frameCount {
             let px = image.packedPixels(frame: frame)
-            let bad = stride(from: 0, to: px.count, by: 4).first { px[$0] > px[$0 + 3] || px[$0 + 1] > px[$0 + 3] || px[$0 + 2] > px[$0 + 3] }
+            let bad = stride(from: 0, to: px.count, by: 4).first { (i: Int) -> Bool in
+                max(px[i], px[i + 1], px[i + 2]) > px[i + 3]
+            }
             XCTAssertNil(bad, "frame \(frame): a colour above its alpha at byte \(bad ?? 0)", file: file, line: line)
         }
     }
