@@ -22,7 +22,10 @@ static void tint_row(uint8_t *restrict dst, const uint8_t *restrict src, uint32_
 
 ic_status ic_tint(const ic_image *src, const uint8_t rgba[4], const int *cancel_flag, ic_image **out,
                   ic_error *err) {
-    if (!rgba) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "tint: NULL colour");
+    if (!rgba) {
+        if (out) *out = NULL;
+        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "tint: NULL colour");
+    }
     ic_image *dst;
     ic_status st = ic_op_create_like(src, "tint", &dst, err);
     if (st != IC_OK) return st;
