@@ -32,9 +32,10 @@ enum {
  * With `border_width` > 0 a border of that width in `border_rgba` (straight RGBA) lies along
  * the inside of the edge: between the shape and the same shape inset by the width (corner
  * radius reduced by the width, at least 0). The image shows only inside the inset shape, so a
- * translucent border shows transparency behind it, not the image. (SDWebImage strokes a path
- * inset by the width with a line of that width, which leaves half a width transparent outside
- * the border; here the border reaches the edge.)
+ * translucent border shows transparency behind it, not the image. (SDWebImage clips the image
+ * to the rectangle inset by the width and strokes a line of that width centred about a width
+ * in, over the image, which leaves about half a width transparent outside its border; here the
+ * border reaches the edge.)
  *
  * Edges are anti-aliased analytically: a pixel's coverage is 0.5 minus the signed distance
  * from its centre to the edge, clamped to 0…1 (exact for straight edges, within a few per cent

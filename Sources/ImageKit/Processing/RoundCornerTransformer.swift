@@ -7,8 +7,9 @@ import CImageCore
 /// pixel's coverage is 0.5 minus the signed distance from its centre to the edge, clamped to
 /// 0…1, and scales the premultiplied pixel (no dark fringe). A border lies along the inside of
 /// the edge, `borderWidth` wide, with its inner corners rounded by `radius - borderWidth`; the
-/// image shows only inside it. (SDWebImage strokes a path inset by the border width, which
-/// leaves half a width transparent outside its border; here the border reaches the edge.)
+/// image shows only inside it. (SDWebImage clips the image to the rectangle inset by the border
+/// width and strokes a line of that width centred about a width in, over the image, which leaves
+/// about half a width transparent outside its border; here the border reaches the edge.)
 /// Every frame of an animation is rounded alike.
 ///
 /// ```swift
