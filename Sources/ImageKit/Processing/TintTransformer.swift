@@ -6,9 +6,9 @@ import CImageCore
 /// colour is replaced by the tint where the tint is opaque, mixed with it by the tint's
 /// opacity otherwise (out = tint · opacity · alpha + image · (1 − opacity), on premultiplied
 /// pixels, where the mode is linear). An opaque tint turns the image into a silhouette of its
-/// alpha, as for template icons. Every frame of an animation is tinted alike. (SDWebImage 5.19
-/// added a blend mode parameter whose default is source-in, which also multiplies the alpha by
-/// the tint's; only source-atop is offered here.)
+/// alpha, as for template icons. Every frame of an animation is tinted alike. (Recent
+/// SDWebImage releases take a blend mode whose default is source-in, which also multiplies the
+/// alpha by the tint's; only source-atop is offered here.)
 ///
 /// ```swift
 /// let icon = TintTransformer(color: RGBColor(red: 0, green: 122, blue: 255))
