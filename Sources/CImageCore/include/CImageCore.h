@@ -17,5 +17,9 @@
 #include "ic_thread.h"
 #include "ic_fetch.h"
 #include "ic_fetch_policy.h"
+#include "ic_op_corners.h"
+#include "ic_op_tint.h"
+#include "ic_op_color_adjust.h"
+#include "ic_op_pixelate.h"
 
 #endif /* CIMAGECORE_H */

@@ -241,4 +241,7 @@ const char *anchors_vips_start(void);
  * width x width box), evaluated into memory and freed: 0, or -1 when libvips fails. */
 int anchors_vips_thumbnail(const uint8_t *data, size_t size, int width);
 
+/* The peers of the colour operation benchmarks. */
+#include "anchors_vips_color.h"
+
 #endif /* CANCHORS_H */
