@@ -17,5 +17,7 @@
 #include "ic_thread.h"
 #include "ic_fetch.h"
 #include "ic_fetch_policy.h"
+#include "ic_op_blur.h"
+#include "ic_op_sharpen.h"
 
 #endif /* CIMAGECORE_H */
