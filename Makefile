@@ -6,7 +6,7 @@ SWIFT ?= swift
 CORPUS ?= ../shared/corpus
 DEB_PACKAGES := libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
                 libwebp-dev libgif-dev liblz4-dev liblcms2-dev zlib1g-dev libdeflate-dev libimagequant-dev libavif-dev pkg-config \
-                nginx openssl python3 redis-server libheif-dev libde265-dev libjxl-dev
+                nginx openssl python3 redis-server libheif-dev libde265-dev libjxl-dev libvips-tools
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SKIP_BENCH := --skip ImageKitBenchmarks
 
