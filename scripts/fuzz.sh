@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 RUNS_EACH=${FUZZ_RUNS:--1}
 CORPUS=${CORPUS:-../shared/corpus}
-HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp incremental avif heif jxl resize store url head encode"}
+HARNESSES=${FUZZ_HARNESSES:-"probe jpeg png gif webp incremental avif heif jxl resize store url head encode ops"}
 CC=${FUZZ_CC:-/opt/swift/usr/bin/clang}
 OUT=.build-fuzz
 mkdir -p "$OUT/artifacts"
@@ -41,7 +41,7 @@ for i, e in enumerate(m["entries"]):
         # The harness reads 4 bytes of options and piece sizes before the file.
         with open(os.path.join(dest, "%04d.bin" % i), "wb") as f:
             f.write(bytes([i & 0xFF, 1 + i % 7, 64 + i % 61, 255]) + open(src, "rb").read())
-    elif harness in ("probe", "resize", "encode") or e["format"] == harness:
+    elif harness in ("probe", "resize", "encode", "ops") or e["format"] == harness:
         if os.path.getsize(src) <= 65536:
             shutil.copy(src, os.path.join(dest, "%04d%s" % (i, os.path.splitext(src)[1])))
 PY

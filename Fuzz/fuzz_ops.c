@@ -1,0 +1,98 @@
+/* fuzz_ops.c — image operations chained on decoded images. The input is decoded as it is
+ * (within the fuzz limits; decoders ignore trailing bytes) and its last bytes choose one to
+ * three operations from OPS and their parameters, sometimes out of range and sometimes with
+ * the cancellation flag already set. Each result must have the source's frame count, every
+ * pixel readable and premultiplied, an honest is_opaque; a failure must return nothing and
+ * say why. Each result is the next operation's source. */
+#include <math.h>
+#include <string.h>
+
+#include "fuzz_common.h"
+
+/* Parameter bytes an operation reads. */
+#define OP_PARAM_BYTES 3
+/* Bytes a step takes from the tail: the operation, its parameters, a flags byte. */
+#define STEP_BYTES (2 + OP_PARAM_BYTES)
+#define MAX_STEPS 3
+
+typedef ic_status (*op_apply)(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
+                              ic_error *err);
+
+/* A sigma from one byte: up to 8 pixels in steps of 1/32, 0 and a few out of range. */
+static double fuzz_sigma(uint8_t b) {
+    if (b == 255) return NAN;
+    if (b == 254) return IC_BLUR_MAX_SIGMA + 1;
+    return b / 32.0;
+}
+
+static ic_status apply_blur(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
+                            ic_error *err) {
+    return ic_blur(src, fuzz_sigma(p[0]), cancel, out, err);
+}
+
+static ic_status apply_sharpen(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
+                               ic_error *err) {
+    /* Amounts 0...12.75 (over the maximum past 10); thresholds -8...247. */
+    return ic_sharpen(src, fuzz_sigma(p[0]), p[1] / 20.0, (int)p[2] - 8, cancel, out, err);
+}
+
+static const struct {
+    const char *name;
+    op_apply apply;
+} OPS[] = {
+    {"blur", apply_blur},
+    {"sharpen", apply_sharpen},
+};
+
+#define OP_COUNT (sizeof OPS / sizeof OPS[0])
+
+/* Traps when is_opaque says opaque and some alpha is not 255. */
+static void check_opacity(const ic_image *img) {
+    if (!img->is_opaque) return;
+    for (uint32_t f = 0; f < img->frame_count; f++) {
+        for (uint32_t y = 0; y < img->height; y++) {
+            const uint8_t *row = ic_image_frame(img, f) + (size_t)y * img->stride;
+            for (uint32_t x = 0; x < img->width; x++) {
+                if (row[4 * (size_t)x + 3] != 255) __builtin_trap();
+            }
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    const size_t tail_size = 1 + MAX_STEPS * STEP_BYTES;
+    if (size < tail_size) return 0;
+    const uint8_t *tail = data + size - tail_size;
+    ic_decode_options o;
+    fuzz_limits(&o);
+    o.all_frames = tail[0] & 1;
+    ic_image *img = NULL;
+    ic_error err;
+    if (ic_decode(data, size, &o, &img, NULL, &err) != IC_OK) return 0;
+    uint32_t steps = 1 + (tail[0] >> 1) % MAX_STEPS;
+    for (uint32_t s = 0; s < steps; s++) {
+        const uint8_t *step = tail + 1 + s * STEP_BYTES;
+        const uint8_t *params = step + 1;
+        uint8_t flags = step[1 + OP_PARAM_BYTES];
+        int cancel = (flags & 0x0F) == 0x0F;
+        ic_image *out = NULL;
+        err.message[0] = '\0';
+        ic_status st = OPS[step[0] % OP_COUNT].apply(img, params, &cancel, &out, &err);
+        if (st != IC_OK) {
+            if (out != NULL || err.message[0] == '\0' || err.code != st) __builtin_trap();
+            if (st != IC_ERR_INVALID_ARGUMENT && st != IC_ERR_CANCELLED && st != IC_ERR_OUT_OF_MEMORY &&
+                st != IC_ERR_LIMIT_EXCEEDED) {
+                __builtin_trap();
+            }
+            if (st == IC_ERR_CANCELLED && !cancel) __builtin_trap();
+            continue;
+        }
+        if (out == NULL || out->frame_count != img->frame_count) __builtin_trap();
+        fuzz_check_pixels(out);
+        check_opacity(out);
+        ic_image_free(img);
+        img = out;
+    }
+    ic_image_free(img);
+    return 0;
+}
