@@ -68,7 +68,8 @@ final class BlurTests: XCTestCase {
 
     func testBadSigmas() throws {
         let img = try image(GaussianReference.picture(width: 8, height: 8, alpha: false), 8, 8)
-        for sigma in [0, -1, .nan, .infinity, 100.5] {
+        let sigmas: [Double] = [0, -1, .nan, .infinity, 100.5]
+        for sigma in sigmas {
             XCTAssertThrowsError(try BlurTransformer(sigma: sigma).transform(img), "sigma \(sigma)") { error in
                 let e = error as? ImageKitError
                 XCTAssertEqual(e?.code, .invalidArgument)
