@@ -1,3 +1,4 @@
+import CImageCore
 import Foundation
 import ImageKit
 import XCTest
@@ -77,6 +78,29 @@ final class BlurTests: XCTestCase {
             }
         }
         XCTAssertNoThrow(try BlurTransformer(sigma: 100).transform(img))
+    }
+
+    /// The C calls stop with IC_ERR_CANCELLED when their flag is set, and return nothing.
+    func testCancellationFlag() throws {
+        var src: UnsafeMutablePointer<ic_image>?
+        var err = ic_error()
+        XCTAssertEqual(ic_image_create(64, 48, 2, &src, &err), IC_OK)
+        let image = try XCTUnwrap(src)
+        defer { ic_image_free(image) }
+        memset(image.pointee.pixels, 0, ic_image_byte_count(image))
+        image.pointee.is_opaque = 0
+        for cancelled: Int32 in [1, 0] {
+            var flag = cancelled
+            var blurred: UnsafeMutablePointer<ic_image>?, sharpened: UnsafeMutablePointer<ic_image>?
+            let blur = ic_blur(image, 2, &flag, &blurred, &err)
+            let sharpen = ic_sharpen(image, 2, 1, 0, &flag, &sharpened, &err)
+            XCTAssertEqual(blur, cancelled == 1 ? IC_ERR_CANCELLED : IC_OK)
+            XCTAssertEqual(sharpen, cancelled == 1 ? IC_ERR_CANCELLED : IC_OK)
+            XCTAssertEqual(blurred == nil, cancelled == 1)
+            XCTAssertEqual(sharpened == nil, cancelled == 1)
+            ic_image_free(blurred)
+            ic_image_free(sharpened)
+        }
     }
 
     func testKeys() {
