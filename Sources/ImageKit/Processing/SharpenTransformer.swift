@@ -12,8 +12,9 @@ import CImageCore
 /// libvips's `sharpen` (and imgproxy's `sharpen:%sigma`, which calls it) works on the L* of
 /// CIELAB with a piecewise curve: `SharpenTransformer(sigma: s, amount: m)` is close to
 /// `vips_sharpen` with sigma `s`, `x1` 0, `m1` = `m2` = `m` and `y2` = `y3` = 100; imgproxy's
-/// defaults (`x1` 2, `m1` 0, `m2` 3, clamped to `y2` 10, `y3` 20) are a gentler mask, nearest
-/// to `amount: 1, threshold: 2`.
+/// defaults (`x1` 2, `m1` 0, `m2` 3, clamped to `y2` 10, `y3` 20) are a gentler, cored mask,
+/// nearest to `amount: 1, threshold: 6` (53 dB from it on IJG's testorig.jpg at sigma 0.5,
+/// where the unsharpened photo is 47 dB from it).
 ///
 /// ```swift
 /// let crisp = try SharpenTransformer(sigma: 1, amount: 0.8, threshold: 2).transform(image)
