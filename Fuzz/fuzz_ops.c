@@ -18,22 +18,25 @@
 typedef ic_status (*op_apply)(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
                               ic_error *err);
 
-/* A sigma from one byte: up to 8 pixels in steps of 1/32, 0 and a few out of range. */
-static double fuzz_sigma(uint8_t b) {
+/* A sigma from one byte: up to 2 pixels in steps of 1/128, or up to 8 on images of at most
+ * 4,096 pixels in all (the cost grows with sigma; a fuzzer wants many runs a second); 0 and
+ * a too large one sometimes. */
+static double fuzz_sigma(const ic_image *src, uint8_t b) {
     if (b == 255) return NAN;
     if (b == 254) return IC_BLUR_MAX_SIGMA + 1;
-    return b / 32.0;
+    uint64_t pixels = (uint64_t)src->width * src->height * src->frame_count;
+    return b / (pixels <= 4096 ? 32.0 : 128.0);
 }
 
 static ic_status apply_blur(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
                             ic_error *err) {
-    return ic_blur(src, fuzz_sigma(p[0]), cancel, out, err);
+    return ic_blur(src, fuzz_sigma(src, p[0]), cancel, out, err);
 }
 
 static ic_status apply_sharpen(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
                                ic_error *err) {
     /* Amounts 0...12.75 (over the maximum past 10); thresholds -8...247. */
-    return ic_sharpen(src, fuzz_sigma(p[0]), p[1] / 20.0, (int)p[2] - 8, cancel, out, err);
+    return ic_sharpen(src, fuzz_sigma(src, p[0]), p[1] / 20.0, (int)p[2] - 8, cancel, out, err);
 }
 
 static const struct {
