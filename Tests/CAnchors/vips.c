@@ -21,6 +21,11 @@ static struct {
     void (*error_clear)(void);
     void (*object_unref)(void *object);
     void (*free)(void *memory);
+    VipsImage *(*new_from_memory)(const void *data, size_t size, int width, int height, int bands,
+                                  int format);
+    int (*copy)(VipsImage *in, VipsImage **out, ...);
+    int (*gaussblur)(VipsImage *in, VipsImage **out, double sigma, ...);
+    int (*sharpen)(VipsImage *in, VipsImage **out, ...);
 } vips;
 
 static pthread_once_t vips_once = PTHREAD_ONCE_INIT;
@@ -51,6 +56,10 @@ static void vips_open(void) {
     VIPS_SYMBOL(error_clear, "vips_error_clear");
     VIPS_SYMBOL(object_unref, "g_object_unref");
     VIPS_SYMBOL(free, "g_free");
+    VIPS_SYMBOL(new_from_memory, "vips_image_new_from_memory");
+    VIPS_SYMBOL(copy, "vips_copy");
+    VIPS_SYMBOL(gaussblur, "vips_gaussblur");
+    VIPS_SYMBOL(sharpen, "vips_sharpen");
     if (vips.init("imagekit-benchmarks")) {
         snprintf(vips_failure, sizeof vips_failure, "vips_init failed: %s", vips.error_buffer());
         return;
@@ -80,4 +89,58 @@ int anchors_vips_thumbnail(const uint8_t *data, size_t size, int width) {
     }
     vips.free(pixels);
     return 0;
+}
+
+/* VIPS_FORMAT_UCHAR in libvips's VipsBandFormat, VIPS_INTERPRETATION_sRGB in VipsInterpretation. */
+#define ANCHORS_VIPS_FORMAT_UCHAR 0
+#define ANCHORS_VIPS_INTERPRETATION_SRGB 22
+
+void *anchors_vips_image_rgba(const uint8_t *pixels, int width, int height, size_t stride) {
+    if (anchors_vips_start() || stride != (size_t)width * 4) return NULL;
+    VipsImage *raw = vips.new_from_memory(pixels, stride * (size_t)height, width, height, 4,
+                                          ANCHORS_VIPS_FORMAT_UCHAR);
+    if (!raw) {
+        vips.error_clear();
+        return NULL;
+    }
+    /* Memory images are "multiband"; vips_sharpen needs to know the bands are sRGB + alpha. */
+    VipsImage *srgb = NULL;
+    int failed = vips.copy(raw, &srgb, "interpretation", ANCHORS_VIPS_INTERPRETATION_SRGB, NULL);
+    vips.object_unref(raw);
+    if (failed) {
+        vips.error_clear();
+        return NULL;
+    }
+    return srgb;
+}
+
+void anchors_vips_image_free(void *image) {
+    if (image) vips.object_unref(image);
+}
+
+/* Evaluates `out` (made by a call that returned `status`) into memory and frees it all. */
+static int finish(int status, VipsImage *out) {
+    if (status) {
+        vips.error_clear();
+        return -1;
+    }
+    size_t bytes = 0;
+    void *pixels = vips.write_to_memory(out, &bytes);
+    vips.object_unref(out);
+    if (!pixels) {
+        vips.error_clear();
+        return -1;
+    }
+    vips.free(pixels);
+    return 0;
+}
+
+int anchors_vips_gaussblur(void *image, double sigma) {
+    VipsImage *out = NULL;
+    return finish(vips.gaussblur(image, &out, sigma, NULL), out);
+}
+
+int anchors_vips_sharpen(void *image, double sigma) {
+    VipsImage *out = NULL;
+    return finish(vips.sharpen(image, &out, "sigma", sigma, NULL), out);
 }

@@ -21,5 +21,7 @@
 #include "ic_op_tint.h"
 #include "ic_op_color_adjust.h"
 #include "ic_op_pixelate.h"
+#include "ic_op_blur.h"
+#include "ic_op_sharpen.h"
 
 #endif /* CIMAGECORE_H */

@@ -243,5 +243,19 @@ int anchors_vips_thumbnail(const uint8_t *data, size_t size, int width);
 
 /* The peers of the colour operation benchmarks. */
 #include "anchors_vips_color.h"
+/* A libvips image over `width` x `height` RGBA8 pixels, rows `stride` bytes apart (borrowed:
+ * they must outlive it), or NULL. Free with anchors_vips_image_free. */
+void *anchors_vips_image_rgba(const uint8_t *pixels, int width, int height, size_t stride);
+
+/* Drops a libvips image from anchors_vips_image_rgba. */
+void anchors_vips_image_free(void *image);
+
+/* vips_gaussblur of `image` with `sigma` (libvips's defaults otherwise), evaluated into memory
+ * and freed: 0, or -1 when libvips fails. */
+int anchors_vips_gaussblur(void *image, double sigma);
+
+/* vips_sharpen of `image` with `sigma` (libvips's defaults otherwise, as imgproxy calls it),
+ * evaluated into memory and freed: 0, or -1 when libvips fails. */
+int anchors_vips_sharpen(void *image, double sigma);
 
 #endif /* CANCHORS_H */
