@@ -20,9 +20,11 @@ final class OperationsColorBenchmarks: BenchmarkCase {
         let image = try photo(thumbnail: thumbnail)
         let pixels = image.packedPixels()
         try pixels.withUnsafeBufferPointer { buffer in
-            var why: UnsafePointer<CChar>?
-            guard let vipsImage = anchors_vips_rgba_image(buffer.baseAddress, Int32(image.width), Int32(image.height), &why)
-            else { throw VipsPeer.Missing(description: "peer missing: " + String(cString: why!)) }
+            guard let vipsImage = anchors_vips_image_rgba(buffer.baseAddress, Int32(image.width), Int32(image.height),
+                                                          image.width * 4) else {
+                let why = anchors_vips_start().map { String(cString: $0) } ?? "libvips refused the pixels"
+                throw VipsPeer.Missing(description: "peer missing: " + why)
+            }
             defer { anchors_vips_image_free(vipsImage) }
             try BenchRecorder.compare(
                 self, section: "operations", name: "\(name), \(thumbnail ? "256 px" : "12 MP")",

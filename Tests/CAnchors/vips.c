@@ -1,7 +1,8 @@
-/* vips.c — libvips's thumbnail, the peer a user would otherwise pick, opened with dlopen so that
- * nothing but the benchmarks needs libvips (Debian's libvips42; `make bench` installs it). The
- * same calls as ../shared/anchors/vips_bench.c: vips_thumbnail_buffer, evaluated into memory, on
- * one thread with the operation cache off. */
+/* vips.c — libvips, the peer a user would otherwise pick, opened with dlopen so that nothing but
+ * the benchmarks needs libvips (Debian's libvips42; `make bench` installs it): its thumbnail
+ * (the same calls as ../shared/anchors/vips_bench.c: vips_thumbnail_buffer, evaluated into
+ * memory) and the operations' nearest libvips calls (gaussblur, sharpen, linear, svgload +
+ * composite2), on one thread with the operation cache off. */
 #include "CAnchors.h"
 
 #include <dlfcn.h>
@@ -26,6 +27,9 @@ static struct {
     int (*copy)(VipsImage *in, VipsImage **out, ...);
     int (*gaussblur)(VipsImage *in, VipsImage **out, double sigma, ...);
     int (*sharpen)(VipsImage *in, VipsImage **out, ...);
+    int (*linear)(VipsImage *in, VipsImage **out, const double *a, const double *b, int n, ...);
+    int (*svgload_buffer)(void *buf, size_t len, VipsImage **out, ...);
+    int (*composite2)(VipsImage *base, VipsImage *overlay, VipsImage **out, int mode, ...);
 } vips;
 
 static pthread_once_t vips_once = PTHREAD_ONCE_INIT;
@@ -60,6 +64,9 @@ static void vips_open(void) {
     VIPS_SYMBOL(copy, "vips_copy");
     VIPS_SYMBOL(gaussblur, "vips_gaussblur");
     VIPS_SYMBOL(sharpen, "vips_sharpen");
+    VIPS_SYMBOL(linear, "vips_linear");
+    VIPS_SYMBOL(svgload_buffer, "vips_svgload_buffer");
+    VIPS_SYMBOL(composite2, "vips_composite2");
     if (vips.init("imagekit-benchmarks")) {
         snprintf(vips_failure, sizeof vips_failure, "vips_init failed: %s", vips.error_buffer());
         return;
@@ -143,4 +150,29 @@ int anchors_vips_gaussblur(void *image, double sigma) {
 int anchors_vips_sharpen(void *image, double sigma) {
     VipsImage *out = NULL;
     return finish(vips.sharpen(image, &out, "sigma", sigma, NULL), out);
+}
+
+int anchors_vips_linear(void *image, double scale, double offset) {
+    const double a[4] = {scale, scale, scale, 1}, b[4] = {offset, offset, offset, 0};
+    VipsImage *out = NULL;
+    return finish(vips.linear(image, &out, a, b, 4, "uchar", 1, NULL), out);
+}
+
+/* VipsBlendMode's VIPS_BLEND_MODE_DEST_IN. */
+#define ANCHORS_VIPS_BLEND_DEST_IN 8
+
+int anchors_vips_round_corners(void *image, int width, int height, double radius) {
+    char svg[256];
+    int n = snprintf(svg, sizeof svg,
+                     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">"
+                     "<rect width=\"%d\" height=\"%d\" rx=\"%g\" ry=\"%g\"/></svg>",
+                     width, height, width, height, radius, radius);
+    VipsImage *mask = NULL, *out = NULL;
+    if (vips.svgload_buffer(svg, (size_t)n, &mask, NULL)) {
+        vips.error_clear();
+        return -1;
+    }
+    int failed = vips.composite2(image, mask, &out, ANCHORS_VIPS_BLEND_DEST_IN, NULL);
+    vips.object_unref(mask);
+    return finish(failed, out);
 }

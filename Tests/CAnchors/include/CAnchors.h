@@ -241,8 +241,6 @@ const char *anchors_vips_start(void);
  * width x width box), evaluated into memory and freed: 0, or -1 when libvips fails. */
 int anchors_vips_thumbnail(const uint8_t *data, size_t size, int width);
 
-/* The peers of the colour operation benchmarks. */
-#include "anchors_vips_color.h"
 /* A libvips image over `width` x `height` RGBA8 pixels, rows `stride` bytes apart (borrowed:
  * they must outlive it), or NULL. Free with anchors_vips_image_free. */
 void *anchors_vips_image_rgba(const uint8_t *pixels, int width, int height, size_t stride);
@@ -257,5 +255,14 @@ int anchors_vips_gaussblur(void *image, double sigma);
 /* vips_sharpen of `image` with `sigma` (libvips's defaults otherwise, as imgproxy calls it),
  * evaluated into memory and freed: 0, or -1 when libvips fails. */
 int anchors_vips_sharpen(void *image, double sigma);
+
+/* vips_linear of `image` with a = scale, b = offset on the colours (alpha kept), uchar output,
+ * evaluated into memory and freed: 0, or -1 when libvips fails. */
+int anchors_vips_linear(void *image, double scale, double offset);
+
+/* Rounded corners as a libvips user makes them: vips_svgload_buffer of a rounded rectangle
+ * of the image's size with corner radius `radius`, then vips_composite2 in DEST_IN mode,
+ * evaluated into memory and freed: 0, or -1 when libvips fails. */
+int anchors_vips_round_corners(void *image, int width, int height, double radius);
 
 #endif /* CANCHORS_H */
