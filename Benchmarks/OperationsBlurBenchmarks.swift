@@ -8,7 +8,7 @@ import XCTest
 /// thread: `vips_gaussblur` (its integer mask, cut at 20 % of the peak) and `vips_sharpen`
 /// (imgproxy's `sharpen:%sigma`: L* of CIELAB, libvips's default curve).
 final class OperationsBlurBenchmarks: BenchmarkCase {
-    private static let section = "operations: blur and sharpen"
+    private static let section = "operations"
 
     override func setUpWithError() throws { try BenchInputs.skipIfUserInput() }
 
