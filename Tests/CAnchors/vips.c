@@ -80,10 +80,9 @@ const char *anchors_vips_start(void) {
     return vips_failure[0] ? vips_failure : NULL;
 }
 
-int anchors_vips_thumbnail(const uint8_t *data, size_t size, int width) {
-    if (anchors_vips_start()) return -1;
-    VipsImage *out = NULL;
-    if (vips.thumbnail_buffer((void *)data, size, &out, width, NULL)) {
+/* Evaluates `out` (made by a call that returned `status`) into memory and frees it all. */
+static int finish(int status, VipsImage *out) {
+    if (status) {
         vips.error_clear();
         return -1;
     }
@@ -96,6 +95,12 @@ int anchors_vips_thumbnail(const uint8_t *data, size_t size, int width) {
     }
     vips.free(pixels);
     return 0;
+}
+
+int anchors_vips_thumbnail(const uint8_t *data, size_t size, int width) {
+    if (anchors_vips_start()) return -1;
+    VipsImage *out = NULL;
+    return finish(vips.thumbnail_buffer((void *)data, size, &out, width, NULL), out);
 }
 
 /* VIPS_FORMAT_UCHAR in libvips's VipsBandFormat, VIPS_INTERPRETATION_sRGB in VipsInterpretation. */
@@ -125,22 +130,6 @@ void anchors_vips_image_free(void *image) {
     if (image) vips.object_unref(image);
 }
 
-/* Evaluates `out` (made by a call that returned `status`) into memory and frees it all. */
-static int finish(int status, VipsImage *out) {
-    if (status) {
-        vips.error_clear();
-        return -1;
-    }
-    size_t bytes = 0;
-    void *pixels = vips.write_to_memory(out, &bytes);
-    vips.object_unref(out);
-    if (!pixels) {
-        vips.error_clear();
-        return -1;
-    }
-    vips.free(pixels);
-    return 0;
-}
 
 int anchors_vips_gaussblur(void *image, double sigma) {
     VipsImage *out = NULL;
