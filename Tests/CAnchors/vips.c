@@ -80,6 +80,11 @@ const char *anchors_vips_start(void) {
     return vips_failure[0] ? vips_failure : NULL;
 }
 
+void anchors_vips_set_concurrency(int threads) {
+    if (anchors_vips_start()) return;
+    vips.concurrency_set(threads > 0 ? threads : 1);
+}
+
 /* Evaluates `out` (made by a call that returned `status`) into memory and frees it all. */
 static int finish(int status, VipsImage *out) {
     if (status) {

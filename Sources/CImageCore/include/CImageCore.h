@@ -23,5 +23,6 @@
 #include "ic_op_pixelate.h"
 #include "ic_op_blur.h"
 #include "ic_op_sharpen.h"
+#include "ic_op_gravity.h"
 
 #endif /* CIMAGECORE_H */

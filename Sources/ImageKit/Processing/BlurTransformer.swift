@@ -11,7 +11,7 @@ import CImageCore
 /// ```swift
 /// let blurred = try BlurTransformer(sigma: 4).transform(image)
 /// ```
-public struct BlurTransformer: ImageTransformer, Hashable {
+public struct BlurTransformer: CancellableImageTransformer, Hashable {
     /// The largest sigma accepted, in pixels.
     public static let maximumSigma = IC_BLUR_MAX_SIGMA
 
@@ -29,15 +29,11 @@ public struct BlurTransformer: ImageTransformer, Hashable {
 
     /// The image blurred; throws ``ImageKitError/Code/invalidArgument`` for a sigma that
     /// is not a number above 0 and at most ``maximumSigma``.
-    public func transform(_ image: Image) throws -> Image {
+    public func transform(_ image: Image, cancellation: DecodeCancellation) throws -> Image {
         guard sigma > 0, sigma <= Self.maximumSigma else {
             throw ImageKitError.invalidArgument(
                 "blur: sigma \(sigma) is not a number of pixels above 0 and at most \(Self.maximumSigma)")
         }
-        var out: UnsafeMutablePointer<ic_image>?
-        var err = ic_error()
-        let st = ic_blur(image.raw, sigma, nil, &out, &err)
-        guard st == IC_OK, let out else { throw ImageKitError(status: st, error: err) }
-        return Image(taking: out)
+        return try Operations.run(cancellation) { cancel, out, err in ic_blur(image.raw, sigma, cancel, out, err) }
     }
 }

@@ -12,7 +12,7 @@ import CImageCore
 /// ```swift
 /// let punchy = ColorAdjustTransformer(brightness: 1.1, contrast: 1.2, saturation: 1.3)
 /// ```
-public struct ColorAdjustTransformer: ImageTransformer, Hashable {
+public struct ColorAdjustTransformer: CancellableImageTransformer, Hashable {
     /// The brightness factor (1: unchanged, 0: black).
     public var brightness: Double
     /// The contrast factor (1: unchanged, 0: mid grey).
@@ -29,21 +29,21 @@ public struct ColorAdjustTransformer: ImageTransformer, Hashable {
 
     /// `adjust(brightness=B,contrast=C,saturation=S)`.
     public var key: String {
-        "adjust(brightness=\(ColorOps.keyNumber(brightness)),contrast=\(ColorOps.keyNumber(contrast)),"
-            + "saturation=\(ColorOps.keyNumber(saturation)))"
+        "adjust(brightness=\(Operations.keyNumber(brightness)),contrast=\(Operations.keyNumber(contrast)),"
+            + "saturation=\(Operations.keyNumber(saturation)))"
     }
 
     /// The adjusted image; every frame of an animation alike. Fails when a factor is not
     /// within 0…100.
-    public func transform(_ image: Image) throws -> Image {
+    public func transform(_ image: Image, cancellation: DecodeCancellation) throws -> Image {
         let limit = Double(IC_COLOR_ADJUST_MAX)
         for (name, value) in [("brightness", brightness), ("contrast", contrast), ("saturation", saturation)] {
             guard value.isFinite, (0...limit).contains(value) else {
                 throw ImageKitError.invalidArgument("color adjust: the \(name) \(value) is not within 0...\(Int(limit)) (1 changes nothing)")
             }
         }
-        return try ColorOps.run { out, err in
-            ic_color_adjust(image.raw, brightness, contrast, saturation, nil, out, err)
+        return try Operations.run(cancellation) { cancel, out, err in
+            ic_color_adjust(image.raw, brightness, contrast, saturation, cancel, out, err)
         }
     }
 }

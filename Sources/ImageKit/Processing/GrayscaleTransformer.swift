@@ -11,7 +11,7 @@ import CImageCore
 /// ```swift
 /// let context = ImageContext(imageTransformer: GrayscaleTransformer())
 /// ```
-public struct GrayscaleTransformer: ImageTransformer, Hashable {
+public struct GrayscaleTransformer: CancellableImageTransformer, Hashable {
     /// A grayscale transformer.
     public init() {}
 
@@ -19,7 +19,7 @@ public struct GrayscaleTransformer: ImageTransformer, Hashable {
     public var key: String { "grayscale" }
 
     /// The image in shades of grey; every frame of an animation alike.
-    public func transform(_ image: Image) throws -> Image {
-        try ColorOps.run { out, err in ic_grayscale(image.raw, nil, out, err) }
+    public func transform(_ image: Image, cancellation: DecodeCancellation) throws -> Image {
+        try Operations.run(cancellation) { cancel, out, err in ic_grayscale(image.raw, cancel, out, err) }
     }
 }

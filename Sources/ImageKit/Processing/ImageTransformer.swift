@@ -20,3 +20,31 @@ public protocol ImageTransformer: Sendable {
     /// ``ImageKitError/Code/transformFailed`` error whose ``ImageKitError/underlying`` is the thrown error).
     func transform(_ image: Image) throws -> Image
 }
+
+/// A transformer that can stop part-way: the image manager calls
+/// ``transform(_:cancellation:)`` with the load's cancellation, which is cancelled when the
+/// last request waiting for the load goes away, so a long operation on a large image does not
+/// keep a worker thread busy for nobody. Every operation ImageKit ships conforms.
+public protocol CancellableImageTransformer: ImageTransformer {
+    /// Returns the transformed image, throwing ``ImageKitError/cancelled`` soon after
+    /// `cancellation` is cancelled.
+    func transform(_ image: Image, cancellation: DecodeCancellation) throws -> Image
+}
+
+extension CancellableImageTransformer {
+    /// The transformed image, with a cancellation nobody cancels.
+    public func transform(_ image: Image) throws -> Image {
+        try transform(image, cancellation: DecodeCancellation())
+    }
+}
+
+extension ImageTransformer {
+    /// `image` through ``CancellableImageTransformer/transform(_:cancellation:)`` when this
+    /// transformer can stop part-way, else through ``transform(_:)``.
+    func transform(_ image: Image, stoppingOn cancellation: DecodeCancellation) throws -> Image {
+        if let cancellable = self as? any CancellableImageTransformer {
+            return try cancellable.transform(image, cancellation: cancellation)
+        }
+        return try transform(image)
+    }
+}

@@ -1,5 +1,5 @@
 /// Several transformers applied in order, as one.
-public struct PipelineTransformer: ImageTransformer {
+public struct PipelineTransformer: CancellableImageTransformer {
     /// The transformers, first applied first.
     public var transformers: [any ImageTransformer]
 
@@ -11,8 +11,12 @@ public struct PipelineTransformer: ImageTransformer {
     /// The keys of the transformers joined by `|`.
     public var key: String { transformers.map(\.key).joined(separator: "|") }
 
-    /// `image` passed through every transformer in order.
-    public func transform(_ image: Image) throws -> Image {
-        try transformers.reduce(image) { try $1.transform($0) }
+    /// `image` passed through every transformer in order; those that can stop part-way are
+    /// handed `cancellation`, and none starts once it is cancelled.
+    public func transform(_ image: Image, cancellation: DecodeCancellation) throws -> Image {
+        try transformers.reduce(image) { image, transformer in
+            if cancellation.isCancelled { throw ImageKitError.cancelled }
+            return try transformer.transform(image, stoppingOn: cancellation)
+        }
     }
 }

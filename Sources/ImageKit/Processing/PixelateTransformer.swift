@@ -7,7 +7,7 @@ import CImageCore
 /// ```swift
 /// let censored = PixelateTransformer(blockSize: 16)
 /// ```
-public struct PixelateTransformer: ImageTransformer, Hashable {
+public struct PixelateTransformer: CancellableImageTransformer, Hashable {
     /// The side of a block in pixels, 1…65536 (1 changes nothing; one larger than the image
     /// makes the whole image one block).
     public var blockSize: Int
@@ -22,11 +22,11 @@ public struct PixelateTransformer: ImageTransformer, Hashable {
 
     /// The pixelated image; every frame of an animation alike. Fails when the block size is
     /// not within 1…65536.
-    public func transform(_ image: Image) throws -> Image {
+    public func transform(_ image: Image, cancellation: DecodeCancellation) throws -> Image {
         let limit = Int(IC_PIXELATE_MAX_BLOCK)
         guard (1...limit).contains(blockSize) else {
             throw ImageKitError.invalidArgument("pixelate: the block size \(blockSize) is not within 1...\(limit) pixels")
         }
-        return try ColorOps.run { out, err in ic_pixelate(image.raw, UInt32(blockSize), nil, out, err) }
+        return try Operations.run(cancellation) { cancel, out, err in ic_pixelate(image.raw, UInt32(blockSize), cancel, out, err) }
     }
 }

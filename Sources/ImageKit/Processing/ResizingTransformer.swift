@@ -1,6 +1,6 @@
 /// Resizes to a box: fit inside it, fill it (cropping the centre) or stretch to it; optionally
 /// sharpens the result of a downscale, as image servers offer.
-public struct ResizingTransformer: ImageTransformer, Hashable {
+public struct ResizingTransformer: CancellableImageTransformer, Hashable {
     /// How the image is resized.
     public var resizer: ImageResizer
     /// The unsharp mask applied when the resize made the image smaller (either side shorter
@@ -29,10 +29,11 @@ public struct ResizingTransformer: ImageTransformer, Hashable {
     }
 
     /// The image resized, then sharpened if it got smaller and ``sharpen`` is set; every frame
-    /// of an animation alike.
-    public func transform(_ image: Image) throws -> Image {
+    /// of an animation alike. The resize runs to its end; the sharpen stops once
+    /// `cancellation` is cancelled.
+    public func transform(_ image: Image, cancellation: DecodeCancellation) throws -> Image {
         let resized = try resizer.resize(image)
         guard let sharpen, resized.width < image.width || resized.height < image.height else { return resized }
-        return try sharpen.transform(resized)
+        return try sharpen.transform(resized, cancellation: cancellation)
     }
 }

@@ -16,7 +16,7 @@ import CImageCore
 /// let avatar = RoundCornerTransformer.circle(borderWidth: 2, borderColor: .white)
 /// let card = RoundCornerTransformer(radius: 16, corners: [.topLeft, .topRight])
 /// ```
-public struct RoundCornerTransformer: ImageTransformer, Hashable {
+public struct RoundCornerTransformer: CancellableImageTransformer, Hashable {
     /// Which corners are rounded — SDWebImage's `SDRectCorner`.
     public struct Corners: OptionSet, Sendable, Hashable {
         /// The corners as bits: 1 top left, 2 top right, 4 bottom left, 8 bottom right.
@@ -73,16 +73,16 @@ public struct RoundCornerTransformer: ImageTransformer, Hashable {
     /// `round(R,CORNERS[,border=W,#rrggbb])` or `circle([border=W,#rrggbb])`, CORNERS being
     /// `all` or the corners (`tl`, `tr`, `bl`, `br`) joined by `+`.
     public var key: String {
-        let border = borderWidth == 0 ? "" : "border=\(ColorOps.keyNumber(borderWidth)),\(ColorOps.keyColor(borderColor))"
+        let border = borderWidth == 0 ? "" : "border=\(Operations.keyNumber(borderWidth)),\(Operations.keyColor(borderColor))"
         if isCircle { return "circle(\(border))" }
         let names: [(Corners, String)] = [(.topLeft, "tl"), (.topRight, "tr"), (.bottomLeft, "bl"), (.bottomRight, "br")]
         let which = corners == .all ? "all" : names.filter { corners.contains($0.0) }.map(\.1).joined(separator: "+")
-        return "round(\(ColorOps.keyNumber(radius)),\(which.isEmpty ? "none" : which)\(border.isEmpty ? "" : ",")\(border))"
+        return "round(\(Operations.keyNumber(radius)),\(which.isEmpty ? "none" : which)\(border.isEmpty ? "" : ",")\(border))"
     }
 
     /// The image with its corners rounded (or cut to a circle); every frame alike. Fails when
     /// the radius or border width is negative or not finite, or a corner bit is unknown.
-    public func transform(_ image: Image) throws -> Image {
+    public func transform(_ image: Image, cancellation: DecodeCancellation) throws -> Image {
         guard radius.isFinite, radius >= 0, borderWidth.isFinite, borderWidth >= 0 else {
             throw ImageKitError.invalidArgument(
                 "round corners: the radius \(radius) and the border width \(borderWidth) must be finite and not negative")
@@ -103,8 +103,8 @@ public struct RoundCornerTransformer: ImageTransformer, Hashable {
             corners = .all
         }
         let border: [UInt8] = [borderColor.red, borderColor.green, borderColor.blue, 255]
-        return try ColorOps.run { out, err in
-            ic_round_corners(source.raw, radius, corners.rawValue, borderWidth, border, nil, out, err)
+        return try Operations.run(cancellation) { cancel, out, err in
+            ic_round_corners(source.raw, radius, corners.rawValue, borderWidth, border, cancel, out, err)
         }
     }
 }

@@ -19,7 +19,7 @@ import CImageCore
 /// ```swift
 /// let crisp = try SharpenTransformer(sigma: 1, amount: 0.8, threshold: 2).transform(image)
 /// ```
-public struct SharpenTransformer: ImageTransformer, Hashable {
+public struct SharpenTransformer: CancellableImageTransformer, Hashable {
     /// The largest amount accepted.
     public static let maximumAmount = IC_SHARPEN_MAX_AMOUNT
 
@@ -45,7 +45,7 @@ public struct SharpenTransformer: ImageTransformer, Hashable {
 
     /// The image sharpened; throws ``ImageKitError/Code/invalidArgument`` for a parameter
     /// out of its range.
-    public func transform(_ image: Image) throws -> Image {
+    public func transform(_ image: Image, cancellation: DecodeCancellation) throws -> Image {
         guard sigma > 0, sigma <= BlurTransformer.maximumSigma else {
             throw ImageKitError.invalidArgument(
                 "sharpen: sigma \(sigma) is not a number of pixels above 0 and at most \(BlurTransformer.maximumSigma)")
@@ -56,10 +56,8 @@ public struct SharpenTransformer: ImageTransformer, Hashable {
         guard (0...255).contains(threshold) else {
             throw ImageKitError.invalidArgument("sharpen: threshold \(threshold) is not a level between 0 and 255")
         }
-        var out: UnsafeMutablePointer<ic_image>?
-        var err = ic_error()
-        let st = ic_sharpen(image.raw, sigma, amount, Int32(threshold), nil, &out, &err)
-        guard st == IC_OK, let out else { throw ImageKitError(status: st, error: err) }
-        return Image(taking: out)
+        return try Operations.run(cancellation) { cancel, out, err in
+            ic_sharpen(image.raw, sigma, amount, Int32(threshold), cancel, out, err)
+        }
     }
 }

@@ -14,7 +14,7 @@ import CImageCore
 /// let icon = TintTransformer(color: RGBColor(red: 0, green: 122, blue: 255))
 /// let wash = TintTransformer(color: .black, opacity: 0.3)
 /// ```
-public struct TintTransformer: ImageTransformer, Hashable {
+public struct TintTransformer: CancellableImageTransformer, Hashable {
     /// The tint colour.
     public var color: RGBColor
     /// The tint's opacity, 0…1 (0 changes nothing, 1 replaces every colour).
@@ -37,16 +37,16 @@ public struct TintTransformer: ImageTransformer, Hashable {
     /// for an opacity the transform refuses.
     public var key: String {
         opacityIsValid
-            ? "tint(\(ColorOps.keyColor(color, alpha: alpha)))"
-            : "tint(\(ColorOps.keyColor(color)),opacity=\(ColorOps.keyNumber(opacity)))"
+            ? "tint(\(Operations.keyColor(color, alpha: alpha)))"
+            : "tint(\(Operations.keyColor(color)),opacity=\(Operations.keyNumber(opacity)))"
     }
 
     /// The tinted image; fails when the opacity is not within 0…1.
-    public func transform(_ image: Image) throws -> Image {
+    public func transform(_ image: Image, cancellation: DecodeCancellation) throws -> Image {
         guard opacityIsValid else {
             throw ImageKitError.invalidArgument("tint: the opacity \(opacity) is not within 0...1")
         }
         let rgba: [UInt8] = [color.red, color.green, color.blue, alpha]
-        return try ColorOps.run { out, err in ic_tint(image.raw, rgba, nil, out, err) }
+        return try Operations.run(cancellation) { cancel, out, err in ic_tint(image.raw, rgba, cancel, out, err) }
     }
 }

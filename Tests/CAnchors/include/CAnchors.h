@@ -237,6 +237,9 @@ int anchors_decode_jxl_into(const uint8_t *data, size_t size, uint8_t *dst, size
  * operation cache off), else why it cannot be used. */
 const char *anchors_vips_start(void);
 
+/* Lets libvips run its operations on `threads` threads (1, as it starts, unless set). */
+void anchors_vips_set_concurrency(int threads);
+
 /* vips_thumbnail_buffer of `data` to `width` px wide (height to keep the aspect ratio within a
  * width x width box), evaluated into memory and freed: 0, or -1 when libvips fails. */
 int anchors_vips_thumbnail(const uint8_t *data, size_t size, int width);

@@ -120,6 +120,51 @@ final class ImageManagerCancellationTests: ManagerTestCase {
         XCTAssertFalse(cached)
     }
 
+    /// Cancels its own load, waits until the load's cancellation reaches it, then blurs widely
+    /// (seconds of work on the large photo): the blur must stop on the flag at once.
+    struct CancellingBlur: CancellableImageTransformer {
+        let box: TaskBox
+        var key: String { "cancelling-blur" }
+
+        func transform(_ image: Image, cancellation: DecodeCancellation) throws -> Image {
+            box.cancel()
+            let deadline = Date().addingTimeInterval(10)
+            while !cancellation.isCancelled, Date() < deadline { usleep(1_000) }
+            let start = Date()
+            defer { XCTAssertLessThan(Date().timeIntervalSince(start), 1, "the blur stopped on the flag") }
+            return try BlurTransformer(sigma: 80).transform(image, cancellation: cancellation)
+        }
+    }
+
+    func testCancelMidTransformStopsTheOperation() async throws {
+        let f = try fixture
+        let recorder = EventRecorder()
+        let m = try makeManager { $0.observers = [recorder] }
+        let box = TaskBox()
+        let url = f.nginx.url("/large.jpg")
+        let context = ImageContext(imageTransformer: CancellingBlur(box: box))
+        let (task, completions) = ManagerTesting.start(m, url, context: context)
+        box.set(task)
+        await ManagerTesting.assertIdle(m)
+        // The manager is idle once the load is cancelled; the worker reports the transform's end.
+        await DownloadTesting.waitUntil("the transform ended") {
+            recorder.names.contains { $0.hasPrefix("transformed") }
+        }
+        await ManagerTesting.drain(m.configuration.callbackQueue)
+        XCTAssertEqual(completions.all.count, 0)
+        let names = recorder.names
+        XCTAssertTrue(names.contains("transformed cancelling-blur failed"), "\(names)")
+        XCTAssertFalse(names.contains { $0.hasPrefix("stored") }, "\(names)")
+        XCTAssertTrue(names.contains("cancelled"))
+        let failures = recorder.events.all.compactMap { event -> ImageKitError? in
+            if case .transformed(_, _, _, _, let error) = event { return error }
+            return nil
+        }
+        XCTAssertEqual(failures, [.cancelled], "a cancellation, not a failed transform")
+        let cached = await m.builtInCache.contains(m.cacheKey(for: url, context: context)!)
+        XCTAssertFalse(cached)
+    }
+
     func testCancellingOneOfSeveralCoalescedLoads() async throws {
         let f = try fixture
         let m = try makeManager()

@@ -509,13 +509,16 @@ final class ImageLoadJob: Sendable {
         }
         let transformStart = MonotonicClock.now()
         do {
-            let transformed = try transformer.transform(image)
+            let transformed = try transformer.transform(image, stoppingOn: job.cancellation)
             let transform = MonotonicClock.duration(since: transformStart)
             job.emit(.transformed(url: r.url, key: r.key, transformer: transformer.key, duration: transform,
                                       error: nil))
             return Processed(image: transformed, decode: decode, transform: transform)
         } catch {
-            let e = ImageKitError(code: .transformFailed, message: "\(transformer.key): \(error)", underlying: error)
+            // Stopped because nobody waits any more: a cancellation, not a failed transform.
+            let e = job.cancellation.isCancelled
+                ? ImageKitError.cancelled
+                : ImageKitError(code: .transformFailed, message: "\(transformer.key): \(error)", underlying: error)
             job.emit(.transformed(url: r.url, key: r.key, transformer: transformer.key,
                                       duration: MonotonicClock.duration(since: transformStart), error: e))
             throw e
