@@ -5,6 +5,6 @@ import ArgumentParser
 struct ImageKitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "imagekit",
-        abstract: "Decode, inspect, fetch and benchmark images with ImageKit.",
-        subcommands: [DecodeCommand.self, InfoCommand.self, ThumbnailCommand.self, FetchCommand.self])
+        abstract: "Decode, inspect, transform, fetch and benchmark images with ImageKit.",
+        subcommands: [DecodeCommand.self, InfoCommand.self, ThumbnailCommand.self, TransformCommand.self, FetchCommand.self])
 }

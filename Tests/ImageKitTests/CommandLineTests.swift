@@ -117,6 +117,40 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try run(["thumbnail", avif, "--size", "15"]).output, "\(avif)\tAVIF\t15x10\n")
     }
 
+    func testTransformChainsOperationsInTheOrderGiven() throws {
+        let rgba = Pixels.pattern(width: 120, height: 80, alpha: true)
+        let png = PNGWriter(width: 120, height: 80, colorType: .rgba, bitDepth: 8, samples: rgba.map(UInt16.init)).encode()
+        let input = try temporaryFile("in.png", png)
+        let output = (input as NSString).deletingLastPathComponent + "/out.png"
+        let made = try run(["transform", input, "-o", output, "--resize", "60x0", "--blur=1.5", "--round", "8,2,#ff0000",
+                            "--grayscale", "--crop", "4,4,40x30"])
+        XCTAssertEqual(made.status, 0)
+        let pipeline = PipelineTransformer([
+            ResizingTransformer(size: PixelSize(width: 60, height: 0)), BlurTransformer(sigma: 1.5),
+            RoundCornerTransformer(radius: 8, borderWidth: 2, borderColor: RGBColor(red: 255, green: 0, blue: 0)),
+            GrayscaleTransformer(), CroppingTransformer(rect: PixelRect(x: 4, y: 4, width: 40, height: 30)),
+        ])
+        XCTAssertEqual(made.output, "\(input)\t\(pipeline.key)\t40x30\t\(output)\n")
+        // The same pixels as the library's pipeline (through the PNG: straight alpha, so compare
+        // what a PNG round trip of the library's result gives).
+        let expected = try pipeline.transform(ImageDecoder().decode(Data(png)))
+        let roundTrip = try ImageDecoder().decode(ImageEncoder.encode(expected, as: .png()))
+        let written = try ImageDecoder().decode(Data(contentsOf: URL(fileURLWithPath: output)))
+        XCTAssertEqual(written.packedPixels(), roundTrip.packedPixels())
+        // The order matters: grayscale then tint is not tint then grayscale.
+        let a = try run(["transform", input, "-o", output, "--grayscale", "--tint", "#00ff00,0.5"])
+        let b = try run(["transform", input, "-o", output, "--tint", "#00ff00,0.5", "--grayscale"])
+        XCTAssertTrue(a.output.contains("\tgrayscale|tint(#00ff0080)\t"), a.output)
+        XCTAssertTrue(b.output.contains("\ttint(#00ff0080)|grayscale\t"), b.output)
+        // Bad operations and values fail with a message, and write nothing new.
+        for bad in [["--blur"], ["--blur", "x"], ["--swirl", "3"], ["--grayscale=1"], ["--crop", "1,2"], [],
+                    ["--rotate", "45"], ["--tint", "#12345"]] {
+            XCTAssertNotEqual(try run(["transform", input, "-o", output] + bad).status, 0, "\(bad)")
+        }
+        let failing = try run(["transform", input, "-o", output, "--crop", "100,0,40x30"])
+        XCTAssertEqual(failing.status, 1, "a rectangle outside the image fails at run time")
+    }
+
     func testThumbnailWritesAnimationsWithAllFrames() throws {
         let frames = (0..<4).map { Pixels.pattern(width: 60, height: 40, seed: $0 * 30) }
         let animation = try Image(width: 60, height: 40, frames: frames, delaysMilliseconds: [50, 60, 70, 80],

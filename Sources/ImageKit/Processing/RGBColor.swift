@@ -19,3 +19,15 @@ public struct RGBColor: Sendable, Hashable {
     /// Black.
     public static let black = RGBColor(red: 0, green: 0, blue: 0)
 }
+
+extension RGBColor {
+    /// The colour written `#rrggbb` or `rrggbb` (hexadecimal digits, either case), as keys,
+    /// command lines and query strings write it; nil for anything else.
+    public init?(hex: String) {
+        let digits = hex.hasPrefix("#") ? hex.dropFirst() : Substring(hex)
+        guard digits.count == 6, digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16) else {
+            return nil
+        }
+        self.init(red: UInt8(value >> 16), green: UInt8((value >> 8) & 0xFF), blue: UInt8(value & 0xFF))
+    }
+}
