@@ -1,7 +1,7 @@
 /* fuzz_ops.c — image operations chained on decoded images. The input is decoded as it is
  * (within the fuzz limits; decoders ignore trailing bytes) and its last bytes choose one to
  * three operations from OPS (blur, sharpen, rounded corners, tint, grayscale, colour adjust,
- * pixelate) and their parameters, sometimes out of range and sometimes with
+ * pixelate, overlay) and their parameters, sometimes out of range and sometimes with
  * the cancellation flag already set. Each result must have the source's frame count, every
  * pixel readable and premultiplied, an honest is_opaque; a failure must return nothing and
  * say why. Each result is the next operation's source. */
@@ -73,13 +73,43 @@ static ic_status apply_pixelate(const ic_image *src, const uint8_t *p, const int
     return ic_pixelate(src, (uint32_t)p[0] | (uint32_t)p[1] << 8, cancel, out, err);
 }
 
+/* A mark cut from the source itself (its top-left corner, 1...61 x 1...61 pixels from p[2]),
+ * drawn at every gravity (focal points from p[1] and p[2]), with offsets inside, beyond and
+ * past the bound (refused), opacities 0...1 and sometimes NaN (refused), once or tiled with a
+ * spacing of 0...15 pixels. */
+static ic_status apply_overlay(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
+                               ic_error *err) {
+    static const int32_t offsets[8] = {0, 1, -1, 7, -30, 200, -200, IC_COMPOSITE_MAX_OFFSET + 1};
+    uint32_t mw = 1 + (p[2] & 15) * 4, mh = 1 + (p[2] >> 4) * 4;
+    ic_image *mark;
+    ic_status st = ic_crop(src, 0, 0, mw < src->width ? mw : src->width, mh < src->height ? mh : src->height,
+                           &mark, err);
+    if (st != IC_OK) {
+        *out = NULL;
+        return st;
+    }
+    ic_composite_options o;
+    memset(&o, 0, sizeof o);
+    o.gravity.kind = (ic_gravity_kind)((p[0] & 15) % 10);
+    o.gravity.x = (p[1] & 15) / 15.0;
+    o.gravity.y = (p[2] >> 4) / 15.0;
+    o.offset_x = offsets[(p[0] >> 5) & 7];
+    o.offset_y = offsets[(p[1] >> 4) & 7];
+    o.opacity = p[1] == 255 ? NAN : p[1] / 254.0;
+    o.tile = (p[0] >> 4) & 1;
+    o.spacing = p[2] & 15;
+    st = ic_composite(src, mark, &o, cancel, out, err);
+    ic_image_free(mark);
+    return st;
+}
+
 static const struct {
     const char *name;
     op_apply apply;
 } OPS[] = {
     {"blur", apply_blur},         {"sharpen", apply_sharpen},   {"corners", apply_corners},
     {"tint", apply_tint},         {"grayscale", apply_grayscale}, {"color_adjust", apply_adjust},
-    {"pixelate", apply_pixelate},
+    {"pixelate", apply_pixelate}, {"overlay", apply_overlay},
 };
 
 #define OP_COUNT (sizeof OPS / sizeof OPS[0])

@@ -2,7 +2,7 @@
  * the benchmarks needs libvips (Debian's libvips42; `make bench` installs it): its thumbnail
  * (the same calls as ../shared/anchors/vips_bench.c: vips_thumbnail_buffer, evaluated into
  * memory) and the operations' nearest libvips calls (gaussblur, sharpen, linear, svgload +
- * composite2), on one thread with the operation cache off. */
+ * composite2, composite2 of a mark, replicated for tiling), on one thread with the operation cache off. */
 #include "CAnchors.h"
 
 #include <dlfcn.h>
@@ -30,6 +30,9 @@ static struct {
     int (*linear)(VipsImage *in, VipsImage **out, const double *a, const double *b, int n, ...);
     int (*svgload_buffer)(void *buf, size_t len, VipsImage **out, ...);
     int (*composite2)(VipsImage *base, VipsImage *overlay, VipsImage **out, int mode, ...);
+    int (*embed)(VipsImage *in, VipsImage **out, int x, int y, int width, int height, ...);
+    int (*replicate)(VipsImage *in, VipsImage **out, int across, int down, ...);
+    int (*extract_area)(VipsImage *in, VipsImage **out, int left, int top, int width, int height, ...);
 } vips;
 
 static pthread_once_t vips_once = PTHREAD_ONCE_INIT;
@@ -67,6 +70,9 @@ static void vips_open(void) {
     VIPS_SYMBOL(linear, "vips_linear");
     VIPS_SYMBOL(svgload_buffer, "vips_svgload_buffer");
     VIPS_SYMBOL(composite2, "vips_composite2");
+    VIPS_SYMBOL(embed, "vips_embed");
+    VIPS_SYMBOL(replicate, "vips_replicate");
+    VIPS_SYMBOL(extract_area, "vips_extract_area");
     if (vips.init("imagekit-benchmarks")) {
         snprintf(vips_failure, sizeof vips_failure, "vips_init failed: %s", vips.error_buffer());
         return;
@@ -168,5 +174,47 @@ int anchors_vips_round_corners(void *image, int width, int height, double radius
     }
     int failed = vips.composite2(image, mask, &out, ANCHORS_VIPS_BLEND_DEST_IN, NULL);
     vips.object_unref(mask);
+    return finish(failed, out);
+}
+
+/* VipsBlendMode's VIPS_BLEND_MODE_OVER. */
+#define ANCHORS_VIPS_BLEND_OVER 2
+
+/* The mark tiled as a vips user tiles it: padded with `spacing` transparent pixels right and
+ * below (vips_embed), repeated (vips_replicate) and cut to width x height from (left, top) of
+ * the repeats (vips_extract_area). */
+static int tiled(VipsImage *mark, int mark_w, int mark_h, int spacing, int width, int height, int left, int top,
+                 VipsImage **out) {
+    int period_w = mark_w + spacing, period_h = mark_h + spacing;
+    VipsImage *padded = NULL, *repeated = NULL;
+    if (vips.embed(mark, &padded, 0, 0, period_w, period_h, NULL)) return -1;
+    int failed = vips.replicate(padded, &repeated, (left + width) / period_w + 1, (top + height) / period_h + 1, NULL);
+    vips.object_unref(padded);
+    if (failed) return -1;
+    failed = vips.extract_area(repeated, out, left, top, width, height, NULL);
+    vips.object_unref(repeated);
+    return failed ? -1 : 0;
+}
+
+int anchors_vips_overlay(void *image, int width, int height, void *mark, int mark_w, int mark_h, double opacity,
+                         int x, int y, int spacing) {
+    const double a[4] = {1, 1, 1, opacity}, b[4] = {0, 0, 0, 0};
+    VipsImage *faded = NULL, *over = NULL, *out = NULL;
+    if (vips.linear(mark, &faded, a, b, 4, "uchar", 1, NULL)) {
+        vips.error_clear();
+        return -1;
+    }
+    int failed;
+    if (spacing < 0) {
+        failed = vips.composite2(image, faded, &out, ANCHORS_VIPS_BLEND_OVER, "x", x, "y", y, NULL);
+    } else {
+        int period_w = mark_w + spacing, period_h = mark_h + spacing;
+        int left = ((-x) % period_w + period_w) % period_w, top = ((-y) % period_h + period_h) % period_h;
+        failed = tiled(faded, mark_w, mark_h, spacing, width, height, left, top, &over) ||
+                 vips.composite2(image, over, &out, ANCHORS_VIPS_BLEND_OVER, NULL);
+        if (over) vips.object_unref(over);
+    }
+    vips.object_unref(faded);
+    if (failed) vips.error_clear();
     return finish(failed, out);
 }

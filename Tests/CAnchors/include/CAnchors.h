@@ -268,4 +268,12 @@ int anchors_vips_linear(void *image, double scale, double offset);
  * evaluated into memory and freed: 0, or -1 when libvips fails. */
 int anchors_vips_round_corners(void *image, int width, int height, double radius);
 
+/* An overlay as a libvips user draws it: the mark's alpha times `opacity` (vips_linear), then
+ * vips_composite2 in OVER mode at (x, y) over the width x height `image`; with `spacing` >= 0
+ * the mark is tiled first (vips_embed to add the spacing, vips_replicate, vips_extract_area to
+ * the image's size with a tile at (x, y)). Evaluated into memory and freed: 0, or -1 when
+ * libvips fails. */
+int anchors_vips_overlay(void *image, int width, int height, void *mark, int mark_w, int mark_h, double opacity,
+                         int x, int y, int spacing);
+
 #endif /* CANCHORS_H */
