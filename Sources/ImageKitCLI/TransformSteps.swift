@@ -40,6 +40,34 @@ enum TransformSteps {
             guard ["h", "v", "hv", "vh"].contains(value) else { throw invalid("--flip", value) }
             return FlippingTransformer(horizontal: value.contains("h"), vertical: value.contains("v"))
         },
+        Step(flag: "--overlay", value: "FILE[,GRAVITY[,X,Y[,OPACITY[,SCALE[,SPACING]]]]]",
+             help: "Draw the image in FILE over the image (a watermark) at GRAVITY (default southeast), X and Y pixels in from that edge, with OPACITY 0...1, SCALE its width as a fraction of the image's, repeated SPACING pixels apart when given.") { value in
+            let parts = fields(value)
+            guard (1...7).contains(parts.count), parts.count != 3 else { throw invalid("--overlay", value) }
+            let mark = try ImageDecoder().decode(try readFile(parts[0]))
+            let gravity = parts.count > 1 ? try self.gravity("--overlay", parts[1]) : .southEast
+            var offset = (x: 0, y: 0), opacity = 1.0, scale: Double?, spacing: Int?
+            if parts.count > 3 {
+                guard let x = Int(parts[2]), let y = Int(parts[3]) else { throw invalid("--overlay", value) }
+                offset = (x, y)
+            }
+            if parts.count > 4 {
+                guard let number = Double(parts[4]) else { throw invalid("--overlay", value) }
+                opacity = number
+            }
+            if parts.count > 5 {
+                guard let number = Double(parts[5]) else { throw invalid("--overlay", value) }
+                scale = number
+            }
+            if parts.count > 6 {
+                guard let number = Int(parts[6]) else { throw invalid("--overlay", value) }
+                spacing = number
+            }
+            // The mark's identity in the key: its file name, without the characters keys reserve.
+            let name = String(parts[0].split(separator: "/").last ?? "mark").map { "(),".contains($0) ? "_" : $0 }
+            return OverlayTransformer(mark: mark, markKey: String(name), gravity: gravity, offset: offset,
+                                      opacity: opacity, scale: scale, tile: spacing)
+        },
         Step(flag: "--blur", value: "SIGMA", help: "Gaussian blur; SIGMA in pixels.") { value in
             guard let sigma = Double(value) else { throw invalid("--blur", value) }
             return BlurTransformer(sigma: sigma)
@@ -116,8 +144,30 @@ enum TransformSteps {
         return result
     }
 
-    private static func fields(_ value: String) -> [String] {
-        value.split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
+    /// `value` split at its commas, but not those inside parentheses (`focus(0.3,0.2)` is one field).
+    static func fields(_ value: String) -> [String] {
+        var result: [String] = [], field = "", depth = 0
+        for character in value {
+            switch character {
+            case "(": depth += 1
+            case ")": depth -= 1
+            case "," where depth == 0:
+                result.append(field)
+                field = ""
+                continue
+            default: break
+            }
+            field.append(character)
+        }
+        return result + [field]
+    }
+
+    /// The gravity a command line names (`north`, `focus(0.3,0.2)`, `smart`, …).
+    static func gravity(_ flag: String, _ text: String) throws -> Gravity {
+        guard let gravity = Gravity(key: text) else {
+            throw ValidationError("\(flag): \(text) is not a gravity (center, north, northeast, east, southeast, south, southwest, west, northwest, focus(X,Y) with X and Y in 0...1, smart)")
+        }
+        return gravity
     }
 
     /// `WxH` (either side may be 0 for a resize; the transformer checks).

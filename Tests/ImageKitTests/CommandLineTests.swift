@@ -142,9 +142,24 @@ final class CommandLineTests: XCTestCase {
         let b = try run(["transform", input, "-o", output, "--tint", "#00ff00,0.5", "--grayscale"])
         XCTAssertTrue(a.output.contains("\tgrayscale|tint(#00ff0080)\t"), a.output)
         XCTAssertTrue(b.output.contains("\ttint(#00ff0080)|grayscale\t"), b.output)
+        // A watermark from a file, keyed by its name; a focal point's comma stays in its field.
+        let markPixels = Pixels.pattern(width: 20, height: 10, alpha: true)
+        let mark = try temporaryFile("mark(1).png", PNGWriter(width: 20, height: 10, colorType: .rgba, bitDepth: 8,
+                                                              samples: markPixels.map(UInt16.init)).encode())
+        let marked = try run(["transform", input, "-o", output, "--overlay", "\(mark),focus(0.25,0.5),2,3,0.5,0.5"])
+        XCTAssertEqual(marked.status, 0)
+        let overlay = OverlayTransformer(mark: try ImageDecoder().decode(Data(contentsOf: URL(fileURLWithPath: mark))),
+                                         markKey: "mark_1_.png", gravity: .focalPoint(x: 0.25, y: 0.5), offset: (2, 3),
+                                         opacity: 0.5, scale: 0.5)
+        XCTAssertEqual(marked.output, "\(input)\t\(overlay.key)\t120x80\t\(output)\n")
+        let overlaid = try ImageDecoder().decode(ImageEncoder.encode(overlay.transform(ImageDecoder().decode(Data(png))),
+                                                                     as: .png()))
+        XCTAssertEqual(try ImageDecoder().decode(Data(contentsOf: URL(fileURLWithPath: output))).packedPixels(),
+                       overlaid.packedPixels())
         // Bad operations and values fail with a message, and write nothing new.
         for bad in [["--blur"], ["--blur", "x"], ["--swirl", "3"], ["--grayscale=1"], ["--crop", "1,2"], [],
-                    ["--rotate", "45"], ["--tint", "#12345"]] {
+                    ["--rotate", "45"], ["--tint", "#12345"], ["--overlay", "\(mark),smart"],
+                    ["--overlay", "\(mark),north,1"], ["--overlay", "/nonexistent.png"]] {
             XCTAssertNotEqual(try run(["transform", input, "-o", output] + bad).status, 0, "\(bad)")
         }
         let failing = try run(["transform", input, "-o", output, "--crop", "100,0,40x30"])
