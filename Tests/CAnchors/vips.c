@@ -30,6 +30,7 @@ static struct {
     int (*linear)(VipsImage *in, VipsImage **out, const double *a, const double *b, int n, ...);
     int (*svgload_buffer)(void *buf, size_t len, VipsImage **out, ...);
     int (*composite2)(VipsImage *base, VipsImage *overlay, VipsImage **out, int mode, ...);
+    int (*rotate)(VipsImage *in, VipsImage **out, double angle, ...);
 } vips;
 
 static pthread_once_t vips_once = PTHREAD_ONCE_INIT;
@@ -67,6 +68,7 @@ static void vips_open(void) {
     VIPS_SYMBOL(linear, "vips_linear");
     VIPS_SYMBOL(svgload_buffer, "vips_svgload_buffer");
     VIPS_SYMBOL(composite2, "vips_composite2");
+    VIPS_SYMBOL(rotate, "vips_rotate");
     if (vips.init("imagekit-benchmarks")) {
         snprintf(vips_failure, sizeof vips_failure, "vips_init failed: %s", vips.error_buffer());
         return;
@@ -139,6 +141,11 @@ void anchors_vips_image_free(void *image) {
 int anchors_vips_gaussblur(void *image, double sigma) {
     VipsImage *out = NULL;
     return finish(vips.gaussblur(image, &out, sigma, NULL), out);
+}
+
+int anchors_vips_rotate(void *image, double degrees) {
+    VipsImage *out = NULL;
+    return finish(vips.rotate(image, &out, degrees, NULL), out);
 }
 
 int anchors_vips_sharpen(void *image, double sigma) {

@@ -268,4 +268,9 @@ int anchors_vips_linear(void *image, double scale, double offset);
  * evaluated into memory and freed: 0, or -1 when libvips fails. */
 int anchors_vips_round_corners(void *image, int width, int height, double radius);
 
+/* vips_rotate of `image` by `degrees` clockwise (the canvas grown to fit, libvips's default
+ * bilinear interpolator and transparent background), evaluated into memory and freed: 0, or
+ * -1 when libvips fails. */
+int anchors_vips_rotate(void *image, double degrees);
+
 #endif /* CANCHORS_H */
