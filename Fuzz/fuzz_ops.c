@@ -1,7 +1,7 @@
 /* fuzz_ops.c — image operations chained on decoded images. The input is decoded as it is
  * (within the fuzz limits; decoders ignore trailing bytes) and its last bytes choose one to
  * three operations from OPS (blur, sharpen, rounded corners, tint, grayscale, colour adjust,
- * pixelate, overlay) and their parameters, sometimes out of range and sometimes with
+ * pixelate, overlay, rotate) and their parameters, sometimes out of range and sometimes with
  * the cancellation flag already set. Each result must have the source's frame count, every
  * pixel readable and premultiplied, an honest is_opaque; a failure must return nothing and
  * say why. Each result is the next operation's source. */
@@ -103,13 +103,35 @@ static ic_status apply_overlay(const ic_image *src, const uint8_t *p, const int 
     return st;
 }
 
+/* An angle of each kind from two bytes: quarter turns (exact), near them, any angle in 1/64
+ * degree, huge and negative ones, or not a number (refused); the canvas fit or kept, a
+ * transparent or coloured background; the result bounded like a fuzz decode. */
+static ic_status apply_rotate(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
+                              ic_error *err) {
+    int v = (int)p[0] | (int)(p[1] & 0x3F) << 8;
+    double degrees;
+    switch (p[1] >> 6) {
+    case 0: degrees = 90.0 * (v % 9) - 360.0; break;
+    case 1: degrees = 90.0 * (v % 5) + (v >> 3) * 1e-4 - 0.3; break;
+    case 2: degrees = (v - 8192) / 64.0; break;
+    default: degrees = v == 0x3FFF ? NAN : (v & 1 ? -1.0 : 1.0) * (double)v * 1e7; break;
+    }
+    ic_limits limits;
+    ic_limits_init(&limits);
+    limits.max_pixels = 1u << 16;
+    limits.max_memory_bytes = 16u << 20;
+    uint8_t a = (p[2] & 2) ? 255 : 0;
+    uint8_t background[4] = {(uint8_t)(p[2] & a), (uint8_t)((p[2] << 2) & a), (uint8_t)((p[2] << 4) & a), a};
+    return ic_rotate(src, degrees, p[2] & 1, background, &limits, cancel, out, err);
+}
+
 static const struct {
     const char *name;
     op_apply apply;
 } OPS[] = {
     {"blur", apply_blur},         {"sharpen", apply_sharpen},   {"corners", apply_corners},
     {"tint", apply_tint},         {"grayscale", apply_grayscale}, {"color_adjust", apply_adjust},
-    {"pixelate", apply_pixelate}, {"overlay", apply_overlay},
+    {"pixelate", apply_pixelate}, {"overlay", apply_overlay},   {"rotate", apply_rotate},
 };
 
 #define OP_COUNT (sizeof OPS / sizeof OPS[0])

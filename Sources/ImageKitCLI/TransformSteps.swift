@@ -31,10 +31,13 @@ enum TransformSteps {
             }
             return CroppingTransformer(rect: PixelRect(x: x, y: y, width: size.width, height: size.height))
         },
-        Step(flag: "--rotate", value: "DEGREES",
-             help: "Rotate clockwise by a multiple of 90 (negative: counter-clockwise).") { value in
-            guard let degrees = Int(value), degrees % 90 == 0 else { throw invalid("--rotate", value) }
-            return RotationTransformer(quarterTurns: degrees / 90)
+        Step(flag: "--rotate", value: "DEGREES[,fit|crop[,#RRGGBB|transparent]]",
+             help: "Rotate clockwise (negative: counter-clockwise); multiples of 90 exactly, other angles resampled onto a canvas grown to fit (default) or kept at the image's size (crop), the new corners transparent (default) or a colour.") { value in
+            let parts = fields(value)
+            guard (1...3).contains(parts.count), let degrees = Double(parts[0]), ["fit", "crop"].contains(parts.count > 1 ? parts[1] : "fit")
+            else { throw invalid("--rotate", value) }
+            return RotationTransformer(angle: degrees, fitSize: parts.count < 2 || parts[1] == "fit",
+                                       background: try background("--rotate", parts.count > 2 ? parts[2] : "transparent"))
         },
         Step(flag: "--flip", value: "h|v|hv", help: "Mirror left-right (h), upside down (v) or both.") { value in
             guard ["h", "v", "hv", "vh"].contains(value) else { throw invalid("--flip", value) }
@@ -160,6 +163,15 @@ enum TransformSteps {
             field.append(character)
         }
         return result + [field]
+    }
+
+    /// `transparent` or a colour `#rrggbb`.
+    static func background(_ flag: String, _ text: String) throws -> Background {
+        if text == "transparent" { return .transparent }
+        guard let color = RGBColor(hex: text) else {
+            throw ValidationError("\(flag): \(text) is neither transparent nor a colour #rrggbb")
+        }
+        return .color(color)
     }
 
     /// The gravity a command line names (`north`, `focus(0.3,0.2)`, `smart`, …).

@@ -33,6 +33,7 @@ static struct {
     int (*embed)(VipsImage *in, VipsImage **out, int x, int y, int width, int height, ...);
     int (*replicate)(VipsImage *in, VipsImage **out, int across, int down, ...);
     int (*extract_area)(VipsImage *in, VipsImage **out, int left, int top, int width, int height, ...);
+    int (*rotate)(VipsImage *in, VipsImage **out, double angle, ...);
 } vips;
 
 static pthread_once_t vips_once = PTHREAD_ONCE_INIT;
@@ -73,6 +74,7 @@ static void vips_open(void) {
     VIPS_SYMBOL(embed, "vips_embed");
     VIPS_SYMBOL(replicate, "vips_replicate");
     VIPS_SYMBOL(extract_area, "vips_extract_area");
+    VIPS_SYMBOL(rotate, "vips_rotate");
     if (vips.init("imagekit-benchmarks")) {
         snprintf(vips_failure, sizeof vips_failure, "vips_init failed: %s", vips.error_buffer());
         return;
@@ -145,6 +147,11 @@ void anchors_vips_image_free(void *image) {
 int anchors_vips_gaussblur(void *image, double sigma) {
     VipsImage *out = NULL;
     return finish(vips.gaussblur(image, &out, sigma, NULL), out);
+}
+
+int anchors_vips_rotate(void *image, double degrees) {
+    VipsImage *out = NULL;
+    return finish(vips.rotate(image, &out, degrees, NULL), out);
 }
 
 int anchors_vips_sharpen(void *image, double sigma) {

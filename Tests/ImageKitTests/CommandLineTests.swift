@@ -123,12 +123,13 @@ final class CommandLineTests: XCTestCase {
         let input = try temporaryFile("in.png", png)
         let output = (input as NSString).deletingLastPathComponent + "/out.png"
         let made = try run(["transform", input, "-o", output, "--resize", "60x0", "--blur=1.5", "--round", "8,2,#ff0000",
-                            "--grayscale", "--crop", "4,4,40x30"])
+                            "--grayscale", "--rotate", "10,crop,#00ff00", "--crop", "4,4,40x30"])
         XCTAssertEqual(made.status, 0)
         let pipeline = PipelineTransformer([
             ResizingTransformer(size: PixelSize(width: 60, height: 0)), BlurTransformer(sigma: 1.5),
             RoundCornerTransformer(radius: 8, borderWidth: 2, borderColor: RGBColor(red: 255, green: 0, blue: 0)),
-            GrayscaleTransformer(), CroppingTransformer(rect: PixelRect(x: 4, y: 4, width: 40, height: 30)),
+            GrayscaleTransformer(), RotationTransformer(angle: 10, fitSize: false, background: .color(RGBColor(hex: "00ff00")!)),
+            CroppingTransformer(rect: PixelRect(x: 4, y: 4, width: 40, height: 30)),
         ])
         XCTAssertEqual(made.output, "\(input)\t\(pipeline.key)\t40x30\t\(output)\n")
         // The same pixels as the library's pipeline (through the PNG: straight alpha, so compare
@@ -158,7 +159,7 @@ final class CommandLineTests: XCTestCase {
                        overlaid.packedPixels())
         // Bad operations and values fail with a message, and write nothing new.
         for bad in [["--blur"], ["--blur", "x"], ["--swirl", "3"], ["--grayscale=1"], ["--crop", "1,2"], [],
-                    ["--rotate", "45"], ["--tint", "#12345"], ["--overlay", "\(mark),smart"],
+                    ["--rotate", "45,tilt"], ["--rotate", "45,fit,#red"], ["--tint", "#12345"], ["--overlay", "\(mark),smart"],
                     ["--overlay", "\(mark),north,1"], ["--overlay", "/nonexistent.png"]] {
             XCTAssertNotEqual(try run(["transform", input, "-o", output] + bad).status, 0, "\(bad)")
         }

@@ -25,5 +25,6 @@
 #include "ic_op_sharpen.h"
 #include "ic_op_gravity.h"
 #include "ic_op_composite.h"
+#include "ic_op_rotate.h"
 
 #endif /* CIMAGECORE_H */

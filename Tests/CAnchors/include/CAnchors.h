@@ -276,4 +276,9 @@ int anchors_vips_round_corners(void *image, int width, int height, double radius
 int anchors_vips_overlay(void *image, int width, int height, void *mark, int mark_w, int mark_h, double opacity,
                          int x, int y, int spacing);
 
+/* vips_rotate of `image` by `degrees` clockwise (the canvas grown to fit, libvips's default
+ * bilinear interpolator and transparent background), evaluated into memory and freed: 0, or
+ * -1 when libvips fails. */
+int anchors_vips_rotate(void *image, double degrees);
+
 #endif /* CANCHORS_H */
