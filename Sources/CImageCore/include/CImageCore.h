@@ -24,5 +24,6 @@
 #include "ic_op_blur.h"
 #include "ic_op_sharpen.h"
 #include "ic_op_gravity.h"
+#include "ic_op_attention.h"
 
 #endif /* CIMAGECORE_H */
