@@ -2,7 +2,7 @@
  * the benchmarks needs libvips (Debian's libvips42; `make bench` installs it): its thumbnail
  * (the same calls as ../shared/anchors/vips_bench.c: vips_thumbnail_buffer, evaluated into
  * memory) and the operations' nearest libvips calls (gaussblur, sharpen, linear, svgload +
- * composite2), on one thread with the operation cache off. */
+ * composite2, smartcrop), on one thread with the operation cache off. */
 #include "CAnchors.h"
 
 #include <dlfcn.h>
@@ -30,6 +30,7 @@ static struct {
     int (*linear)(VipsImage *in, VipsImage **out, const double *a, const double *b, int n, ...);
     int (*svgload_buffer)(void *buf, size_t len, VipsImage **out, ...);
     int (*composite2)(VipsImage *base, VipsImage *overlay, VipsImage **out, int mode, ...);
+    int (*smartcrop)(VipsImage *in, VipsImage **out, int width, int height, ...);
 } vips;
 
 static pthread_once_t vips_once = PTHREAD_ONCE_INIT;
@@ -67,6 +68,7 @@ static void vips_open(void) {
     VIPS_SYMBOL(linear, "vips_linear");
     VIPS_SYMBOL(svgload_buffer, "vips_svgload_buffer");
     VIPS_SYMBOL(composite2, "vips_composite2");
+    VIPS_SYMBOL(smartcrop, "vips_smartcrop");
     if (vips.init("imagekit-benchmarks")) {
         snprintf(vips_failure, sizeof vips_failure, "vips_init failed: %s", vips.error_buffer());
         return;
@@ -169,4 +171,13 @@ int anchors_vips_round_corners(void *image, int width, int height, double radius
     int failed = vips.composite2(image, mask, &out, ANCHORS_VIPS_BLEND_DEST_IN, NULL);
     vips.object_unref(mask);
     return finish(failed, out);
+}
+
+/* VipsInteresting's VIPS_INTERESTING_ATTENTION. */
+#define ANCHORS_VIPS_INTERESTING_ATTENTION 3
+
+int anchors_vips_smartcrop(void *image, int width, int height) {
+    VipsImage *out = NULL;
+    return finish(vips.smartcrop(image, &out, width, height, "interesting", ANCHORS_VIPS_INTERESTING_ATTENTION, NULL),
+                  out);
 }

@@ -268,4 +268,8 @@ int anchors_vips_linear(void *image, double scale, double offset);
  * evaluated into memory and freed: 0, or -1 when libvips fails. */
 int anchors_vips_round_corners(void *image, int width, int height, double radius);
 
+/* vips_smartcrop of `image` to width x height with "interesting" VIPS_INTERESTING_ATTENTION,
+ * evaluated into memory and freed: 0, or -1 when libvips fails. */
+int anchors_vips_smartcrop(void *image, int width, int height);
+
 #endif /* CANCHORS_H */
