@@ -1,7 +1,8 @@
 /* fuzz_ops.c — image operations chained on decoded images. The input is decoded as it is
  * (within the fuzz limits; decoders ignore trailing bytes) and its last bytes choose one to
  * three operations from OPS (blur, sharpen, rounded corners, tint, grayscale, colour adjust,
- * pixelate, overlay, rotate) and their parameters, sometimes out of range and sometimes with
+ * pixelate, overlay, rotate, gravity and smart crop, fill by gravity or smart) and their
+ * parameters, sometimes out of range and sometimes with
  * the cancellation flag already set. Each result must have the source's frame count, every
  * pixel readable and premultiplied, an honest is_opaque; a failure must return nothing and
  * say why. Each result is the next operation's source. */
@@ -125,6 +126,22 @@ static ic_status apply_rotate(const ic_image *src, const uint8_t *p, const int *
     return ic_rotate(src, degrees, p[2] & 1, background, &limits, cancel, out, err);
 }
 
+/* A window of up to 255 x 255 (0 refused) placed by one of the compass points, a focal point
+ * (sometimes outside 0...1, read as the centre) or attention. */
+static ic_status apply_crop(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
+                            ic_error *err) {
+    ic_gravity g = {(ic_gravity_kind)(p[2] % 10), (p[2] >> 4) / 12.0, (p[0] & 15) / 12.0};
+    return ic_crop_placed(src, p[0], p[1], p[2] >= 0xF0 ? NULL : &g, cancel, out, err);
+}
+
+/* Fills a box of up to 255 x 255 (a side of 0 refused for smart), placed like apply_crop. */
+static ic_status apply_fill(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
+                            ic_error *err) {
+    if (p[2] >= 0xF0) return ic_fill_smart(src, p[0], p[1], p[2] & 1, 0, cancel, out, err);
+    ic_gravity g = {(ic_gravity_kind)(p[2] % 10), (p[2] >> 4) / 12.0, (p[1] & 15) / 12.0};
+    return ic_resize_placed(src, p[0], p[1], IC_RESIZE_FILL, p[2] & 1, 0, &g, out, err);
+}
+
 static const struct {
     const char *name;
     op_apply apply;
@@ -132,6 +149,7 @@ static const struct {
     {"blur", apply_blur},         {"sharpen", apply_sharpen},   {"corners", apply_corners},
     {"tint", apply_tint},         {"grayscale", apply_grayscale}, {"color_adjust", apply_adjust},
     {"pixelate", apply_pixelate}, {"overlay", apply_overlay},   {"rotate", apply_rotate},
+    {"crop", apply_crop},         {"fill", apply_fill},
 };
 
 #define OP_COUNT (sizeof OPS / sizeof OPS[0])

@@ -24,8 +24,14 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(help: "Box in pixels: 256 (square) or 320x200; a side of 0 is unconstrained.")
     var size: String
 
-    @Flag(help: "Fill the box exactly (scale to cover, crop the centre) instead of fitting inside it.")
+    @Flag(help: "Fill the box exactly (scale to cover, crop the part --gravity names) instead of fitting inside it.")
     var fill = false
+
+    @Option(help: """
+        With --fill, the part kept: center (default), north, northeast, east, southeast, south, \
+        southwest, west, northwest, focus(X,Y) (fractions 0...1) or smart (the most interesting part).
+        """)
+    var gravity: String?
 
     @Flag(help: "Keep the source's colours instead of converting images with an ICC profile to sRGB.")
     var rawColor = false
@@ -59,6 +65,7 @@ struct ThumbnailCommand: ParsableCommand {
 
     func validate() throws {
         _ = try box()
+        _ = try placement()
         if let bench, bench <= 0 { throw ValidationError("--bench needs a positive count") }
         if let output, EncodeFormat(pathExtension: URL(fileURLWithPath: output).pathExtension) == nil {
             throw ValidationError("-o must end in .jpg, .jpeg, .png, .webp, .avif or .gif")
@@ -79,6 +86,16 @@ struct ThumbnailCommand: ParsableCommand {
         return usage.ru_maxrss
     }
 
+    /// The --gravity option, center when absent; it needs --fill.
+    private func placement() throws -> Gravity {
+        guard let gravity else { return .center }
+        guard let parsed = Gravity(key: gravity.lowercased()) else {
+            throw ValidationError("--gravity must be center, north, …, northwest, focus(X,Y) with X and Y in 0...1, or smart")
+        }
+        guard fill else { throw ValidationError("--gravity needs --fill") }
+        return parsed
+    }
+
     private func box() throws -> PixelSize {
         let parts = size.lowercased().split(separator: "x", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), let w = Int(parts[0]), w >= 0 else {
@@ -91,7 +108,8 @@ struct ThumbnailCommand: ParsableCommand {
 
     func run() throws {
         var options = DecodeOptions(firstFrameOnly: !allFrames, thumbnailPixelSize: try box(),
-                                    thumbnailMode: fill ? .fill : .fit, colorMode: rawColor ? .raw : .sRGB)
+                                    thumbnailMode: fill ? .fill : .fit, thumbnailGravity: try placement(),
+                                    colorMode: rawColor ? .raw : .sRGB)
         if let maxPixels { options.limits.maxPixels = maxPixels }
         let decoder = ImageDecoder(options: options)
         let data = try readFile(input)

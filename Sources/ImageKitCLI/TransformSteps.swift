@@ -15,17 +15,23 @@ enum TransformSteps {
 
     /// Every operation flag, in the order the help lists them.
     static let all: [Step] = [
-        Step(flag: "--resize", value: "WxH[,fit|fill|stretch]",
-             help: "Resize to the box (a side of 0 follows the aspect ratio); fit (default) keeps the whole image, fill covers the box and crops, stretch ignores the aspect ratio.") { value in
+        Step(flag: "--resize", value: "WxH[,fit|fill|stretch[,GRAVITY]]",
+             help: "Resize to the box (a side of 0 follows the aspect ratio); fit (default) keeps the whole image, fill covers the box and keeps the part GRAVITY names (default center), stretch ignores the aspect ratio.") { value in
             let parts = fields(value)
             let modes: [String: ImageResizer.Mode] = ["fit": .fit, "fill": .fill, "stretch": .stretch]
-            guard (1...2).contains(parts.count), let size = size(parts[0]),
-                  let mode = parts.count == 2 ? modes[parts[1]] : .fit
+            guard (1...3).contains(parts.count), let size = size(parts[0]),
+                  let mode = parts.count > 1 ? modes[parts[1]] : .fit, parts.count < 3 || mode == .fill
             else { throw invalid("--resize", value) }
-            return ResizingTransformer(size: size, mode: mode)
+            let gravity = parts.count > 2 ? try TransformSteps.gravity("--resize", parts[2]) : .center
+            return ResizingTransformer(size: size, mode: mode, gravity: gravity)
         },
-        Step(flag: "--crop", value: "X,Y,WxH", help: "Keep the rectangle WxH whose top-left corner is (X, Y).") { value in
+        Step(flag: "--crop", value: "X,Y,WxH | WxH[,GRAVITY]",
+             help: "Keep the rectangle WxH whose top-left corner is (X, Y), or a WxH window placed by GRAVITY (default center; smart: where the interest is).") { value in
             let parts = fields(value)
+            if (1...2).contains(parts.count), let size = size(parts[0]) {
+                let gravity = parts.count > 1 ? try TransformSteps.gravity("--crop", parts[1]) : .center
+                return CroppingTransformer(size: size, gravity: gravity)
+            }
             guard parts.count == 3, let x = Int(parts[0]), let y = Int(parts[1]), let size = size(parts[2]) else {
                 throw invalid("--crop", value)
             }
@@ -48,7 +54,7 @@ enum TransformSteps {
             let parts = fields(value)
             guard (1...7).contains(parts.count), parts.count != 3 else { throw invalid("--overlay", value) }
             let mark = try ImageDecoder().decode(try readFile(parts[0]))
-            let gravity = parts.count > 1 ? try self.gravity("--overlay", parts[1]) : .southEast
+            let gravity = parts.count > 1 ? try TransformSteps.gravity("--overlay", parts[1]) : .southEast
             var offset = (x: 0, y: 0), opacity = 1.0, scale: Double?, spacing: Int?
             if parts.count > 3 {
                 guard let x = Int(parts[2]), let y = Int(parts[3]) else { throw invalid("--overlay", value) }

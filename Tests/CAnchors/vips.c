@@ -2,7 +2,8 @@
  * the benchmarks needs libvips (Debian's libvips42; `make bench` installs it): its thumbnail
  * (the same calls as ../shared/anchors/vips_bench.c: vips_thumbnail_buffer, evaluated into
  * memory) and the operations' nearest libvips calls (gaussblur, sharpen, linear, svgload +
- * composite2, composite2 of a mark, replicated for tiling), on one thread with the operation cache off. */
+ * composite2, composite2 of a mark (replicated for tiling), rotate, smartcrop), on one thread
+ * with the operation cache off unless a benchmark asks for more threads. */
 #include "CAnchors.h"
 
 #include <dlfcn.h>
@@ -34,6 +35,7 @@ static struct {
     int (*replicate)(VipsImage *in, VipsImage **out, int across, int down, ...);
     int (*extract_area)(VipsImage *in, VipsImage **out, int left, int top, int width, int height, ...);
     int (*rotate)(VipsImage *in, VipsImage **out, double angle, ...);
+    int (*smartcrop)(VipsImage *in, VipsImage **out, int width, int height, ...);
 } vips;
 
 static pthread_once_t vips_once = PTHREAD_ONCE_INIT;
@@ -75,6 +77,7 @@ static void vips_open(void) {
     VIPS_SYMBOL(replicate, "vips_replicate");
     VIPS_SYMBOL(extract_area, "vips_extract_area");
     VIPS_SYMBOL(rotate, "vips_rotate");
+    VIPS_SYMBOL(smartcrop, "vips_smartcrop");
     if (vips.init("imagekit-benchmarks")) {
         snprintf(vips_failure, sizeof vips_failure, "vips_init failed: %s", vips.error_buffer());
         return;
@@ -224,4 +227,11 @@ int anchors_vips_overlay(void *image, int width, int height, void *mark, int mar
     vips.object_unref(faded);
     if (failed) vips.error_clear();
     return finish(failed, out);
+/* VipsInteresting's VIPS_INTERESTING_ATTENTION. */
+#define ANCHORS_VIPS_INTERESTING_ATTENTION 3
+
+int anchors_vips_smartcrop(void *image, int width, int height) {
+    VipsImage *out = NULL;
+    return finish(vips.smartcrop(image, &out, width, height, "interesting", ANCHORS_VIPS_INTERESTING_ATTENTION, NULL),
+                  out);
 }

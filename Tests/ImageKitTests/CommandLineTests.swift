@@ -143,6 +143,16 @@ final class CommandLineTests: XCTestCase {
         let b = try run(["transform", input, "-o", output, "--tint", "#00ff00,0.5", "--grayscale"])
         XCTAssertTrue(a.output.contains("\tgrayscale|tint(#00ff0080)\t"), a.output)
         XCTAssertTrue(b.output.contains("\ttint(#00ff0080)|grayscale\t"), b.output)
+        // Gravity: a smart fill, then a window at a compass point.
+        let placed = try run(["transform", input, "-o", output, "--resize", "50x50,fill,smart", "--crop", "20x10,northeast"])
+        let placing = PipelineTransformer([
+            ResizingTransformer(size: PixelSize(width: 50, height: 50), mode: .fill, gravity: .smart),
+            CroppingTransformer(size: PixelSize(width: 20, height: 10), gravity: .northEast),
+        ])
+        XCTAssertEqual(placed.output, "\(input)\t\(placing.key)\t20x10\t\(output)\n")
+        XCTAssertEqual(try ImageDecoder().decode(Data(contentsOf: URL(fileURLWithPath: output))).packedPixels(),
+                       try ImageDecoder().decode(ImageEncoder.encode(placing.transform(ImageDecoder().decode(Data(png))),
+                                                                     as: .png())).packedPixels())
         // A watermark from a file, keyed by its name; a focal point's comma stays in its field.
         let markPixels = Pixels.pattern(width: 20, height: 10, alpha: true)
         let mark = try temporaryFile("mark(1).png", PNGWriter(width: 20, height: 10, colorType: .rgba, bitDepth: 8,
@@ -160,7 +170,8 @@ final class CommandLineTests: XCTestCase {
         // Bad operations and values fail with a message, and write nothing new.
         for bad in [["--blur"], ["--blur", "x"], ["--swirl", "3"], ["--grayscale=1"], ["--crop", "1,2"], [],
                     ["--rotate", "45,tilt"], ["--rotate", "45,fit,#red"], ["--tint", "#12345"], ["--overlay", "\(mark),smart"],
-                    ["--overlay", "\(mark),north,1"], ["--overlay", "/nonexistent.png"]] {
+                    ["--overlay", "\(mark),north,1"], ["--overlay", "/nonexistent.png"],
+                    ["--resize", "9x9,fit,north"], ["--crop", "9x9,up"]] {
             XCTAssertNotEqual(try run(["transform", input, "-o", output] + bad).status, 0, "\(bad)")
         }
         let failing = try run(["transform", input, "-o", output, "--crop", "100,0,40x30"])

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ic_op_attention.h"
+
 #include "ic_decode_internal.h"
 #include "ic_transform.h"
 
@@ -107,6 +109,20 @@ static ic_status unsupported(ic_error *err, ic_format f) {
                         ic_format_name(f));
 }
 
+/* Cuts a FILL thumbnail's window from the upright, covering output (ic_dec_cuts_window). */
+static ic_status cut_window(ic_decoder *d) {
+    const ic_decode_options *o = &d->opts;
+    ic_image *window;
+    ic_status st = ic_crop_placed(d->image, o->thumbnail_width, o->thumbnail_height,
+                                  o->thumbnail_smart ? NULL : &o->thumbnail_gravity, o->cancel_flag,
+                                  &window, d->err);
+    if (st != IC_OK) return st;
+    if (window->is_opaque) d->all_opaque = 1;
+    ic_image_free(d->image);
+    d->image = window;
+    return IC_OK;
+}
+
 void ic_dec_init(ic_decoder *d, const ic_decode_options *options, ic_error *err) {
     memset(d, 0, sizeof *d);
     if (options) {
@@ -128,6 +144,7 @@ ic_status ic_dec_complete(ic_decoder *d, ic_status st, ic_image **out, ic_decode
     if (st == IC_OK && d->orientation > 1 && !d->opts.keep_orientation && !d->codec_oriented) {
         st = apply_orientation(d, d->orientation);
     }
+    if (st == IC_OK && ic_dec_cuts_window(d)) st = cut_window(d);
     if (st != IC_OK) {
         free_output(d);
         if (err && err->code == IC_OK) {

@@ -131,6 +131,9 @@ ic_status ic_dec_check_size(ic_decoder *d, uint32_t width, uint32_t height, uint
 
 /** True if the plan needs a resampled output (a thumbnail or a scale-down). */
 bool ic_dec_plans_resize(const ic_decoder *d);
+/** True when a FILL thumbnail's window is cut after the decode (a gravity other than the
+ *  centre, or smart): the plan then covers the box without cutting. */
+bool ic_dec_cuts_window(const ic_decoder *d);
 
 /**
  * The largest power-of-two reduction (1 ... max_denominator) a codec may apply

@@ -22,8 +22,8 @@ static void plan(ic_decoder *d, uint32_t width, uint32_t height) {
         box_w = box_h;
         box_h = t;
     }
-    ic_plan_geometry(width, height, box_w, box_h, o->thumbnail_mode,
-                     o->allow_upscale != 0, &d->plan);
+    ic_plan_geometry_placed(width, height, box_w, box_h, o->thumbnail_mode, o->allow_upscale != 0,
+                            ic_dec_cuts_window(d) ? NULL : &o->thumbnail_gravity, &d->plan);
     uint64_t limit = o->scale_down_limit_bytes;
     uint64_t bytes = (uint64_t)d->plan.out_w * d->plan.out_h * 4;
     if (limit && bytes > limit) {
@@ -32,6 +32,12 @@ static void plan(ic_decoder *d, uint32_t width, uint32_t height) {
         d->plan.out_w = w ? w : 1;
         d->plan.out_h = h ? h : 1;
     }
+}
+
+bool ic_dec_cuts_window(const ic_decoder *d) {
+    const ic_decode_options *o = &d->opts;
+    return o->thumbnail_mode == IC_RESIZE_FILL && o->thumbnail_width && o->thumbnail_height &&
+           (o->thumbnail_smart || o->thumbnail_gravity.kind != IC_GRAVITY_CENTRE);
 }
 
 bool ic_dec_plans_resize(const ic_decoder *d) {

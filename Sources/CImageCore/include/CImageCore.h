@@ -26,5 +26,6 @@
 #include "ic_op_gravity.h"
 #include "ic_op_composite.h"
 #include "ic_op_rotate.h"
+#include "ic_op_attention.h"
 
 #endif /* CIMAGECORE_H */

@@ -80,6 +80,16 @@ typedef struct ic_decode_options {
      * cover, crop the centre). IC_RESIZE_STRETCH: scale each axis to the box.
      */
     ic_resize_mode thumbnail_mode;
+    /**
+     * With IC_RESIZE_FILL and both box sides: where the window is cut from the upright
+     * picture (ic_gravity_place). The centre (the default, all zero) is cut in the source
+     * before resampling; any other placement resamples to cover the box and then cuts the
+     * window from that on whole pixels.
+     */
+    ic_gravity thumbnail_gravity;
+    /** 1: with IC_RESIZE_FILL and both box sides, the window is chosen by
+     *  ic_attention_window in the covering thumbnail instead of by thumbnail_gravity. */
+    int thumbnail_smart;
     /** 1: a thumbnail may be larger than the source. Default 0: never upscale. */
     int allow_upscale;
     /**

@@ -12,6 +12,7 @@
 
 #include "ic_error.h"
 #include "ic_image.h"
+#include "ic_op_gravity.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,6 +49,17 @@ ic_status ic_resize(const ic_image *src, uint32_t width, uint32_t height, ic_res
 ic_status ic_resize_with_helper(const ic_image *src, uint32_t width, uint32_t height,
                                 ic_resize_mode mode, int allow_upscale, int use_helper_thread,
                                 ic_image **out, ic_error *err);
+
+/**
+ * ic_resize_with_helper, with IC_RESIZE_FILL's window (when both box sides are given) placed
+ * in the source by `gravity` (ic_gravity_place) before resampling; the centre gives exactly
+ * ic_resize's result. With `gravity` NULL, FILL scales to cover the box and cuts nothing (the
+ * result is at least the box on both sides, or the source's size without upscaling). Other
+ * modes ignore `gravity`.
+ */
+ic_status ic_resize_placed(const ic_image *src, uint32_t width, uint32_t height, ic_resize_mode mode,
+                           int allow_upscale, int use_helper_thread, const ic_gravity *gravity,
+                           ic_image **out, ic_error *err);
 
 /** Copies the rectangle (x, y, width, height) of every frame; it must lie inside the image. */
 ic_status ic_crop(const ic_image *src, uint32_t x, uint32_t y, uint32_t width, uint32_t height,

@@ -31,6 +31,13 @@ typedef struct ic_geometry {
 void ic_plan_geometry(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t box_h,
                       ic_resize_mode mode, bool upscale, ic_geometry *g);
 
+/**
+ * ic_plan_geometry with FILL's window placed by `gravity` (ic_plan_geometry: the centre);
+ * with `gravity` NULL, FILL covers the box and cuts nothing.
+ */
+void ic_plan_geometry_placed(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t box_h,
+                             ic_resize_mode mode, bool upscale, const ic_gravity *gravity, ic_geometry *g);
+
 /** A streaming resampler from in_w x in_h rows (crop region) to out_w x out_h. */
 typedef struct ic_scaler ic_scaler;
 

@@ -21,6 +21,12 @@ static uint32_t scaled(uint32_t v, double scale) {
 
 void ic_plan_geometry(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t box_h,
                       ic_resize_mode mode, bool upscale, ic_geometry *g) {
+    const ic_gravity centre = {IC_GRAVITY_CENTRE, 0.5, 0.5};
+    ic_plan_geometry_placed(src_w, src_h, box_w, box_h, mode, upscale, &centre, g);
+}
+
+void ic_plan_geometry_placed(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t box_h,
+                             ic_resize_mode mode, bool upscale, const ic_gravity *gravity, ic_geometry *g) {
     g->crop = (ic_rect){0, 0, src_w, src_h};
     if (box_w == 0 && box_h == 0) {
         g->out_w = src_w;
@@ -50,13 +56,15 @@ void ic_plan_geometry(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t b
     }
     if (!upscale && scale > 1) scale = 1;
     uint32_t w = scaled(src_w, scale), h = scaled(src_h, scale);
-    if (mode == IC_RESIZE_FILL && box_w && box_h) {
-        /* Cover the box, then keep its centre. */
+    if (mode == IC_RESIZE_FILL && box_w && box_h && gravity) {
+        /* Cover the box, then keep the window the gravity places (the centre: halfway). */
         uint32_t cw = w < box_w ? w : box_w, ch = h < box_h ? h : box_h;
         double crop_w = cw / scale, crop_h = ch / scale;
         if (crop_w > src_w) crop_w = src_w;
         if (crop_h > src_h) crop_h = src_h;
-        g->crop = (ic_rect){(src_w - crop_w) / 2, (src_h - crop_h) / 2, crop_w, crop_h};
+        double x, y;
+        ic_gravity_place(gravity, src_w, src_h, crop_w, crop_h, &x, &y);
+        g->crop = (ic_rect){x, y, crop_w, crop_h};
         w = cw;
         h = ch;
     }
@@ -114,8 +122,8 @@ static bool resize_in_bands(ic_scaler *scaler, const ic_image *src, ic_image *ds
 
 /* ic_resize's work; `bands` > 0 forces that many bands on the calling thread (testing hook). */
 static ic_status resize(const ic_image *src, uint32_t width, uint32_t height, ic_resize_mode mode,
-                        int allow_upscale, bool use_helper_thread, uint32_t bands, ic_image **out,
-                        ic_error *err) {
+                        int allow_upscale, bool use_helper_thread, uint32_t bands,
+                        const ic_gravity *gravity, ic_image **out, ic_error *err) {
     if (!src || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: NULL argument");
     *out = NULL;
     if (mode != IC_RESIZE_FIT && mode != IC_RESIZE_FILL && mode != IC_RESIZE_STRETCH) {
@@ -125,7 +133,7 @@ static ic_status resize(const ic_image *src, uint32_t width, uint32_t height, ic
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: the target size is 0x0");
     }
     ic_geometry g;
-    ic_plan_geometry(src->width, src->height, width, height, mode, allow_upscale != 0, &g);
+    ic_plan_geometry_placed(src->width, src->height, width, height, mode, allow_upscale != 0, gravity, &g);
     uint64_t pixels = (uint64_t)g.out_w * g.out_h;
     if (pixels > IC_DEFAULT_MAX_PIXELS) {
         return ic_set_error(err, IC_ERR_LIMIT_EXCEEDED,
@@ -159,20 +167,28 @@ static ic_status resize(const ic_image *src, uint32_t width, uint32_t height, ic
     return IC_OK;
 }
 
+static const ic_gravity CENTRE = {IC_GRAVITY_CENTRE, 0.5, 0.5};
+
 ic_status ic_resize(const ic_image *src, uint32_t width, uint32_t height, ic_resize_mode mode,
                     int allow_upscale, ic_image **out, ic_error *err) {
-    return resize(src, width, height, mode, allow_upscale, false, 0, out, err);
+    return resize(src, width, height, mode, allow_upscale, false, 0, &CENTRE, out, err);
 }
 
 ic_status ic_resize_with_helper(const ic_image *src, uint32_t width, uint32_t height,
                                 ic_resize_mode mode, int allow_upscale, int use_helper_thread,
                                 ic_image **out, ic_error *err) {
-    return resize(src, width, height, mode, allow_upscale, use_helper_thread != 0, 0, out, err);
+    return resize(src, width, height, mode, allow_upscale, use_helper_thread != 0, 0, &CENTRE, out, err);
+}
+
+ic_status ic_resize_placed(const ic_image *src, uint32_t width, uint32_t height, ic_resize_mode mode,
+                           int allow_upscale, int use_helper_thread, const ic_gravity *gravity,
+                           ic_image **out, ic_error *err) {
+    return resize(src, width, height, mode, allow_upscale, use_helper_thread != 0, 0, gravity, out, err);
 }
 
 ic_status ic_resize_in_bands(const ic_image *src, uint32_t width, uint32_t height,
                              ic_resize_mode mode, int allow_upscale, uint32_t bands, ic_image **out,
                              ic_error *err) {
     if (bands == 0) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: 0 bands");
-    return resize(src, width, height, mode, allow_upscale, false, bands, out, err);
+    return resize(src, width, height, mode, allow_upscale, false, bands, &CENTRE, out, err);
 }

@@ -29,6 +29,11 @@ public struct DecodeOptions: Sendable, Hashable {
     /// and cropping the centre; ``ImageResizer/Mode/stretch`` scales each axis to
     /// the box. A side of 0 in the box follows the other side in every mode.
     public var thumbnailMode: ImageResizer.Mode
+    /// With ``ImageResizer/Mode/fill`` and both sides of the box: which part of the upright
+    /// picture is kept (default ``Gravity/center``, cut in the source before resampling). Any
+    /// other gravity resamples to cover the box and cuts the window from that; ``Gravity/smart``
+    /// picks it by attention in the covering thumbnail.
+    public var thumbnailGravity: Gravity
     /// Let a thumbnail be larger than the source. Default `false`.
     public var allowUpscale: Bool
     /// If a decoded frame would exceed this many bytes (width × height × 4),
@@ -58,7 +63,8 @@ public struct DecodeOptions: Sendable, Hashable {
     /// The defaults: default limits, first frame only, orientation applied, full size, sRGB.
     public init(limits: DecodeLimits = DecodeLimits(), firstFrameOnly: Bool = true,
                 applyOrientation: Bool = true, thumbnailPixelSize: PixelSize? = nil,
-                thumbnailMode: ImageResizer.Mode = .fit, allowUpscale: Bool = false,
+                thumbnailMode: ImageResizer.Mode = .fit, thumbnailGravity: Gravity = .center,
+                allowUpscale: Bool = false,
                 scaleDownLimitBytes: Int? = nil, usesHelperThread: Bool = false,
                 colorMode: ColorMode = .sRGB) {
         self.limits = limits
@@ -66,10 +72,17 @@ public struct DecodeOptions: Sendable, Hashable {
         self.applyOrientation = applyOrientation
         self.thumbnailPixelSize = thumbnailPixelSize
         self.thumbnailMode = thumbnailMode
+        self.thumbnailGravity = thumbnailGravity
         self.allowUpscale = allowUpscale
         self.scaleDownLimitBytes = scaleDownLimitBytes
         self.usesHelperThread = usesHelperThread
         self.colorMode = colorMode
+    }
+
+    /// The thumbnail's cache-key suffix: the mode's, then `-` and the gravity's key for a fill
+    /// placed anywhere but the centre (so keys made before gravity existed stay valid).
+    var thumbnailKeySuffix: String {
+        thumbnailMode.keySuffix + (thumbnailMode == .fill && thumbnailGravity != .center ? "-\(thumbnailGravity.key)" : "")
     }
 
     /// The C options, with the decode's cancellation flag and, for the manager's decodes, its
@@ -86,6 +99,8 @@ public struct DecodeOptions: Sendable, Hashable {
             o.thumbnail_height = UInt32(clamping: max(0, size.height))
         }
         o.thumbnail_mode = thumbnailMode.cValue
+        o.thumbnail_gravity = thumbnailGravity.cValue ?? ic_gravity(kind: IC_GRAVITY_CENTRE, x: 0.5, y: 0.5)
+        o.thumbnail_smart = thumbnailGravity == .smart ? 1 : 0
         o.allow_upscale = allowUpscale ? 1 : 0
         o.scale_down_limit_bytes = UInt64(max(0, scaleDownLimitBytes ?? 0))
         o.use_helper_thread = usesHelperThread ? 1 : 0

@@ -26,6 +26,10 @@ public struct ImageContext: Sendable {
     /// (the default), ``ImageResizer/Mode/fill`` (cover the box, cropping the centre) or
     /// ``ImageResizer/Mode/stretch``. Part of the cache key.
     public var thumbnailMode: ImageResizer.Mode
+    /// With ``ImageResizer/Mode/fill``: which part of the picture the thumbnail keeps (default
+    /// ``Gravity/center``; see ``DecodeOptions/thumbnailGravity``). Part of the cache key when
+    /// not the centre.
+    public var thumbnailGravity: Gravity = .center
     /// Scale any decoded frame down until it fits in this many bytes (even without
     /// ``ImageOptions/scaleDownLargeImages``). Part of the cache key.
     public var scaleDownLimitBytes: Int?

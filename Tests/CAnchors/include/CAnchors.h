@@ -281,4 +281,8 @@ int anchors_vips_overlay(void *image, int width, int height, void *mark, int mar
  * -1 when libvips fails. */
 int anchors_vips_rotate(void *image, double degrees);
 
+/* vips_smartcrop of `image` to width x height with "interesting" VIPS_INTERESTING_ATTENTION,
+ * evaluated into memory and freed: 0, or -1 when libvips fails. */
+int anchors_vips_smartcrop(void *image, int width, int height);
+
 #endif /* CANCHORS_H */

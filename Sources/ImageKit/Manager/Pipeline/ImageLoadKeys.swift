@@ -31,7 +31,7 @@ struct ImageLoadKeys: Sendable {
             ?? (options.contains(.scaleDownLargeImages) ? configuration.scaleDownLimitBytes : nil)
         return DecodeOptions(limits: configuration.decodeLimits, firstFrameOnly: !allFrames,
                              thumbnailPixelSize: context.thumbnailPixelSize,
-                             thumbnailMode: context.thumbnailMode,
+                             thumbnailMode: context.thumbnailMode, thumbnailGravity: context.thumbnailGravity,
                              scaleDownLimitBytes: scaleDown, colorMode: context.colorMode)
     }
 
@@ -42,7 +42,7 @@ struct ImageLoadKeys: Sendable {
                      transformsAnimations: Bool, output: OutputFormat?) -> (key: String, variantKey: String?) {
         var key = base
         if let size = decode.thumbnailPixelSize {
-            key += "|thumbnail=\(size.width)x\(size.height)" + decode.thumbnailMode.keySuffix
+            key += "|thumbnail=\(size.width)x\(size.height)" + decode.thumbnailKeySuffix
         }
         if let limit = decode.scaleDownLimitBytes { key += "|max-bytes=\(limit)" }
         if !decode.firstFrameOnly { key += "|all-frames" }
