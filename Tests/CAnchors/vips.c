@@ -227,6 +227,8 @@ int anchors_vips_overlay(void *image, int width, int height, void *mark, int mar
     vips.object_unref(faded);
     if (failed) vips.error_clear();
     return finish(failed, out);
+}
+
 /* VipsInteresting's VIPS_INTERESTING_ATTENTION. */
 #define ANCHORS_VIPS_INTERESTING_ATTENTION 3
 

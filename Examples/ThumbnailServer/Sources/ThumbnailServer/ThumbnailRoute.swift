@@ -3,8 +3,10 @@ import HTTPTypes
 import Hummingbird
 import ImageKit
 
-/// `GET /thumb/{name...}?w=N[&format=jpeg|webp|png]` (and `HEAD`): `ORIGIN/name` shrunk to fit
-/// N×N pixels, encoded.
+/// `GET /thumb/{name...}?w=N[&h=M][&gravity=G][&format=jpeg|webp|png]` (and `HEAD`):
+/// `ORIGIN/name` shrunk to fit N×N pixels, encoded; with `h` or `gravity`, shrunk to fill N×M
+/// (M defaults to N), keeping the part `gravity` names: `center` (the default), a compass point
+/// (`north`, `southeast`, …), `focus(x,y)` (fractions 0…1) or `smart` (where the interest is).
 struct ThumbnailRoute: Sendable {
     /// The origin's base URL, without a trailing slash.
     let origin: String
@@ -24,6 +26,18 @@ struct ThumbnailRoute: Sendable {
         guard let w = query.get("w", as: Int.self), (1...maxWidth).contains(w) else {
             return text(.badRequest, "w must be a width from 1 to \(maxWidth)")
         }
+        let gravityName = query.get("gravity")
+        guard let gravity = gravityName.map(Gravity.init(key:)) ?? .center else {
+            return text(.badRequest, "gravity must be center, north, northeast, east, southeast, south, southwest, west, northwest, focus(x,y) or smart")
+        }
+        let h = query.get("h")
+        guard let height = h.map(Int.init) ?? w, (1...maxWidth).contains(height) else {
+            return text(.badRequest, "h must be a height from 1 to \(maxWidth)")
+        }
+        var fill = ImageContext(thumbnailPixelSize: PixelSize(width: w, height: height),
+                                thumbnailMode: gravityName == nil && h == nil ? .fit : .fill)
+        fill.thumbnailGravity = gravity
+        let imageContext = fill
         let format: OutputFormat
         switch query.get("format") {
         case nil: format = .negotiate(accept: request.headers[.accept], quality: 80)
@@ -44,7 +58,7 @@ struct ThumbnailRoute: Sendable {
         let outcome = await connection.run { () async -> Result<EncodedImageResult, ImageKitError> in
             do throws(ImageKitError) {
                 return .success(try await manager.encodedImage(
-                    for: url, as: format, context: ImageContext(thumbnailPixelSize: PixelSize(square: w))))
+                    for: url, as: format, context: imageContext))
             } catch {
                 return .failure(error)
             }

@@ -131,6 +131,28 @@ final class ThumbnailServerTests: XCTestCase {
         XCTAssertEqual(try get("/thumb/photos/%2E%2E/cat.jpg?w=10").status, 400)
     }
 
+    func testFillsByGravity() throws {
+        // cat.jpg is 400x300 with red rising left to right: a 50x50 fill keeps a 300x300 window.
+        func red(_ query: String) throws -> (size: [Int], red: UInt8) {
+            let answer = try get("/thumb/photos/cat.jpg?\(query)&format=png")
+            XCTAssertEqual(answer.status, 200, query)
+            let image = try ImageDecoder().decode(answer.body)
+            return ([image.width, image.height], image.packedPixels()[(25 * image.width + 25) * 4])
+        }
+        let east = try red("w=50&gravity=east"), west = try red("w=50&gravity=west")
+        let centre = try red("w=50&h=50")
+        XCTAssertEqual([east.size, west.size, centre.size], [[50, 50], [50, 50], [50, 50]])
+        XCTAssertGreaterThan(Int(east.red), Int(centre.red) + 30, "east keeps the right of the picture")
+        XCTAssertLessThan(Int(west.red), Int(centre.red) - 30, "west keeps its left")
+        let focused = try red("w=50&gravity=focus(1,0.5)")
+        XCTAssertEqual(Int(focused.red), Int(east.red), accuracy: 2, "a focal point at the right edge is east")
+        XCTAssertEqual(try red("w=80&h=40&gravity=smart").size, [80, 40])
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=50&gravity=up").status, 400)
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=50&gravity=focus(2,0)").status, 400)
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=50&h=0").status, 400)
+        XCTAssertEqual(try get("/thumb/photos/cat.jpg?w=50&h=abc").status, 400)
+    }
+
     func testAnswersHEADLikeGET() throws {
         let get = try get("/thumb/photos/cat.jpg?w=100")
         XCTAssertEqual(get.status, 200)
