@@ -24,5 +24,7 @@
 #include "ic_op_blur.h"
 #include "ic_op_sharpen.h"
 #include "ic_op_gravity.h"
+#include "ic_op_embed.h"
+#include "ic_op_trim.h"
 
 #endif /* CIMAGECORE_H */
