@@ -2,7 +2,7 @@
  * the benchmarks needs libvips (Debian's libvips42; `make bench` installs it): its thumbnail
  * (the same calls as ../shared/anchors/vips_bench.c: vips_thumbnail_buffer, evaluated into
  * memory) and the operations' nearest libvips calls (gaussblur, sharpen, linear, svgload +
- * composite2), on one thread with the operation cache off. */
+ * composite2, embed, find_trim + crop), on one thread with the operation cache off. */
 #include "CAnchors.h"
 
 #include <dlfcn.h>
@@ -30,6 +30,11 @@ static struct {
     int (*linear)(VipsImage *in, VipsImage **out, const double *a, const double *b, int n, ...);
     int (*svgload_buffer)(void *buf, size_t len, VipsImage **out, ...);
     int (*composite2)(VipsImage *base, VipsImage *overlay, VipsImage **out, int mode, ...);
+    void *(*array_double_new)(const double *array, int n);
+    void (*area_unref)(void *area);
+    int (*embed)(VipsImage *in, VipsImage **out, int x, int y, int width, int height, ...);
+    int (*find_trim)(VipsImage *in, int *left, int *top, int *width, int *height, ...);
+    int (*crop)(VipsImage *in, VipsImage **out, int left, int top, int width, int height, ...);
 } vips;
 
 static pthread_once_t vips_once = PTHREAD_ONCE_INIT;
@@ -67,6 +72,11 @@ static void vips_open(void) {
     VIPS_SYMBOL(linear, "vips_linear");
     VIPS_SYMBOL(svgload_buffer, "vips_svgload_buffer");
     VIPS_SYMBOL(composite2, "vips_composite2");
+    VIPS_SYMBOL(array_double_new, "vips_array_double_new");
+    VIPS_SYMBOL(area_unref, "vips_area_unref");
+    VIPS_SYMBOL(embed, "vips_embed");
+    VIPS_SYMBOL(find_trim, "vips_find_trim");
+    VIPS_SYMBOL(crop, "vips_crop");
     if (vips.init("imagekit-benchmarks")) {
         snprintf(vips_failure, sizeof vips_failure, "vips_init failed: %s", vips.error_buffer());
         return;
@@ -169,4 +179,30 @@ int anchors_vips_round_corners(void *image, int width, int height, double radius
     int failed = vips.composite2(image, mask, &out, ANCHORS_VIPS_BLEND_DEST_IN, NULL);
     vips.object_unref(mask);
     return finish(failed, out);
+}
+
+/* VipsExtend's VIPS_EXTEND_BACKGROUND. */
+#define ANCHORS_VIPS_EXTEND_BACKGROUND 5
+
+int anchors_vips_embed(void *image, int x, int y, int width, int height, const double *background, int bands) {
+    void *ink = vips.array_double_new(background, bands);
+    VipsImage *out = NULL;
+    int failed = vips.embed(image, &out, x, y, width, height, "extend", ANCHORS_VIPS_EXTEND_BACKGROUND,
+                            "background", ink, NULL);
+    vips.area_unref(ink);
+    return finish(failed, out);
+}
+
+int anchors_vips_trim(void *image, double threshold, const double *background, int bands) {
+    void *ink = vips.array_double_new(background, bands);
+    int left = 0, top = 0, width = 0, height = 0;
+    int failed = vips.find_trim(image, &left, &top, &width, &height, "threshold", threshold, "background", ink, NULL);
+    vips.area_unref(ink);
+    if (failed) {
+        vips.error_clear();
+        return -1;
+    }
+    VipsImage *out = NULL;
+    if (width > 0 && height > 0) return finish(vips.crop(image, &out, left, top, width, height, NULL), out);
+    return finish(vips.copy(image, &out, NULL), out);
 }
