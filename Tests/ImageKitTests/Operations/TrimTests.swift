@@ -156,10 +156,13 @@ final class TrimTests: XCTestCase {
             }
             return px
         }
-        let animation = try Image(width: 40, height: 30, frames: [
-            frame(PixelRect(x: 5, y: 12, width: 4, height: 3)), frame(nil), frame(PixelRect(x: 20, y: 4, width: 10, height: 2)),
-        ], delaysMilliseconds: [40, 50, 60], loopCount: 2)
+        let low = frame(PixelRect(x: 5, y: 12, width: 4, height: 3)), high = frame(PixelRect(x: 20, y: 4, width: 10, height: 2))
         let union = PixelRect(x: 5, y: 4, width: 25, height: 11)
+        // Either order: a later frame only widens the box.
+        let reversed = try Image(width: 40, height: 30, frames: [high, frame(nil), low])
+        XCTAssertEqual(try TrimTransformer().bounds(in: reversed), union)
+        let animation = try Image(width: 40, height: 30, frames: [low, frame(nil), high],
+                                  delaysMilliseconds: [40, 50, 60], loopCount: 2)
         XCTAssertEqual(try TrimTransformer().bounds(in: animation), union)
         XCTAssertEqual(reference(animation, threshold: 10), union)
         let out = try TrimTransformer().transform(animation)
