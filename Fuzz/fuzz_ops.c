@@ -1,8 +1,8 @@
 /* fuzz_ops.c — image operations chained on decoded images. The input is decoded as it is
  * (within the fuzz limits; decoders ignore trailing bytes) and its last bytes choose one to
  * three operations from OPS (blur, sharpen, rounded corners, tint, grayscale, colour adjust,
- * pixelate, overlay, rotate, gravity and smart crop, fill by gravity or smart) and their
- * parameters, sometimes out of range and sometimes with
+ * pixelate, overlay, rotate, gravity and smart crop, fill by gravity or smart, padding,
+ * extending to an aspect ratio, trim) and their parameters, sometimes out of range and sometimes with
  * the cancellation flag already set. Each result must have the source's frame count, every
  * pixel readable and premultiplied, an honest is_opaque; a failure must return nothing and
  * say why. Each result is the next operation's source. */
@@ -142,6 +142,52 @@ static ic_status apply_fill(const ic_image *src, const uint8_t *p, const int *ca
     return ic_resize_placed(src, p[0], p[1], IC_RESIZE_FILL, p[2] & 1, 0, &g, out, err);
 }
 
+/* A background from one byte: transparent, a grey, or (255) one that is not premultiplied. */
+static void fuzz_background(uint8_t b, uint8_t rgba[4]) {
+    if (b == 255) {
+        rgba[0] = 200, rgba[1] = 0, rgba[2] = 0, rgba[3] = 100;
+    } else if (b & 1) {
+        rgba[0] = rgba[1] = rgba[2] = rgba[3] = 0;
+    } else {
+        rgba[0] = rgba[1] = rgba[2] = b, rgba[3] = 255;
+    }
+}
+
+/* Up to 31 pixels on the top and left, 28 on the bottom and right; 254 asks for a canvas over
+ * the pixel limit (refused). */
+static ic_status apply_pad(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
+                           ic_error *err) {
+    uint8_t bg[4];
+    fuzz_background(p[2], bg);
+    if (p[2] == 254) return ic_embed(src, 100000, 100000, 0, 0, bg, cancel, out, err);
+    uint32_t top = p[0] & 31, bottom = (uint32_t)(p[0] >> 5) * 4, left = p[1] & 31, right = (uint32_t)(p[1] >> 5) * 4;
+    return ic_embed(src, src->width + left + right, src->height + top + bottom, left, top, bg, cancel, out, err);
+}
+
+/* The canvas widened or heightened to a ratio of 1/64...4 (capped at 4 times the source's side
+ * to keep runs fast), the image placed by one of the gravities (a focal point on the diagonal). */
+static ic_status apply_extend(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
+                              ic_error *err) {
+    double ratio = (p[0] + 1) / 64.0, w = src->width, h = src->height;
+    double cw = w / h < ratio ? fmin(4 * w, fmax(w, round(h * ratio))) : w;
+    double ch = w / h > ratio ? fmin(4 * h, fmax(h, round(w / ratio))) : h;
+    ic_gravity g = {(ic_gravity_kind)(p[1] % 10), p[2] / 255.0, p[2] / 255.0};
+    double x, y;
+    ic_gravity_place(&g, cw, ch, w, h, &x, &y);
+    uint8_t bg[4];
+    fuzz_background(p[2], bg);
+    return ic_embed(src, (uint32_t)cw, (uint32_t)ch, (uint32_t)floor(x), (uint32_t)floor(y), bg, cancel, out, err);
+}
+
+/* Thresholds 0...255 (256 and more, refused, when p[0] is 255 and p[1] odd); the top-left
+ * pixel or a grey as the background. */
+static ic_status apply_trim(const ic_image *src, const uint8_t *p, const int *cancel, ic_image **out,
+                            ic_error *err) {
+    double threshold = (p[0] == 255 && (p[1] & 1)) ? 256.0 + p[2] : p[0];
+    uint8_t grey[4] = {p[2], p[2], p[2], 255};
+    return ic_trim(src, threshold, (p[1] & 2) ? grey : NULL, cancel, out, err);
+}
+
 static const struct {
     const char *name;
     op_apply apply;
@@ -149,7 +195,8 @@ static const struct {
     {"blur", apply_blur},         {"sharpen", apply_sharpen},   {"corners", apply_corners},
     {"tint", apply_tint},         {"grayscale", apply_grayscale}, {"color_adjust", apply_adjust},
     {"pixelate", apply_pixelate}, {"overlay", apply_overlay},   {"rotate", apply_rotate},
-    {"crop", apply_crop},         {"fill", apply_fill},
+    {"crop", apply_crop},         {"fill", apply_fill},         {"pad", apply_pad},
+    {"extend", apply_extend},     {"trim", apply_trim},
 };
 
 #define OP_COUNT (sizeof OPS / sizeof OPS[0])

@@ -15,10 +15,12 @@ enum OperationBench {
     /// Records one row: `ours` on the photo against `peer` on the same pixels wrapped by
     /// libvips. With `threads` 1 (the target, ≤ 1.0×) libvips runs on one thread as ours does;
     /// with more, libvips may use that many threads and the row is recorded without a target
-    /// (ours stays on one thread: a service runs one operation per worker thread).
+    /// (ours stays on one thread: a service runs one operation per worker thread). `input`
+    /// makes the image both sides get from the photo (e.g. a border added for trimming).
     static func row(_ test: XCTestCase, _ name: String, thumbnail: Bool, anchorName: String, threads: Int = 1,
+                    input: (Image) throws -> Image = { $0 },
                     ours: (Image) throws -> Void, peer: (UnsafeMutableRawPointer, Image) -> Int32) throws {
-        let image = try photo(thumbnail: thumbnail)
+        let image = try input(photo(thumbnail: thumbnail))
         let pixels = image.packedPixels()
         try pixels.withUnsafeBufferPointer { buffer in
             guard let vipsImage = anchors_vips_image_rgba(buffer.baseAddress, Int32(image.width), Int32(image.height),

@@ -77,6 +77,33 @@ enum TransformSteps {
             return OverlayTransformer(mark: mark, markKey: String(name), gravity: gravity, offset: offset,
                                       opacity: opacity, scale: scale, tile: spacing)
         },
+        Step(flag: "--pad", value: "TOP,RIGHT,BOTTOM,LEFT[,#RRGGBB|transparent]",
+             help: "Add that many pixels on each side, transparent (default) or a colour.") { value in
+            let parts = fields(value)
+            guard (4...5).contains(parts.count) else { throw invalid("--pad", value) }
+            let sides = parts[0..<4].compactMap { Int($0) }
+            guard sides.count == 4 else { throw invalid("--pad", value) }
+            return PaddingTransformer(top: sides[0], right: sides[1], bottom: sides[2], left: sides[3],
+                                      background: try background("--pad", parts.count > 4 ? parts[4] : "transparent"))
+        },
+        Step(flag: "--extend", value: "RATIO[,GRAVITY[,#RRGGBB|transparent]]",
+             help: "Extend the canvas the shorter way to the aspect ratio RATIO (width / height), the image placed by GRAVITY (default center), the new canvas transparent (default) or a colour.") { value in
+            let parts = fields(value)
+            guard (1...3).contains(parts.count), let ratio = Double(parts[0]) else { throw invalid("--extend", value) }
+            let gravity = parts.count > 1 ? try TransformSteps.gravity("--extend", parts[1]) : .center
+            return PaddingTransformer(aspectRatio: ratio, gravity: gravity,
+                                      background: try background("--extend", parts.count > 2 ? parts[2] : "transparent"))
+        },
+        Step(flag: "--trim", value: "THRESHOLD[,#RRGGBB]",
+             help: "Cut off the border within THRESHOLD levels (0...255) of the colour, by default the top-left pixel's.") { value in
+            let parts = fields(value)
+            guard (1...2).contains(parts.count), let threshold = Double(parts[0]) else { throw invalid("--trim", value) }
+            guard parts.count == 1 else {
+                guard let color = RGBColor(hex: parts[1]) else { throw invalid("--trim", value) }
+                return TrimTransformer(threshold: threshold, background: color)
+            }
+            return TrimTransformer(threshold: threshold)
+        },
         Step(flag: "--blur", value: "SIGMA", help: "Gaussian blur; SIGMA in pixels.") { value in
             guard let sigma = Double(value) else { throw invalid("--blur", value) }
             return BlurTransformer(sigma: sigma)

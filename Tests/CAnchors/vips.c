@@ -2,8 +2,9 @@
  * the benchmarks needs libvips (Debian's libvips42; `make bench` installs it): its thumbnail
  * (the same calls as ../shared/anchors/vips_bench.c: vips_thumbnail_buffer, evaluated into
  * memory) and the operations' nearest libvips calls (gaussblur, sharpen, linear, svgload +
- * composite2, composite2 of a mark (replicated for tiling), rotate, smartcrop), on one thread
- * with the operation cache off unless a benchmark asks for more threads. */
+ * composite2, composite2 of a mark (replicated for tiling), rotate, smartcrop, embed,
+ * find_trim + crop), on one thread with the operation cache off unless a benchmark asks for
+ * more threads. */
 #include "CAnchors.h"
 
 #include <dlfcn.h>
@@ -36,6 +37,10 @@ static struct {
     int (*extract_area)(VipsImage *in, VipsImage **out, int left, int top, int width, int height, ...);
     int (*rotate)(VipsImage *in, VipsImage **out, double angle, ...);
     int (*smartcrop)(VipsImage *in, VipsImage **out, int width, int height, ...);
+    void *(*array_double_new)(const double *array, int n);
+    void (*area_unref)(void *area);
+    int (*find_trim)(VipsImage *in, int *left, int *top, int *width, int *height, ...);
+    int (*crop)(VipsImage *in, VipsImage **out, int left, int top, int width, int height, ...);
 } vips;
 
 static pthread_once_t vips_once = PTHREAD_ONCE_INIT;
@@ -78,6 +83,10 @@ static void vips_open(void) {
     VIPS_SYMBOL(extract_area, "vips_extract_area");
     VIPS_SYMBOL(rotate, "vips_rotate");
     VIPS_SYMBOL(smartcrop, "vips_smartcrop");
+    VIPS_SYMBOL(array_double_new, "vips_array_double_new");
+    VIPS_SYMBOL(area_unref, "vips_area_unref");
+    VIPS_SYMBOL(find_trim, "vips_find_trim");
+    VIPS_SYMBOL(crop, "vips_crop");
     if (vips.init("imagekit-benchmarks")) {
         snprintf(vips_failure, sizeof vips_failure, "vips_init failed: %s", vips.error_buffer());
         return;
@@ -236,4 +245,30 @@ int anchors_vips_smartcrop(void *image, int width, int height) {
     VipsImage *out = NULL;
     return finish(vips.smartcrop(image, &out, width, height, "interesting", ANCHORS_VIPS_INTERESTING_ATTENTION, NULL),
                   out);
+}
+
+/* VipsExtend's VIPS_EXTEND_BACKGROUND. */
+#define ANCHORS_VIPS_EXTEND_BACKGROUND 5
+
+int anchors_vips_embed(void *image, int x, int y, int width, int height, const double *background, int bands) {
+    void *ink = vips.array_double_new(background, bands);
+    VipsImage *out = NULL;
+    int failed = vips.embed(image, &out, x, y, width, height, "extend", ANCHORS_VIPS_EXTEND_BACKGROUND,
+                            "background", ink, NULL);
+    vips.area_unref(ink);
+    return finish(failed, out);
+}
+
+int anchors_vips_trim(void *image, double threshold, const double *background, int bands) {
+    void *ink = vips.array_double_new(background, bands);
+    int left = 0, top = 0, width = 0, height = 0;
+    int failed = vips.find_trim(image, &left, &top, &width, &height, "threshold", threshold, "background", ink, NULL);
+    vips.area_unref(ink);
+    if (failed) {
+        vips.error_clear();
+        return -1;
+    }
+    VipsImage *out = NULL;
+    if (width > 0 && height > 0) return finish(vips.crop(image, &out, left, top, width, height, NULL), out);
+    return finish(vips.copy(image, &out, NULL), out);
 }

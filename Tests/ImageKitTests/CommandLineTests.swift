@@ -143,6 +143,18 @@ final class CommandLineTests: XCTestCase {
         let b = try run(["transform", input, "-o", output, "--tint", "#00ff00,0.5", "--grayscale"])
         XCTAssertTrue(a.output.contains("\tgrayscale|tint(#00ff0080)\t"), a.output)
         XCTAssertTrue(b.output.contains("\ttint(#00ff0080)|grayscale\t"), b.output)
+        // Padding, an extension to an aspect ratio, then a trim that cuts the padding off again.
+        let padded = try run(["transform", input, "-o", output, "--pad", "1,2,3,4,#ffffff", "--extend", "1,north",
+                              "--trim", "0"])
+        let padding = PipelineTransformer([
+            PaddingTransformer(top: 1, right: 2, bottom: 3, left: 4, background: .color(.white)),
+            PaddingTransformer(aspectRatio: 1, gravity: .north, background: .transparent), TrimTransformer(threshold: 0),
+        ])
+        // The trim's background is the top-left pixel (white padding): it cuts the top row only,
+        // as the transparent canvas below spans the width.
+        let trimmed = try padding.transform(ImageDecoder().decode(Data(png)))
+        XCTAssertEqual([trimmed.width, trimmed.height], [126, 125])
+        XCTAssertEqual(padded.output, "\(input)\t\(padding.key)\t126x125\t\(output)\n")
         // Gravity: a smart fill, then a window at a compass point.
         let placed = try run(["transform", input, "-o", output, "--resize", "50x50,fill,smart", "--crop", "20x10,northeast"])
         let placing = PipelineTransformer([
@@ -171,7 +183,8 @@ final class CommandLineTests: XCTestCase {
         for bad in [["--blur"], ["--blur", "x"], ["--swirl", "3"], ["--grayscale=1"], ["--crop", "1,2"], [],
                     ["--rotate", "45,tilt"], ["--rotate", "45,fit,#red"], ["--tint", "#12345"], ["--overlay", "\(mark),smart"],
                     ["--overlay", "\(mark),north,1"], ["--overlay", "/nonexistent.png"],
-                    ["--resize", "9x9,fit,north"], ["--crop", "9x9,up"]] {
+                    ["--resize", "9x9,fit,north"], ["--crop", "9x9,up"], ["--pad", "1,2,3"],
+                    ["--extend", "1,north,blue"], ["--trim", "10,white"]] {
             XCTAssertNotEqual(try run(["transform", input, "-o", output] + bad).status, 0, "\(bad)")
         }
         let failing = try run(["transform", input, "-o", output, "--crop", "100,0,40x30"])

@@ -27,5 +27,7 @@
 #include "ic_op_composite.h"
 #include "ic_op_rotate.h"
 #include "ic_op_attention.h"
+#include "ic_op_embed.h"
+#include "ic_op_trim.h"
 
 #endif /* CIMAGECORE_H */

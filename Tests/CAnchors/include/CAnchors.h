@@ -284,5 +284,15 @@ int anchors_vips_rotate(void *image, double degrees);
 /* vips_smartcrop of `image` to width x height with "interesting" VIPS_INTERESTING_ATTENTION,
  * evaluated into memory and freed: 0, or -1 when libvips fails. */
 int anchors_vips_smartcrop(void *image, int width, int height);
+/* vips_embed of `image` on a `width` x `height` canvas at (x, y), extended with the
+ * `background` colour (`bands` values, as many as the image has), evaluated into memory and
+ * freed: 0, or -1 when libvips fails. */
+int anchors_vips_embed(void *image, int x, int y, int width, int height, const double *background, int bands);
+
+/* Trim as a libvips user does it: vips_find_trim of `image` with `threshold` and the
+ * `background` colour (`bands` values, without alpha: libvips flattens first), then vips_crop to
+ * the box (a copy when it is empty), evaluated into memory and freed: 0, or -1 when libvips
+ * fails. */
+int anchors_vips_trim(void *image, double threshold, const double *background, int bands);
 
 #endif /* CANCHORS_H */
