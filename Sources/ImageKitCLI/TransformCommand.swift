@@ -38,9 +38,9 @@ struct TransformCommand: ParsableCommand {
 
     func validate() throws {
         if operations.isEmpty { throw ValidationError("name at least one operation, e.g. --blur 2") }
-        _ = try TransformSteps.parse(operations)
     }
 
+    /// Parses the operations here, not in `validate()`: an overlay's mark is decoded once.
     func run() throws {
         let pipeline = PipelineTransformer(try TransformSteps.parse(operations))
         var options = DecodeOptions(firstFrameOnly: !allFrames)

@@ -50,11 +50,7 @@ public struct ImageDecoder: Sendable {
     func decode(_ buffer: UnsafeRawBufferPointer, statistics: inout DecodeStatistics,
                 cancelFlag: UnsafePointer<Int32>?, helperYieldFlag: UnsafePointer<Int32>? = nil)
         throws(ImageKitError) -> Image {
-        do {
-            try options.thumbnailGravity.validate("thumbnail")
-        } catch {
-            throw error as? ImageKitError ?? .invalidArgument("thumbnail: \(error)")
-        }
+        try options.thumbnailGravity.validate("thumbnail")
         var opts = options.cValue(cancelFlag: cancelFlag, helperYieldFlag: helperYieldFlag)
         opts.pool = bufferPool?.raw
         var err = ic_error()

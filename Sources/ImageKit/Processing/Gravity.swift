@@ -68,7 +68,7 @@ public enum Gravity: Sendable, Hashable {
     }
 
     /// Fails unless a focal point lies within 0…1 on both axes.
-    func validate(_ operation: String) throws {
+    func validate(_ operation: String) throws(ImageKitError) {
         if case .focalPoint(let x, let y) = self, !((0...1).contains(x) && (0...1).contains(y)) {
             throw ImageKitError.invalidArgument(
                 "\(operation): the focal point (\(x), \(y)) is not within 0...1 on both axes")
