@@ -3,7 +3,7 @@ import CImageCore
 import XCTest
 
 /// The C colour operations stop with IC_ERR_CANCELLED, returning nothing, when their cancel
-/// flag is set (the transformers pass none yet), and run through when it is clear.
+/// flag is set, and run through when it is clear.
 final class ColorOpsCancellationTests: XCTestCase {
     private typealias Operation = (UnsafePointer<ic_image>, UnsafePointer<Int32>, UnsafeMutablePointer<UnsafeMutablePointer<ic_image>?>,
                                    UnsafeMutablePointer<ic_error>) -> ic_status
