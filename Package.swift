@@ -49,7 +49,6 @@ let package = Package(
                 .linkedLibrary("lz4"),
                 .linkedLibrary("curl"),
                 .linkedLibrary("lcms2"),
-                .linkedLibrary("z"),
                 .linkedLibrary("m"),
                 .linkedLibrary("pthread"),
             ]
@@ -120,12 +119,12 @@ let package = Package(
         ),
         .testTarget(
             name: "ImageKitTests",
-            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitCLI", "ImageKitTestSupport", "TestServers"],
+            dependencies: ["ImageKit", "CImageCore", "CAnchors", "ImageKitTestSupport", "TestServers"],
             path: "Tests/ImageKitTests"
         ),
         .testTarget(
             name: "ImageKitRedisTests",
-            dependencies: ["ImageKitRedis", "ImageKit", "ImageKitCLI", "ImageKitTestSupport", "TestServers"],
+            dependencies: ["ImageKitRedis", "ImageKit", "ImageKitTestSupport", "TestServers"],
             path: "Tests/ImageKitRedisTests"
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import Foundation
 import TestServers
+import ImageKitTestSupport
 import XCTest
 
 /// `imagekit fetch --shared-cache`: two machines (two cache directories) sharing Redis.
@@ -8,8 +9,7 @@ final class RedisFetchCommandTests: RedisTestCase {
     /// (so a failure's message shows why, e.g. a sanitizer's report).
     private func fetch(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("imagekit")
+        process.executableURL = BuiltProducts.imagekit
         process.arguments = ["fetch"] + arguments
         let errors = try temporaryDirectory("cli-stderr").appendingPathComponent("stderr")
         guard FileManager.default.createFile(atPath: errors.path, contents: nil) else {

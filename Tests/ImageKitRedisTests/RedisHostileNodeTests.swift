@@ -5,6 +5,7 @@ import Glibc
 import ImageKit
 @testable import ImageKitRedis
 import TestServers
+import ImageKitTestSupport
 import XCTest
 
 /// Nodes that answer a read with more than anyone should buffer (``HostileRedisNode``): the tier
@@ -107,7 +108,7 @@ final class RedisHostileNodeTests: RedisTestCase {
     /// includes its parent's when the child was spawned with a shared address space
     /// (`posix_spawn` uses `vfork`), and this test process may have held gigabytes.
     private func fetchMeasured(_ arguments: [String]) throws -> (status: Int32, output: String, peakKiB: Int, seconds: Double) {
-        let tool = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imagekit").path
+        let tool = BuiltProducts.imagekit.path
         let log = try temporaryDirectory("cli-output").appendingPathComponent("output").path
         let parent = """
             import os, sys, time

@@ -1,12 +1,13 @@
 import Foundation
 import ImageKit
 import TestServers
+import ImageKitTestSupport
 import XCTest
 
 /// Runs the built `imagekit` binary as a user would.
 final class CommandLineTests: XCTestCase {
     private var binary: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imagekit")
+        BuiltProducts.imagekit
     }
 
     private func run(_ arguments: [String]) throws -> (status: Int32, output: String) {

@@ -2,6 +2,7 @@ import CImageCore
 import Foundation
 import Glibc
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// AVIF: libavif's test files against avifdec's references (Tests/Fixtures/avif, made by
@@ -226,8 +227,7 @@ final class AVIFDecodeTests: XCTestCase {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("avif-bomb-\(getpid()).avif")
         try bomb.write(to: path)
         defer { try? FileManager.default.removeItem(at: path) }
-        let imagekit = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("imagekit").path
+        let imagekit = BuiltProducts.imagekit.path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", "ulimit -v \((96 + 128) << 10) && exec \"$0\" decode --max-pixels 4000000000 \"$1\"",

@@ -1,4 +1,5 @@
 import Foundation
+import ImageKitTestSupport
 import XCTest
 
 /// libavif, libheif (with libde265), libjxl and libimagequant are opened on first use (Sources/CImageCore/codecs),
@@ -21,8 +22,7 @@ final class CodecLibraryLoadingTests: XCTestCase {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("imagekit")
+        process.executableURL = BuiltProducts.imagekit
         process.arguments = arguments
         // The loader writes its log to <LD_DEBUG_OUTPUT>.<pid>, apart from the tool's output.
         process.environment = ProcessInfo.processInfo.environment.merging(

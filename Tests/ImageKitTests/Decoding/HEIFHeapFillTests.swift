@@ -1,6 +1,7 @@
 import CImageCore
 import Foundation
 import ImageKit
+import ImageKitTestSupport
 import XCTest
 
 /// A damaged HEVC stream leaves blocks of its picture unwritten; their pixels must not be what
@@ -18,8 +19,7 @@ final class HEIFHeapFillTests: XCTestCase {
     /// process whose fresh heap blocks glibc fills from `perturb`.
     private func decodeLine(_ path: String, perturb: Int) throws -> String {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("imagekit")
+        process.executableURL = BuiltProducts.imagekit
         process.arguments = ["decode", "--sha256", path]
         process.environment = ProcessInfo.processInfo.environment.merging(["MALLOC_PERTURB_": "\(perturb)"]) { $1 }
         let pipe = Pipe()

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ImageKitTestSupport
 import XCTest
 
 /// Every hostile file of the shared corpus (bombs, corrupt and undefined
@@ -20,7 +21,7 @@ final class HostileInputTests: XCTestCase {
     }
 
     private var imagekit: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imagekit").path
+        BuiltProducts.imagekit.path
     }
 
     func testHostileFilesStayWithinTheMemoryLimit() throws {

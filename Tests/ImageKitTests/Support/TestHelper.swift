@@ -1,4 +1,5 @@
 import Foundation
+import ImageKitTestSupport
 import TestServers
 import XCTest
 
@@ -8,8 +9,7 @@ import XCTest
 enum TestHelper {
     /// The helper's path: beside the test bundle in the build directory.
     static var path: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("ImageKitTestHelper").path
+        BuiltProducts.url("ImageKitTestHelper").path
     }
 
     /// Starts the helper with `arguments`; skips the test when the helper was not built.
