@@ -1,5 +1,4 @@
 import ArgumentParser
-import CImageCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

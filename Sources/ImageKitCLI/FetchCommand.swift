@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -11,7 +10,7 @@ import ImageKitRedis
 import Synchronization
 
 /// `imagekit fetch`: loads URLs through the image manager and reports where each came from.
-struct FetchCommand: ParsableCommand {
+struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
         abstract: "Load images by URL through the image manager (memory, disk cache, network).",
@@ -71,7 +70,7 @@ struct FetchCommand: ParsableCommand {
         return try RedisByteTier(configuration: RedisTierConfiguration(nodes: nodes))
     }
 
-    func run() throws {
+    func run() async throws {
         var downloads = DownloaderConfiguration()
         downloads.maxConcurrentDownloads = concurrency
         downloads.destinationPolicy = DestinationPolicy(allowsLoopback: allowLoopback,
@@ -92,47 +91,41 @@ struct FetchCommand: ParsableCommand {
         let urls = self.urls
         let limit = min(concurrency, urls.count)
         let start = ContinuousClock.now
-        let failed = Atomic<Bool>(false)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            // The loads run as child tasks; only this task touches the report.
-            var report = Report(total: urls.count, showsBar: showsBar)
-            await withTaskGroup(of: (String, Result<ImageResult, any Error>, Double).self) { group in
-                var next = 0
-                func add() {
-                    guard next < urls.count else { return }
-                    let text = urls[next]
-                    next += 1
-                    group.addTask {
-                        let began = ContinuousClock.now
-                        let result: Result<ImageResult, any Error>
-                        do {
-                            result = .success(try await manager.image(for: URL(string: text), options: options,
-                                                                      context: context))
-                        } catch {
-                            result = .failure(error)
-                        }
-                        return (text, result, Output.milliseconds(ContinuousClock.now - began))
+        // The loads run as child tasks; only this one touches the report.
+        var report = Report(total: urls.count, showsBar: showsBar)
+        await withTaskGroup(of: (String, Result<ImageResult, any Error>, Double).self) { group in
+            var next = 0
+            func add() {
+                guard next < urls.count else { return }
+                let text = urls[next]
+                next += 1
+                group.addTask {
+                    let began = ContinuousClock.now
+                    let result: Result<ImageResult, any Error>
+                    do {
+                        result = .success(try await manager.image(for: URL(string: text), options: options,
+                                                                  context: context))
+                    } catch {
+                        result = .failure(error)
                     }
-                }
-                for _ in 0..<limit { add() }
-                while let (text, result, ms) = await group.next() {
-                    switch result {
-                    case .success(let image): report.loaded(text, image, ms: ms)
-                    case .failure(let error): report.failed(text, error, ms: ms)
-                    }
-                    add()
+                    return (text, result, Output.milliseconds(ContinuousClock.now - began))
                 }
             }
-            let seconds = Output.milliseconds(ContinuousClock.now - start) / 1000
-            failed.store(report.summarize(seconds: seconds, downloadedBytes: bytes.total,
-                                          sharedHits: shared?.statistics.hits), ordering: .relaxed)
-            // The disk writes that follow each completion finish before the process exits.
-            await manager.shutdown()
-            done.signal()
+            for _ in 0..<limit { add() }
+            while let (text, result, ms) = await group.next() {
+                switch result {
+                case .success(let image): report.loaded(text, image, ms: ms)
+                case .failure(let error): report.failed(text, error, ms: ms)
+                }
+                add()
+            }
         }
-        done.wait()
-        if failed.load(ordering: .relaxed) { throw ExitCode(1) }
+        let seconds = Output.milliseconds(ContinuousClock.now - start) / 1000
+        let failed = report.summarize(seconds: seconds, downloadedBytes: bytes.total,
+                                      sharedHits: shared?.statistics.hits)
+        // The disk writes that follow each completion finish before the process exits.
+        await manager.shutdown()
+        if failed { throw ExitCode(1) }
     }
 }
 

@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// The `imagekit` command-line tool.
 @main
-struct ImageKitCommand: ParsableCommand {
+struct ImageKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "imagekit",
         abstract: "Decode, inspect, transform, fetch and benchmark images with ImageKit.",
