@@ -147,11 +147,11 @@ public final class DiskCache: Sendable {
         await contains(key, data: false)
     }
 
-    /// Whether the index knows a bitmap (or, with `data`, bytes) for `key` (no disk access).
+    /// Whether the index knows a bitmap (or, with `data`, bytes) for `key` (no disk access; the
+    /// entry's name is a hash of the key, worked out on the calling thread).
     func contains(_ key: String, data: Bool) async -> Bool {
         await waitUntilLoaded()
-        let kind = data ? IC_STORE_KIND_DATA : IC_STORE_KIND_BITMAP
-        let name = (try? await pool.run(priority: .high) { Self.entryName(kind, key) }) ?? ""
+        let name = Self.entryName(data ? IC_STORE_KIND_DATA : IC_STORE_KIND_BITMAP, key)
         return state.withLock { $0.index.entries[name] != nil }
     }
 
