@@ -67,7 +67,8 @@ docs: deps
 ## report, which is printed after a failure too. FILTER=Thumbnail runs the benchmark classes whose
 ## name matches (a regular expression: DecodeBenchmarks, Thumbnail|Memory, ...). A row whose
 ## samples spread over 10 % is reported as noisy; the run fails only when a benchmark throws,
-## gets a wrong result or misses its input or peer.
+## gets a wrong result or misses its input or peer. A full run (no FILTER, no INPUT) also writes
+## Benchmarks/README.md: how to read the figures, then the run's.
 BENCH_DEB_PACKAGES := libvips-dev libvips-tools
 bench: deps
 	$(call install-missing,$(BENCH_DEB_PACKAGES))
@@ -81,7 +82,8 @@ bench: deps
 	  $(SWIFT) test -c release --skip-build --filter 'ImageKitBenchmarks\.[A-Za-z]*($(or $(FILTER),.))' 2>&1 | \
 	  grep --line-buffered -E '^\[bench\]|error|failed|Test Case .* (passed|failed|skipped)|Executed [0-9]+ test'; \
 	  status=$${PIPESTATUS[0]}; \
-	if [ -s bench-results/results.jsonl ]; then python3 scripts/bench_report.py bench-results/results.jsonl || status=1; \
+	if [ -s bench-results/results.jsonl ]; then python3 scripts/bench_report.py bench-results/results.jsonl \
+	  $(if $(FILTER)$(INPUT),,--readme Benchmarks/README.md) || status=1; \
 	else echo "make bench: no benchmark recorded a figure"; status=1; fi; \
 	if [ $$status -ne 0 ]; then echo "make bench: a benchmark failed (above); the report shows the rows that ran"; fi; \
 	exit $$status

@@ -145,7 +145,7 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks",
             // A separate package (AsyncHTTPClient comparison), built only by `make bench-peers`.
-            exclude: ["Peers"]
+            exclude: ["Peers", "README.md"]  // README.md: the figures a full `make bench` writes
         ),
     ],
     swiftLanguageModes: [.v6]

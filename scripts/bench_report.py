@@ -6,6 +6,8 @@ time beside the peer's for the decode and thumbnail rows, then each benchmark's
 ratio against its target) next to the input, and prints a table with a verdict
 a person can read at a glance. A row whose samples spread more than 10 % (relative
 standard deviation) is marked noisy: its figures are kept, its verdict is weak.
+With --readme, also writes that Markdown file through scripts/bench_readme.py
+(Benchmarks/README.md, for a full `make bench`).
 """
 import argparse
 import datetime
@@ -49,6 +51,7 @@ def machine():
         "memory_gib": round(mem_kb / 1024 / 1024, 1),
         "kernel": platform.release(),
         "swift": run(["swift", "--version"]).split("\n")[0],
+        "commit": run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"]),
         "libraries": libs,
     }
 
@@ -252,6 +255,7 @@ def svg(results, info):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("results", help="results.jsonl written by the benchmarks")
+    parser.add_argument("--readme", help="also write the figures with how to read them to this Markdown file")
     args = parser.parse_args()
     results = []
     with open(args.results) as f:
@@ -273,6 +277,9 @@ def main():
         json.dump({"machine": info, "results": results}, f, indent=1)
     with open(os.path.join(directory, "report.svg"), "w") as f:
         f.write(svg(results, info))
+    if args.readme:
+        import bench_readme
+        bench_readme.write(args.readme, results, info)
     print(table(results))
     verdicts = [passed(r) for r in results if passed(r) is not None]
     missed = [r for r in results if passed(r) is False]
@@ -287,7 +294,8 @@ def main():
               "their figures are kept, their verdicts are weak):")
         for r in spread_rows:
             print(f"  ~ {r['section']} / {r['name']}: ±{r['spreadPercent']:.1f}%")
-    print(f"Report: {os.path.join(directory, 'results.json')} and {os.path.join(directory, 'report.svg')}")
+    print(f"Report: {os.path.join(directory, 'results.json')} and {os.path.join(directory, 'report.svg')}"
+          + (f", and {args.readme}" if args.readme else ""))
     return 0
 
 

@@ -506,7 +506,7 @@ final class HEIFDecodeTests: XCTestCase {
                       file: file, line: line)
     }
 
-    /// round(v * 255 / max), the reduction the README states.
+    /// round(v * 255 / max), the reduction the HowFormatsDecode article states.
     private static func rounded(_ v: Int, _ max: Int) -> Int { (v * 255 + max / 2) / max }
     /// libheif 1.15's own 8-bit output: the low bits dropped.
     private static func truncated(_ v: Int, _ max: Int) -> Int { v >> (max.nonzeroBitCount - 8) }

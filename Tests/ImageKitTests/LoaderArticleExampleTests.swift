@@ -4,7 +4,7 @@ import ImageKitTestSupport
 import Synchronization
 import XCTest
 
-// README-LOADER-BEGIN
+// ARTICLE-LOADER-BEGIN
 /// Serves `memory:` URLs from a dictionary (an object store or a database in a service).
 final class MemoryLoader: ImageLoading {
     private let images: Mutex<[String: Data]>
@@ -27,10 +27,10 @@ func makeManager(cache: any ImageCaching, images: [String: Data]) throws -> Imag
     let loaders = ImageLoadersManager(loaders: [try Downloader(), MemoryLoader(images)])
     return ImageManager(cache: cache, loader: loaders)
 }
-// README-LOADER-END
+// ARTICLE-LOADER-END
 
-/// Runs the README's loader example and checks the README shows exactly this code.
-final class LoaderReadmeExampleTests: XCTestCase {
+/// Runs the loader example of the CustomLoaders article and checks the article shows exactly this code.
+final class LoaderArticleExampleTests: XCTestCase {
     func testExampleRuns() async throws {
         let png = Data(ManagerFixture.png(width: 12, height: 8))
         let manager = try makeManager(cache: InMemoryImageCache("readme"), images: ["/logo.png": png])
@@ -46,7 +46,7 @@ final class LoaderReadmeExampleTests: XCTestCase {
         }
     }
 
-    func testReadmeShowsThisCode() throws {
-        try ReadmeExample.assertShown("README-LOADER", from: #filePath)
+    func testArticleShowsThisCode() throws {
+        try ArticleExample.assertShown("ARTICLE-LOADER", from: #filePath, inArticle: "CustomLoaders")
     }
 }

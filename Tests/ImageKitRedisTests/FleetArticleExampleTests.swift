@@ -5,7 +5,7 @@ import ImageKitRedis
 import TestServers
 import XCTest
 
-// README-FLEET-BEGIN
+// ARTICLE-FLEET-BEGIN
 /// One instance of the fleet: its own memory and disk cache, then the shared Redis nodes.
 func makeFleetManager(cacheDirectory: URL, redisNodes: [String]) throws -> (ImageManager, RedisByteTier) {
     var redis = RedisTierConfiguration(nodes: try redisNodes.map { try RedisEndpoint(url: $0) })
@@ -20,10 +20,10 @@ func makeFleetManager(cacheDirectory: URL, redisNodes: [String]) throws -> (Imag
         storePolicy: .concurrent)  // a load is written to every tier; a Redis hit is copied to the local ones
     return (ImageManager(cache: caches, downloader: try Downloader()), shared)
 }
-// README-FLEET-END
+// ARTICLE-FLEET-END
 
-/// Runs the README's fleet example against real Redis nodes and checks the README shows it.
-final class FleetReadmeExampleTests: RedisTestCase {
+/// Runs the RunningAFleet article's example against real Redis nodes and checks the article shows it.
+final class FleetArticleExampleTests: RedisTestCase {
     func testExampleRuns() async throws {
         let nodes = try (0..<2).map { _ in try startRedis() }
         let (first, firstTier) = try makeFleetManager(cacheDirectory: try temporaryDirectory("fleet-a"),
@@ -45,14 +45,15 @@ final class FleetReadmeExampleTests: RedisTestCase {
         XCTAssertEqual(secondTier.statistics.hits, 1)
     }
 
-    func testReadmeShowsThisCode() throws {
+    func testArticleShowsThisCode() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let example = source.components(separatedBy: "// README-FLEET-BEGIN\n")[1]
-            .components(separatedBy: "// README-FLEET-END")[0]
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        XCTAssertTrue(readme.contains("```swift\n" + example + "```"),
-                      "README.md's fleet example differs from FleetReadmeExampleTests.swift")
+        let example = source.components(separatedBy: "// ARTICLE-FLEET-BEGIN\n")[1]
+            .components(separatedBy: "// ARTICLE-FLEET-END")[0]
+        let path = "Sources/ImageKit/ImageKit.docc/RunningAFleet.md"
+        let article = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+        XCTAssertTrue(article.contains("```swift\n" + example + "```"),
+                      "\(path)'s fleet example differs from FleetArticleExampleTests.swift")
     }
 }

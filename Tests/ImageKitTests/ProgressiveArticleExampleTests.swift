@@ -3,7 +3,7 @@ import ImageKit
 import ImageKitTestSupport
 import XCTest
 
-// README-PROGRESSIVE-BEGIN
+// ARTICLE-PROGRESSIVE-BEGIN
 /// Shows a large image as it arrives: partial images while its bytes stream in, then the final one.
 func showProgressively(_ manager: ImageManager, _ url: URL,
                        show: @escaping @Sendable (Image) -> Void) async throws -> ImageResult? {
@@ -18,10 +18,10 @@ func showProgressively(_ manager: ImageManager, _ url: URL,
     }
     return nil
 }
-// README-PROGRESSIVE-END
+// ARTICLE-PROGRESSIVE-END
 
-/// Runs the README's progressive-loading example and checks the README shows exactly this code.
-final class ProgressiveReadmeExampleTests: ManagerTestCase {
+/// Runs the progressive-loading example of the LoadingImages article and checks the article shows exactly this code.
+final class ProgressiveArticleExampleTests: ManagerTestCase {
     func testExampleRuns() async throws {
         let m = try makeManager()
         let shown = Collector<Image>()
@@ -32,7 +32,7 @@ final class ProgressiveReadmeExampleTests: ManagerTestCase {
         await ManagerTesting.assertIdle(m)
     }
 
-    func testReadmeShowsThisCode() throws {
-        try ReadmeExample.assertShown("README-PROGRESSIVE", from: #filePath)
+    func testArticleShowsThisCode() throws {
+        try ArticleExample.assertShown("ARTICLE-PROGRESSIVE", from: #filePath, inArticle: "LoadingImages")
     }
 }

@@ -3,7 +3,7 @@ import ImageKit
 import ImageKitTestSupport
 import XCTest
 
-// README-CODER-BEGIN
+// ARTICLE-CODER-BEGIN
 /// Decodes "TOY1" files: the signature, width and height (big-endian UInt32), then straight RGBA.
 final class ToyCoder: ImageCoding {
     func canDecode(_ data: Data) -> Bool { data.starts(with: Array("TOY1".utf8)) }
@@ -30,10 +30,10 @@ func makeManager(cacheDirectory: URL, configuration: ImageManagerConfiguration) 
     return ImageManager(cache: try ImageCache(namespace: "toys", directory: cacheDirectory),
                         downloader: try Downloader(), coders: coders, configuration: configuration)
 }
-// README-CODER-END
+// ARTICLE-CODER-END
 
-/// Runs the README's custom-coder example and checks the README shows exactly this code.
-final class CoderReadmeExampleTests: XCTestCase {
+/// Runs the custom-coder example of the CustomCoders article and checks the article shows exactly this code.
+final class CoderArticleExampleTests: XCTestCase {
     func testExampleDecodesToyFilesAndStillTheBuiltInFormats() async throws {
         let directory = TemporaryDirectory("readme-coder")
         var configuration = ImageManagerConfiguration()
@@ -58,7 +58,7 @@ final class CoderReadmeExampleTests: XCTestCase {
         XCTAssertEqual(builtIn.width, 30)
     }
 
-    func testReadmeShowsThisCode() throws {
-        try ReadmeExample.assertShown("README-CODER", from: #filePath)
+    func testArticleShowsThisCode() throws {
+        try ArticleExample.assertShown("ARTICLE-CODER", from: #filePath, inArticle: "CustomCoders")
     }
 }

@@ -4,7 +4,7 @@ import ImageKitTestSupport
 import Synchronization
 import XCTest
 
-// README-CACHING-BEGIN
+// ARTICLE-CACHING-BEGIN
 /// A shared tier: any store of bytes by key (a dictionary here; Redis or memcached in a fleet).
 final class SharedTier: ByteCacheTier {
     private let entries = Mutex<[String: Data]>([:])
@@ -23,10 +23,10 @@ func makeManager(cacheDirectory: URL, shared: SharedTier) throws -> ImageManager
         storePolicy: .concurrent)  // write to both; a hit in the shared tier is copied to the local one
     return ImageManager(cache: caches, downloader: try Downloader())
 }
-// README-CACHING-END
+// ARTICLE-CACHING-END
 
-/// Runs the README's caching example and checks the README shows exactly this code.
-final class CachingReadmeExampleTests: XCTestCase {
+/// Runs the caching example of the CachingTiers article and checks the article shows exactly this code.
+final class CachingArticleExampleTests: XCTestCase {
     func testExampleRuns() async throws {
         let directory = TemporaryDirectory("readme-caching")
         let shared = SharedTier()
@@ -48,7 +48,7 @@ final class CachingReadmeExampleTests: XCTestCase {
         XCTAssertTrue(promoted, "and keeps it on its local disk")
     }
 
-    func testReadmeShowsThisCode() throws {
-        try ReadmeExample.assertShown("README-CACHING", from: #filePath)
+    func testArticleShowsThisCode() throws {
+        try ArticleExample.assertShown("ARTICLE-CACHING", from: #filePath, inArticle: "CachingTiers")
     }
 }
