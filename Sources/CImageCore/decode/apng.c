@@ -32,24 +32,17 @@
 
 #include <zlib.h>
 
-#include "ic_decode_internal.h"
+#include "../common/ic_bytes.h"
+#include "ic_apng.h"
+#include "ic_dec_color.h"
+#include "ic_decoder.h"
+#include "ic_sink.h"
 
 #define APNG_DISPOSE_NONE 0
 #define APNG_DISPOSE_BACKGROUND 1
 #define APNG_DISPOSE_PREVIOUS 2
 #define APNG_BLEND_SOURCE 0
 #define APNG_BLEND_OVER 1
-
-static uint32_t be32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put_be32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
 
 /* CRC of a chunk's type and data (`type` points at the 4 type bytes), with zlib's
  * crc32 (libpng's own zlib). */
@@ -75,7 +68,7 @@ static bool next_chunk(const uint8_t *p, size_t n, size_t *pos, apng_chunk *c) {
     size_t i = *pos;
     if (i > n || n - i < 8) return false;
     c->at = i;
-    c->length = be32(p + i);
+    c->length = ic_be32(p + i);
     c->type = p + i + 4;
     c->data = p + i + 8;
     c->complete = c->length <= 0x7FFFFFFFu && (size_t)c->length + 4 <= n - i - 8;
@@ -92,7 +85,7 @@ static bool crc_ok(const apng_chunk *c) {
     (void)c;
     return true;
 #else
-    return chunk_crc(c->type, c->length) == be32(c->data + c->length);
+    return chunk_crc(c->type, c->length) == ic_be32(c->data + c->length);
 #endif
 }
 
@@ -108,10 +101,10 @@ typedef struct apng_header {
 
 static void read_header(const uint8_t *p, size_t n, apng_header *h) {
     memset(h, 0, sizeof *h);
-    if (n < 33 || memcmp(p + 12, "IHDR", 4) != 0 || be32(p + 8) != 13) return;
+    if (n < 33 || memcmp(p + 12, "IHDR", 4) != 0 || ic_be32(p + 8) != 13) return;
     h->ihdr = p + 16;
-    h->width = be32(p + 16);
-    h->height = be32(p + 20);
+    h->width = ic_be32(p + 16);
+    h->height = ic_be32(p + 20);
     size_t pos = 8;
     apng_chunk c;
     unsigned actl_count = 0;
@@ -125,10 +118,10 @@ static void read_header(const uint8_t *p, size_t n, apng_header *h) {
         }
     }
     if (actl_count != 1 || h->actl.length < 8) return;
-    uint32_t frames = be32(h->actl.data);
+    uint32_t frames = ic_be32(h->actl.data);
     if (frames == 0 || frames > 0x80000000u) return;
     h->num_frames = frames;
-    h->num_plays = be32(h->actl.data + 4);
+    h->num_plays = ic_be32(h->actl.data + 4);
 }
 
 uint32_t ic_apng_frame_count(const uint8_t *data, size_t size) {
@@ -146,13 +139,13 @@ typedef struct apng_fctl {
 } apng_fctl;
 
 static void read_fctl(const uint8_t *p, apng_fctl *f) {
-    f->sequence = be32(p);
-    f->width = be32(p + 4);
-    f->height = be32(p + 8);
-    f->x = be32(p + 12);
-    f->y = be32(p + 16);
-    f->delay_num = (uint16_t)(p[20] << 8 | p[21]);
-    f->delay_den = (uint16_t)(p[22] << 8 | p[23]);
+    f->sequence = ic_be32(p);
+    f->width = ic_be32(p + 4);
+    f->height = ic_be32(p + 8);
+    f->x = ic_be32(p + 12);
+    f->y = ic_be32(p + 16);
+    f->delay_num = (uint16_t)ic_be16(p + 20);
+    f->delay_den = (uint16_t)ic_be16(p + 22);
     f->dispose = p[24];
     f->blend = p[25];
 }
@@ -235,7 +228,7 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
             continue;
         }
         if (c.length < 4) return corrupt(d, is_fctl ? "fcTL chunk too short" : "fdAT chunk too short", c.at);
-        uint32_t seq = be32(c.data);
+        uint32_t seq = ic_be32(c.data);
         if (seq != expected_seq) {
             return ic_set_error(d->err, IC_ERR_CORRUPT,
                                 "APNG: sequence number %u in the %.4s chunk at byte %zu, expected %u",
@@ -308,10 +301,10 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
 /* Writes a chunk with a zero CRC: png.c's frame reader does not check CRCs (the
  * originals were checked in check_chunks). */
 static uint8_t *put_chunk(uint8_t *out, const char *type, const uint8_t *data, uint32_t length) {
-    put_be32(out, length);
+    ic_put_be32(out, length);
     memcpy(out + 4, type, 4);
     if (length) memcpy(out + 8, data, length);
-    put_be32(out + 8 + length, 0);
+    ic_put_be32(out + 8 + length, 0);
     return out + 12 + length;
 }
 
@@ -325,8 +318,8 @@ static size_t wrap_frame(const ic_decoder *d, const apng_header *h, const apng_f
     memcpy(o, signature, 8);
     uint8_t ihdr[13];
     memcpy(ihdr, h->ihdr, 13);
-    put_be32(ihdr, f->width);
-    put_be32(ihdr + 4, f->height);
+    ic_put_be32(ihdr, f->width);
+    ic_put_be32(ihdr + 4, f->height);
     o = put_chunk(o + 8, "IHDR", ihdr, 13);
     if (h->plte.type) o = put_chunk(o, "PLTE", h->plte.data, h->plte.length);
     if (h->trns.type) o = put_chunk(o, "tRNS", h->trns.data, h->trns.length);
@@ -460,7 +453,7 @@ static void take_iccp(ic_decoder *d, const apng_chunk *c) {
     z.next_out = head;
     z.avail_out = sizeof head;
     int r = inflate(&z, Z_SYNC_FLUSH);
-    size_t size = (size_t)head[0] << 24 | (size_t)head[1] << 16 | (size_t)head[2] << 8 | head[3];
+    size_t size = ic_be32(head);
     if ((r != Z_OK && r != Z_STREAM_END) || z.avail_out != 0 || size < sizeof head || size > IC_ICC_MAX_BYTES) {
         inflateEnd(&z);
         ic_color_ignore(d);

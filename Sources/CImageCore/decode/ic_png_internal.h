@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ic_decode_internal.h"
+#include "ic_decoder.h"
 
 /**
  * The largest filtered image (inflated IDAT data) the fast path holds at once:

@@ -18,7 +18,9 @@
 
 #include <libdeflate.h>
 
+#include "../common/ic_bytes.h"
 #include "ic_png_internal.h"
+#include "ic_sink.h"
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
@@ -34,10 +36,6 @@
 /* libpng's limit on any chunk but IDAT (png.c sets png_set_chunk_malloc_max to 16 MiB; libpng
  * refuses lengths over 2^31 - 1 too). */
 #define CHUNK_LIMIT (16u << 20)
-
-static uint32_t be32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 static ic_status unusual(ic_decoder *d, const char *what, size_t at) {
     return ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: %s (chunk at byte %zu)", what, at);
@@ -94,7 +92,7 @@ void ic_png_walk_init(ic_png_walk *w, uint64_t idat_at) {
 static ic_status walk_head(ic_decoder *d, ic_png_walk *w) {
     const uint8_t *type = w->head + 4;
     size_t at = (size_t)w->chunk_at;
-    w->length = be32(w->head);
+    w->length = ic_be32(w->head);
     w->idat = memcmp(type, "IDAT", 4) == 0;
     if (!w->idat && w->in_idat) {
         w->in_idat = false;
@@ -148,7 +146,7 @@ ic_status ic_png_walk_feed(ic_decoder *d, ic_png_walk *w, const uint8_t *data, s
         w->have = (uint8_t)(w->have + n);
         if (w->have < 4) break;
         w->have = 0;
-        if (w->crc != be32(w->crc_bytes)) {
+        if (w->crc != ic_be32(w->crc_bytes)) {
             st = unusual(d, "chunk CRC mismatch", (size_t)w->chunk_at);
         } else if (!w->idat && memcmp(w->head + 4, "IEND", 4) == 0) {
             w->part = WALK_DONE;
@@ -245,12 +243,12 @@ ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast
     /* The zlib stream, contiguous: the single IDAT's payload, or all of them copied. */
     const uint8_t *stream = p + h->idat_at + 8;
     ic_dec_buffer joined = {0};
-    if (payload != be32(p + h->idat_at)) {
+    if (payload != ic_be32(p + h->idat_at)) {
         st = ic_dec_buffer_alloc(d, (size_t)payload, &joined);
         if (st != IC_OK) return st;
         size_t at = 0;
         for (size_t pos = h->idat_at; pos < idat_end;) {
-            uint32_t length = be32(p + pos);
+            uint32_t length = ic_be32(p + pos);
             memcpy(joined.p + at, p + pos + 8, length);
             at += length;
             pos += 12 + (size_t)length;
