@@ -9,6 +9,7 @@
 
 #include "../common/ic_bytes.h"
 #include "ic_exif.h"
+#include "ic_png_chunks.h"
 
 static uint32_t rd16(const uint8_t *p, bool le) { return le ? ic_le16(p) : ic_be16(p); }
 
@@ -51,14 +52,11 @@ static uint8_t payload_orientation(const uint8_t *p, size_t n) {
 }
 
 uint8_t ic_png_exif_orientation(const uint8_t *png, size_t size) {
-    size_t at = 8; /* after the signature */
-    while (size >= at + 8) {
-        uint32_t len = ic_be32(png + at);
-        const uint8_t *type = png + at + 4;
-        if (memcmp(type, "IDAT", 4) == 0 || memcmp(type, "IEND", 4) == 0) return 1;
-        if (len > 0x7fffffffu || len > size - at - 8) return 1;
-        if (memcmp(type, "eXIf", 4) == 0) return payload_orientation(png + at + 8, len);
-        at += 12 + (size_t)len;
+    size_t pos = 8; /* after the signature */
+    ic_png_chunk c;
+    while (ic_png_next_chunk(png, size, &pos, &c)) {
+        if (ic_png_chunk_is(&c, "IDAT") || ic_png_chunk_is(&c, "IEND") || !c.data_in) return 1;
+        if (ic_png_chunk_is(&c, "eXIf")) return payload_orientation(c.data, c.length);
     }
     return 1;
 }
