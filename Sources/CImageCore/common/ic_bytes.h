@@ -19,11 +19,6 @@ static inline uint32_t ic_be32(const uint8_t *p) {
 /** The little-endian 16-bit value at p[0..2). */
 static inline uint32_t ic_le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 
-/** The little-endian 24-bit value at p[0..3). */
-static inline uint32_t ic_le24(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
-}
-
 /** The little-endian 32-bit value at p[0..4). */
 static inline uint32_t ic_le32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
