@@ -73,7 +73,7 @@ void ic_ms_convert(const ic_matrix_shaper *f, uint8_t *row, uint32_t width);
  */
 bool ic_ms_convert_kernel(const ic_matrix_shaper *f, int kernel, uint8_t *row, uint32_t width);
 
-/** A decode's colour state (part of ic_decoder). */
+/** A decode's colour state (one per decode; the decoder holds it). */
 typedef struct ic_color_state {
     /** Profile bytes (counted against the decode's memory), or NULL. */
     uint8_t *icc;
