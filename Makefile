@@ -47,8 +47,10 @@ deps-list:
 build: deps
 	$(SWIFT) build
 
-## test: unit tests, release build (benchmarks skipped)
+## test: the C core's include layering (scripts/check_c_layers.sh), then unit tests, release
+## build (benchmarks skipped)
 test: deps
+	scripts/check_c_layers.sh
 	$(SWIFT) test -c release $(SKIP_BENCH)
 
 ## docs: the ImageKit library's DocC documentation, into .build-docs/plugins/Swift-DocC/outputs/

@@ -33,6 +33,7 @@ let package = Package(
     targets: [
         .target(
             name: "CImageCore",
+            exclude: ["decode/heif/README.md"],
             cSettings: [
                 .define("NDEBUG", .when(configuration: .release)),
                 .define("_GNU_SOURCE"),

@@ -10,7 +10,7 @@ import XCTest
 /// the thumbnail is the full decode plus ImageKit's resampling, and its ratio shows what that
 /// costs; for HEIC, libheif hands over its YCbCr planes, box-averaged before the YUV to RGB
 /// step (decode/yuv.c). Once ImageKit has decoded a HEIF in the process, libheif decodes HEVC
-/// through ImageKit's decoder plugin (decode/heif_hevc.c, registered process-wide), the anchor's
+/// through ImageKit's decoder plugin (decode/heif/heif_hevc.c, registered process-wide), the anchor's
 /// calls included: both sides then run the same libde265 decode (the plugin alone measured
 /// 816–823 ms against libheif's own 842 ms on the 12 MP file, in a separate harness).
 final class HEIFJXLBenchmarks: BenchmarkCase {

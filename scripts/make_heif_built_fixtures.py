@@ -19,7 +19,7 @@ heif-enc (Debian's libheif-examples, libheif 1.15 with x265) encodes, for HEIFDe
   allocates the picture at its SPS's size and libheif 1.15 converts all of it.
 - no-sao.heic: heif-enc's file for a 200x120 gradient encoded with x265's SAO filter off
   (-p x265:sao=0): libde265 decodes a picture without SAO into the buffers its decoder's
-  allocation functions give, which ImageKit's HEVC plugin (decode/heif_hevc.c) allocates.
+  allocation functions give, which ImageKit's HEVC plugin (decode/heif/heif_hevc.c) allocates.
 
 usage: scripts/make_heif_built_fixtures.py
 """

@@ -32,6 +32,7 @@
 #include "ic_de265_lib.h"
 #include "ic_heif_lib.h"
 #include "ic_jxl_lib.h"
+#include "ic_heif_testing.h"
 #include "ic_liq_lib.h"
 
 /** One library's state: written once under `once`, read only afterwards. */
@@ -47,10 +48,15 @@ typedef struct codec_lib {
     bool loaded;
     /** Why it is not loaded, for messages. */
     char why[200];
+    /** Checks the library once its table is complete (NULL: none); false with `why` set. */
+    bool (*check)(struct codec_lib *lib);
 } codec_lib;
 
+static bool heif_version_ok(codec_lib *lib);
+
 static codec_lib avif_lib = {.soname = "libavif.so.15", .dev_name = "libavif.so", .once = PTHREAD_ONCE_INIT};
-static codec_lib heif_lib = {.soname = "libheif.so.1", .dev_name = "libheif.so", .once = PTHREAD_ONCE_INIT};
+static codec_lib heif_lib = {.soname = "libheif.so.1", .dev_name = "libheif.so", .once = PTHREAD_ONCE_INIT,
+                             .check = heif_version_ok};
 static codec_lib de265_lib = {.soname = "libde265.so.0", .dev_name = "libde265.so", .once = PTHREAD_ONCE_INIT};
 static codec_lib jxl_lib = {.soname = "libjxl.so.0.7", .dev_name = "libjxl.so", .once = PTHREAD_ONCE_INIT};
 static codec_lib liq_lib = {.soname = "libimagequant.so.0", .dev_name = "libimagequant.so",
@@ -103,6 +109,7 @@ static void finish(codec_lib *lib, void *handle, bool complete, void *table, siz
         void *handle = open_lib(lib);                                                           \
         if (!handle) return;                                                                    \
         bool complete = true LIST(FIND);                                                        \
+        if (complete && lib->check) complete = lib->check(lib);                                 \
         finish(lib, handle, complete, table, sizeof *table);                                    \
     }                                                                                           \
     ic_status ic_##prefix##_load(const char *format, ic_error *err) {                          \
@@ -121,3 +128,26 @@ LOADER(heif, IC_HEIF_FUNCTIONS)
 LOADER(de265, IC_DE265_FUNCTIONS)
 LOADER(jxl, IC_JXL_FUNCTIONS)
 LOADER(liq, IC_LIQ_FUNCTIONS)
+
+/* Writes why a libheif of `version_number` is not the mirrored release into why[0..size);
+ * false when it is. */
+static bool heif_version_mismatch(uint32_t version_number, char *why, size_t size) {
+    uint32_t major = version_number >> 24, minor = version_number >> 16 & 0xFF;
+    if ((major << 8 | minor) == IC_HEIF_MIRRORED_VERSION) return false;
+    snprintf(why, size,
+             "libheif %u.%u.%u is installed, but ImageKit's HEIF decoder is written for libheif %u.%u "
+             "(Sources/CImageCore/decode/heif/README.md): install libheif %u.%u",
+             major, minor, version_number >> 8 & 0xFF, IC_HEIF_MIRRORED_VERSION >> 8,
+             IC_HEIF_MIRRORED_VERSION & 0xFF, IC_HEIF_MIRRORED_VERSION >> 8, IC_HEIF_MIRRORED_VERSION & 0xFF);
+    return true;
+}
+
+static bool heif_version_ok(codec_lib *lib) {
+    return !heif_version_mismatch(ic_heif_fn.heif_get_version_number(), lib->why, sizeof lib->why);
+}
+
+ic_status ic_heif_check_version(uint32_t version_number, ic_error *err) {
+    char why[200];
+    if (!heif_version_mismatch(version_number, why, sizeof why)) return IC_OK;
+    return ic_set_error(err, IC_ERR_UNSUPPORTED_FORMAT, "HEIF: %s", why);
+}

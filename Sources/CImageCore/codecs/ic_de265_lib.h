@@ -1,7 +1,7 @@
 /*
  * ic_de265_lib.h — libde265, loaded on first use (codecs/codec_libs.c). Not installed.
  *
- * libheif 1.15 decodes HEVC through libde265, whose pictures it hands on as they are, damaged
+ * libheif decodes HEVC through libde265, whose pictures it hands on as they are, damaged
  * or not. ImageKit registers a decoder of its own with libheif instead (decode/heif_hevc.c): the
  * same libde265, refusing what it reports damaged. libde265.so.0 (Debian 12's libde265-0, which libheif1
  * depends on; else libde265.so, the -dev package's link) is opened with dlopen by the first

@@ -18,8 +18,16 @@
 
 #include "ic_error.h"
 
-/** The libheif functions the core calls: X(name) for each. */
+/**
+ * The libheif release ImageKit's HEIF stack (decode/heif/) mirrors, as 0xMMmm (major,
+ * minor): its limits and workarounds copy that release's behaviour (decode/heif/README.md),
+ * so ic_heif_load refuses a libheif of another major or minor version.
+ */
+#define IC_HEIF_MIRRORED_VERSION 0x010Fu
+
+/** The libheif functions the core calls: X(name) for each (the version first: it is checked). */
 #define IC_HEIF_FUNCTIONS(X)                                                                  \
+    X(heif_get_version_number)                                                                \
     X(heif_context_alloc)                                                                     \
     X(heif_context_free)                                                                      \
     X(heif_context_get_primary_image_handle)                                                  \
@@ -77,13 +85,15 @@ extern ic_heif_functions ic_heif_fn;
 /**
  * Loads libheif and resolves the table, once per process (pthread_once); later calls only
  * report the outcome. IC_OK, or IC_ERR_UNSUPPORTED_FORMAT with "<format>: libheif.so.1 could
- * not be loaded: <dlerror>" (or the function it lacks) in `err`, which may be NULL.
+ * not be loaded: <dlerror>" (or the function it lacks, or a version other than
+ * IC_HEIF_MIRRORED_VERSION: see ic_heif_check_version) in `err`, which may be NULL.
  */
 ic_status ic_heif_load(const char *format, ic_error *err);
 
 /* Every libheif call below this point goes through the table (not in codec_libs.c, which
  * fills it). */
 #ifndef IC_CODEC_LIBS_LOADER
+#define heif_get_version_number (ic_heif_fn.heif_get_version_number)
 #define heif_context_alloc (ic_heif_fn.heif_context_alloc)
 #define heif_context_free (ic_heif_fn.heif_context_free)
 #define heif_context_get_primary_image_handle (ic_heif_fn.heif_context_get_primary_image_handle)

@@ -13,7 +13,6 @@
 
 #include <lcms2.h>
 
-#include "../decode/ic_decode_internal.h"
 #include "ic_color_internal.h"
 
 /* H.273 code points. */
@@ -49,10 +48,11 @@ static void build_p3(void) {
     cmsDeleteContext(ctx);
 }
 
-void ic_color_take_cicp(ic_decoder *d, uint16_t primaries, uint16_t transfer) {
+void ic_color_state_take_cicp(ic_color_state *c, ic_budget *budget, uint16_t primaries,
+                              uint16_t transfer) {
     /* A profile the file carries wins, even one that is ignored. */
-    if (d->color.icc || d->color.ignored) return;
+    if (c->icc || c->ignored) return;
     if (primaries != CICP_PRIMARIES_P3 || transfer != CICP_TRANSFER_SRGB) return;
     pthread_once(&p3_once, build_p3);
-    if (p3_bytes) ic_color_take_profile(d, p3_bytes, p3_size);
+    if (p3_bytes) ic_color_state_take_profile(c, budget, p3_bytes, p3_size);
 }

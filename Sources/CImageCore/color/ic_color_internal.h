@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/ic_budget.h"
 #include "ic_color.h"
 #include "ic_decode.h"
 
-struct ic_decoder;
 struct ic_color_entry;
 
 /** The pixels a profile is applied to, as the decoder delivers them. */
@@ -73,7 +73,7 @@ void ic_ms_convert(const ic_matrix_shaper *f, uint8_t *row, uint32_t width);
  */
 bool ic_ms_convert_kernel(const ic_matrix_shaper *f, int kernel, uint8_t *row, uint32_t width);
 
-/** A decode's colour state (part of ic_decoder). */
+/** A decode's colour state (one per decode; the decoder holds it). */
 typedef struct ic_color_state {
     /** Profile bytes (counted against the decode's memory), or NULL. */
     uint8_t *icc;
@@ -120,34 +120,43 @@ ic_color_space ic_icc_header_space(const uint8_t *icc, size_t size);
 /** Fills info->icc_* from a profile (or its first bytes) and its total size. */
 void ic_icc_note_probe(ic_info *info, const uint8_t *head, size_t head_size, size_t total);
 
-/**
- * Keeps a copy of the profile `icc` for the decode (and its output image).
- * A profile over IC_ICC_MAX_BYTES, or one the memory limit cannot hold, is
- * ignored (not kept). Never fails the decode.
+/*
+ * A decode's colour steps. Each works on the decode's colour state and borrows its
+ * memory budget for the profile's copy; none fails the decode (a profile the budget
+ * cannot hold is ignored), so none reports an error.
  */
-void ic_color_take_profile(struct ic_decoder *d, const uint8_t *icc, size_t size);
+
+/**
+ * Keeps a copy of the profile `icc` (charged to `budget`) for the decode and its output
+ * image. A profile over IC_ICC_MAX_BYTES, or one the budget cannot hold, is ignored (not
+ * kept).
+ */
+void ic_color_state_take_profile(ic_color_state *c, ic_budget *budget, const uint8_t *icc,
+                                 size_t size);
 
 /**
  * Takes the colour a picture signals by CICP code points (H.273; an AVIF's or HEIF's nclx
  * colour box) when no profile was taken or ignored before (an ICC profile wins): Display P3
  * (primaries 12, transfer 13) as the profile cicp.c builds, once per process, which the
  * output image then carries; nothing for any other pair (sRGB/BT.709 and unspecified need
- * nothing, BT.2020, PQ and HLG are left untouched). Call it after ic_color_take_profile.
+ * nothing, BT.2020, PQ and HLG are left untouched). Call it after ic_color_state_take_profile.
  */
-void ic_color_take_cicp(struct ic_decoder *d, uint16_t primaries, uint16_t transfer);
+void ic_color_state_take_cicp(ic_color_state *c, ic_budget *budget, uint16_t primaries,
+                              uint16_t transfer);
 
 /** Reassembles and keeps a JPEG's profile from its chunks; a broken sequence is ignored. */
-void ic_color_take_jpeg_chunks(struct ic_decoder *d, const ic_icc_chunk *chunks, size_t n);
+void ic_color_state_take_jpeg_chunks(ic_color_state *c, ic_budget *budget,
+                                     const ic_icc_chunk *chunks, size_t n);
 
 /** Marks a profile as present but unusable (e.g. a JPEG's broken chunk sequence). */
-void ic_color_ignore(struct ic_decoder *d);
+void ic_color_state_ignore(ic_color_state *c);
 
 /**
  * Chooses what happens to the pixels, given how the decoder delivers them:
  * nothing (no profile, IC_COLOR_RAW, an sRGB profile) or a cached transform.
  * A profile lcms cannot use, or of another space than `input`, is ignored.
  */
-void ic_color_prepare(struct ic_decoder *d, ic_color_input input);
+void ic_color_state_prepare(ic_color_state *c, ic_color_mode mode, ic_color_input input);
 
 /** True when the rows of this decode go through a transform in the sink. */
 bool ic_color_sink_converts(const ic_color_state *c);
@@ -161,10 +170,13 @@ bool ic_color_converts_cmyk(const ic_color_state *c);
 /** CMYK8 row to opaque RGBA8 in sRGB in place through the profile. */
 void ic_color_convert_cmyk_row(const ic_color_state *c, uint8_t *row, uint32_t width);
 
-/** Moves the profile and the colour facts onto the output image; releases the transform. */
-void ic_color_finish(struct ic_decoder *d, ic_image *image);
+/**
+ * Moves the profile (its bytes refunded to `budget`: the image owns them now) and the
+ * colour facts onto the output image; releases the transform.
+ */
+void ic_color_state_finish(ic_color_state *c, ic_budget *budget, ic_image *image);
 
-/** Releases whatever the state holds (after a failure). */
-void ic_color_free(struct ic_decoder *d);
+/** Releases whatever the state holds (after a failure), refunding `budget`. */
+void ic_color_state_free(ic_color_state *c, ic_budget *budget);
 
 #endif /* IC_COLOR_INTERNAL_H */

@@ -34,7 +34,7 @@
 #include <lcms2.h>
 #include <lcms2_plugin.h>
 
-#include "../decode/ic_decode_internal.h"
+#include "../image/ic_image_internal.h"
 #include "ic_color_internal.h"
 #include "ic_color_testing.h"
 #include "ic_hash.h"
@@ -462,10 +462,9 @@ void ic_color_cache_clear(void) {
 
 /* ---- A decode's use of the cache. ---- */
 
-void ic_color_prepare(ic_decoder *d, ic_color_input input) {
-    ic_color_state *c = &d->color;
+void ic_color_state_prepare(ic_color_state *c, ic_color_mode mode, ic_color_input input) {
     c->input = input;
-    if (!c->icc || d->opts.color_mode == IC_COLOR_RAW) return;
+    if (!c->icc || mode == IC_COLOR_RAW) return;
     ic_color_entry *e = acquire(c->icc, c->icc_size, input);
     if (!e) return; /* out of memory: decode untagged rather than fail */
     if (e->verdict == VERDICT_CONVERT) {
@@ -508,15 +507,14 @@ void ic_color_convert_cmyk_row(const ic_color_state *c, uint8_t *row, uint32_t w
     for (uint32_t x = 0; x < width; x++) row[x * 4 + 3] = 255;
 }
 
-void ic_color_finish(ic_decoder *d, ic_image *image) {
-    ic_color_state *c = &d->color;
+void ic_color_state_finish(ic_color_state *c, ic_budget *budget, ic_image *image) {
     image->icc_space = (uint8_t)c->space;
     image->icc_ignored = c->ignored;
     image->color_converted = c->entry != NULL;
     if (c->icc) {
         image->icc_profile = c->icc;
         image->icc_profile_size = c->icc_size;
-        ic_dec_release(d, c->icc_size); /* the image owns it now */
+        ic_budget_refund(budget, c->icc_size); /* the image owns it now */
         c->icc = NULL;
         c->icc_size = 0;
     }
@@ -524,9 +522,8 @@ void ic_color_finish(ic_decoder *d, ic_image *image) {
     c->entry = NULL;
 }
 
-void ic_color_free(ic_decoder *d) {
-    ic_color_state *c = &d->color;
-    ic_dec_free(d, c->icc, c->icc_size);
+void ic_color_state_free(ic_color_state *c, ic_budget *budget) {
+    ic_budget_free(budget, c->icc, c->icc_size);
     c->icc = NULL;
     c->icc_size = 0;
     if (c->entry) release(c->entry);

@@ -5,7 +5,8 @@
  */
 #include <string.h>
 
-#include "../decode/ic_decode_internal.h"
+#include "../common/ic_bytes.h"
+#include "../image/ic_image_internal.h"
 #include "ic_color_internal.h"
 
 /* "ICC_PROFILE\0", sequence number, count. */
@@ -36,17 +37,13 @@ size_t ic_icc_jpeg_total(const ic_icc_chunk *chunks, size_t n) {
     return total;
 }
 
-static uint32_t le32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 bool ic_icc_webp_find(const uint8_t *p, size_t n, const uint8_t **icc, size_t *icc_size) {
     /* RIFF header, then VP8X (with the ICC flag) first; ICCP comes right after it. */
     if (n < 30 || memcmp(p, "RIFF", 4) != 0 || memcmp(p + 8, "WEBPVP8X", 8) != 0) return false;
     if (!(p[20] & 0x20)) return false;
     size_t at = 12;
     while (n - at >= 8) {
-        uint32_t size = le32(p + at + 4);
+        uint32_t size = ic_le32(p + at + 4);
         if (size > n - at - 8) return false;
         if (memcmp(p + at, "ICCP", 4) == 0) {
             *icc = p + at + 8;
@@ -78,31 +75,17 @@ void ic_icc_note_probe(ic_info *info, const uint8_t *head, size_t head_size, siz
     info->icc_space = (uint8_t)ic_icc_header_space(head, head_size);
 }
 
-const char *ic_color_space_name(ic_color_space space) {
-    switch (space) {
-    case IC_COLOR_SPACE_NONE: return "none";
-    case IC_COLOR_SPACE_RGB: return "RGB";
-    case IC_COLOR_SPACE_GRAY: return "GRAY";
-    case IC_COLOR_SPACE_CMYK: return "CMYK";
-    case IC_COLOR_SPACE_OTHER: return "other";
-    }
-    return "other";
-}
+void ic_color_state_ignore(ic_color_state *c) { c->ignored = true; }
 
-void ic_color_ignore(ic_decoder *d) { d->color.ignored = true; }
-
-void ic_color_take_profile(ic_decoder *d, const uint8_t *icc, size_t size) {
-    ic_color_state *c = &d->color;
+void ic_color_state_take_profile(ic_color_state *c, ic_budget *budget, const uint8_t *icc,
+                                 size_t size) {
     if (c->icc) return; /* the first profile wins */
     if (size == 0 || size > IC_ICC_MAX_BYTES) {
         c->ignored = true;
         return;
     }
     /* Only the memory limit can refuse the copy; the decode then goes on untagged. */
-    ic_error *err = d->err;
-    d->err = NULL;
-    uint8_t *copy = ic_dec_malloc(d, size);
-    d->err = err;
+    uint8_t *copy = ic_budget_try_alloc(budget, size);
     if (!copy) {
         c->ignored = true;
         return;
@@ -113,19 +96,17 @@ void ic_color_take_profile(ic_decoder *d, const uint8_t *icc, size_t size) {
     c->space = ic_icc_header_space(copy, size);
 }
 
-void ic_color_take_jpeg_chunks(ic_decoder *d, const ic_icc_chunk *chunks, size_t n) {
+void ic_color_state_take_jpeg_chunks(ic_color_state *c, ic_budget *budget,
+                                     const ic_icc_chunk *chunks, size_t n) {
     if (n == 0) return;
     size_t total = ic_icc_jpeg_total(chunks, n);
     if (total == 0) {
-        ic_color_ignore(d);
+        ic_color_state_ignore(c);
         return;
     }
-    ic_error *err = d->err;
-    d->err = NULL;
-    uint8_t *icc = ic_dec_malloc(d, total);
-    d->err = err;
+    uint8_t *icc = ic_budget_try_alloc(budget, total);
     if (!icc) {
-        ic_color_ignore(d);
+        ic_color_state_ignore(c);
         return;
     }
     /* Chunks in sequence order, whatever order the segments came in. */
@@ -139,9 +120,9 @@ void ic_color_take_jpeg_chunks(ic_decoder *d, const ic_icc_chunk *chunks, size_t
         }
         if (seq == 255) break;
     }
-    d->color.icc = icc;
-    d->color.icc_size = total;
-    d->color.space = ic_icc_header_space(icc, total);
+    c->icc = icc;
+    c->icc_size = total;
+    c->space = ic_icc_header_space(icc, total);
 }
 
 const uint8_t *ic_image_icc_profile(const ic_image *image, size_t *size) {

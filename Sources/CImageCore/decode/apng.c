@@ -32,7 +32,12 @@
 
 #include <zlib.h>
 
-#include "ic_decode_internal.h"
+#include "../common/ic_bytes.h"
+#include "ic_apng.h"
+#include "ic_dec_color.h"
+#include "ic_decoder.h"
+#include "ic_png_chunks.h"
+#include "ic_sink.h"
 
 #define APNG_DISPOSE_NONE 0
 #define APNG_DISPOSE_BACKGROUND 1
@@ -40,95 +45,39 @@
 #define APNG_BLEND_SOURCE 0
 #define APNG_BLEND_OVER 1
 
-static uint32_t be32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put_be32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-/* CRC of a chunk's type and data (`type` points at the 4 type bytes), with zlib's
- * crc32 (libpng's own zlib). */
-static uint32_t chunk_crc(const uint8_t *type, uint32_t length) {
-    return (uint32_t)crc32(crc32(0L, Z_NULL, 0), type, 4 + length);
-}
-
-/* ---- Walking chunks. ---- */
-
-typedef struct apng_chunk {
-    size_t at;           /* offset of the length field */
-    uint32_t length;
-    const uint8_t *type;
-    const uint8_t *data;
-    bool complete;       /* the whole chunk, CRC included, is in the input */
-} apng_chunk;
-
-static bool is_type(const apng_chunk *c, const char *type) { return memcmp(c->type, type, 4) == 0; }
-
-/* Reads the chunk header at *pos and moves past the chunk. False when fewer than
- * 8 bytes remain; a chunk that does not fit has complete = false. */
-static bool next_chunk(const uint8_t *p, size_t n, size_t *pos, apng_chunk *c) {
-    size_t i = *pos;
-    if (i > n || n - i < 8) return false;
-    c->at = i;
-    c->length = be32(p + i);
-    c->type = p + i + 4;
-    c->data = p + i + 8;
-    c->complete = c->length <= 0x7FFFFFFFu && (size_t)c->length + 4 <= n - i - 8;
-    *pos = c->complete ? i + 12 + (size_t)c->length : n;
-    return true;
-}
-
-/* Whether a complete chunk's CRC matches. Fuzzing builds (the conventional
- * FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION) accept any CRC, so a fuzzer's mutations of
- * frame data reach libpng and the compositing behind them (the re-wrapped chunks get
- * fresh CRCs); nothing else defines it. */
-static bool crc_ok(const apng_chunk *c) {
-#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-    (void)c;
-    return true;
-#else
-    return chunk_crc(c->type, c->length) == be32(c->data + c->length);
-#endif
-}
-
 /* Facts from the chunks before the first IDAT. */
 typedef struct apng_header {
     uint32_t width, height;
     const uint8_t *ihdr;   /* IHDR data (13 bytes) */
-    apng_chunk plte, trns; /* length 0 type NULL when absent */
-    apng_chunk actl;
+    ic_png_chunk plte, trns; /* length 0 type NULL when absent */
+    ic_png_chunk actl;
     uint32_t num_frames;   /* 0: a still PNG */
     uint32_t num_plays;
 } apng_header;
 
 static void read_header(const uint8_t *p, size_t n, apng_header *h) {
     memset(h, 0, sizeof *h);
-    if (n < 33 || memcmp(p + 12, "IHDR", 4) != 0 || be32(p + 8) != 13) return;
+    if (n < 33 || memcmp(p + 12, "IHDR", 4) != 0 || ic_be32(p + 8) != 13) return;
     h->ihdr = p + 16;
-    h->width = be32(p + 16);
-    h->height = be32(p + 20);
+    h->width = ic_be32(p + 16);
+    h->height = ic_be32(p + 20);
     size_t pos = 8;
-    apng_chunk c;
+    ic_png_chunk c;
     unsigned actl_count = 0;
-    while (next_chunk(p, n, &pos, &c) && c.complete) {
-        if (is_type(&c, "IDAT") || is_type(&c, "IEND")) break;
-        if (is_type(&c, "PLTE")) h->plte = c;
-        if (is_type(&c, "tRNS")) h->trns = c;
-        if (is_type(&c, "acTL")) {
+    while (ic_png_next_chunk(p, n, &pos, &c) && c.complete) {
+        if (ic_png_chunk_is(&c, "IDAT") || ic_png_chunk_is(&c, "IEND")) break;
+        if (ic_png_chunk_is(&c, "PLTE")) h->plte = c;
+        if (ic_png_chunk_is(&c, "tRNS")) h->trns = c;
+        if (ic_png_chunk_is(&c, "acTL")) {
             actl_count++;
             h->actl = c;
         }
     }
     if (actl_count != 1 || h->actl.length < 8) return;
-    uint32_t frames = be32(h->actl.data);
+    uint32_t frames = ic_be32(h->actl.data);
     if (frames == 0 || frames > 0x80000000u) return;
     h->num_frames = frames;
-    h->num_plays = be32(h->actl.data + 4);
+    h->num_plays = ic_be32(h->actl.data + 4);
 }
 
 uint32_t ic_apng_frame_count(const uint8_t *data, size_t size) {
@@ -146,13 +95,13 @@ typedef struct apng_fctl {
 } apng_fctl;
 
 static void read_fctl(const uint8_t *p, apng_fctl *f) {
-    f->sequence = be32(p);
-    f->width = be32(p + 4);
-    f->height = be32(p + 8);
-    f->x = be32(p + 12);
-    f->y = be32(p + 16);
-    f->delay_num = (uint16_t)(p[20] << 8 | p[21]);
-    f->delay_den = (uint16_t)(p[22] << 8 | p[23]);
+    f->sequence = ic_be32(p);
+    f->width = ic_be32(p + 4);
+    f->height = ic_be32(p + 8);
+    f->x = ic_be32(p + 12);
+    f->y = ic_be32(p + 16);
+    f->delay_num = (uint16_t)ic_be16(p + 20);
+    f->delay_den = (uint16_t)ic_be16(p + 22);
     f->dispose = p[24];
     f->blend = p[25];
 }
@@ -193,20 +142,20 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
     const uint8_t *p = d->data;
     size_t n = d->size, pos = 8;
     memset(plan, 0, sizeof *plan);
-    apng_chunk ihdr = {8, 13, p + 12, p + 16, true};
-    if (!crc_ok(&ihdr)) return corrupt(d, "CRC mismatch in the IHDR chunk", 8);
-    if (h->plte.type && !crc_ok(&h->plte)) return corrupt(d, "CRC mismatch in the PLTE chunk", h->plte.at);
-    if (h->trns.type && !crc_ok(&h->trns)) memset(&h->trns, 0, sizeof h->trns);
-    if (!crc_ok(&h->actl)) return corrupt(d, "CRC mismatch in the acTL chunk", h->actl.at);
+    ic_png_chunk ihdr = {.at = 8, .length = 13, .type = p + 12, .data = p + 16, .data_in = true, .complete = true};
+    if (!ic_png_chunk_crc_ok(&ihdr)) return corrupt(d, "CRC mismatch in the IHDR chunk", 8);
+    if (h->plte.type && !ic_png_chunk_crc_ok(&h->plte)) return corrupt(d, "CRC mismatch in the PLTE chunk", h->plte.at);
+    if (h->trns.type && !ic_png_chunk_crc_ok(&h->trns)) memset(&h->trns, 0, sizeof h->trns);
+    if (!ic_png_chunk_crc_ok(&h->actl)) return corrupt(d, "CRC mismatch in the acTL chunk", h->actl.at);
     uint32_t expected_seq = 0, found = 0;
     bool idat_seen = false, in_idat_frame = false, frame_open = false;
     uint64_t stream = 0;       /* data chunk bytes of the open frame, re-wrapped */
     uint32_t data_chunks = 0;  /* data chunks of the open frame */
-    apng_chunk c;
+    ic_png_chunk c;
     bool iend = false;
-    while (next_chunk(p, n, &pos, &c)) {
-        bool is_fctl = is_type(&c, "fcTL"), is_fdat = is_type(&c, "fdAT"), is_idat = is_type(&c, "IDAT");
-        if (is_type(&c, "IEND")) {
+    while (ic_png_next_chunk(p, n, &pos, &c)) {
+        bool is_fctl = ic_png_chunk_is(&c, "fcTL"), is_fdat = ic_png_chunk_is(&c, "fdAT"), is_idat = ic_png_chunk_is(&c, "IDAT");
+        if (ic_png_chunk_is(&c, "IEND")) {
             iend = true;
             break;
         }
@@ -220,7 +169,7 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
                                 "APNG: truncated after %zu bytes, inside the %.4s chunk at byte %zu",
                                 n, (const char *)c.type, c.at);
         }
-        if (!crc_ok(&c)) {
+        if (!ic_png_chunk_crc_ok(&c)) {
             char what[40];
             snprintf(what, sizeof what, "CRC mismatch in the %.4s chunk", (const char *)c.type);
             return corrupt(d, what, c.at);
@@ -235,7 +184,7 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
             continue;
         }
         if (c.length < 4) return corrupt(d, is_fctl ? "fcTL chunk too short" : "fdAT chunk too short", c.at);
-        uint32_t seq = be32(c.data);
+        uint32_t seq = ic_be32(c.data);
         if (seq != expected_seq) {
             return ic_set_error(d->err, IC_ERR_CORRUPT,
                                 "APNG: sequence number %u in the %.4s chunk at byte %zu, expected %u",
@@ -308,10 +257,10 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
 /* Writes a chunk with a zero CRC: png.c's frame reader does not check CRCs (the
  * originals were checked in check_chunks). */
 static uint8_t *put_chunk(uint8_t *out, const char *type, const uint8_t *data, uint32_t length) {
-    put_be32(out, length);
+    ic_put_be32(out, length);
     memcpy(out + 4, type, 4);
     if (length) memcpy(out + 8, data, length);
-    put_be32(out + 8 + length, 0);
+    ic_put_be32(out + 8 + length, 0);
     return out + 12 + length;
 }
 
@@ -325,20 +274,20 @@ static size_t wrap_frame(const ic_decoder *d, const apng_header *h, const apng_f
     memcpy(o, signature, 8);
     uint8_t ihdr[13];
     memcpy(ihdr, h->ihdr, 13);
-    put_be32(ihdr, f->width);
-    put_be32(ihdr + 4, f->height);
+    ic_put_be32(ihdr, f->width);
+    ic_put_be32(ihdr + 4, f->height);
     o = put_chunk(o + 8, "IHDR", ihdr, 13);
     if (h->plte.type) o = put_chunk(o, "PLTE", h->plte.data, h->plte.length);
     if (h->trns.type) o = put_chunk(o, "tRNS", h->trns.data, h->trns.length);
-    apng_chunk c;
+    ic_png_chunk c;
     size_t at = *pos;
-    while (next_chunk(d->data, d->size, &at, &c) && c.complete) {
-        if (is_type(&c, "fcTL") || is_type(&c, "IEND")) {
+    while (ic_png_next_chunk(d->data, d->size, &at, &c) && c.complete) {
+        if (ic_png_chunk_is(&c, "fcTL") || ic_png_chunk_is(&c, "IEND")) {
             at = c.at;
             break;
         }
-        if (idat_frame && is_type(&c, "IDAT")) o = put_chunk(o, "IDAT", c.data, c.length);
-        if (!idat_frame && is_type(&c, "fdAT")) o = put_chunk(o, "IDAT", c.data + 4, c.length - 4);
+        if (idat_frame && ic_png_chunk_is(&c, "IDAT")) o = put_chunk(o, "IDAT", c.data, c.length);
+        if (!idat_frame && ic_png_chunk_is(&c, "fdAT")) o = put_chunk(o, "IDAT", c.data + 4, c.length - 4);
     }
     *pos = at;
     o = put_chunk(o, "IEND", NULL, 0);
@@ -442,7 +391,7 @@ static ic_status frame_failure(ic_decoder *d, ic_status st, uint32_t frame) {
  * colour code, as libpng's png_get_iCCP does for a still: the declared size (the profile's
  * first four bytes) is checked against IC_ICC_MAX_BYTES before the buffer is allocated, and a
  * stream that does not inflate to exactly that size leaves the image untagged. */
-static void take_iccp(ic_decoder *d, const apng_chunk *c) {
+static void take_iccp(ic_decoder *d, const ic_png_chunk *c) {
     const uint8_t *nul = memchr(c->data, 0, c->length < 81 ? c->length : 81);
     if (!nul || (size_t)(nul - c->data) + 2 > c->length || nul[1] != 0) {
         ic_color_ignore(d);
@@ -460,7 +409,7 @@ static void take_iccp(ic_decoder *d, const apng_chunk *c) {
     z.next_out = head;
     z.avail_out = sizeof head;
     int r = inflate(&z, Z_SYNC_FLUSH);
-    size_t size = (size_t)head[0] << 24 | (size_t)head[1] << 16 | (size_t)head[2] << 8 | head[3];
+    size_t size = ic_be32(head);
     if ((r != Z_OK && r != Z_STREAM_END) || z.avail_out != 0 || size < sizeof head || size > IC_ICC_MAX_BYTES) {
         inflateEnd(&z);
         ic_color_ignore(d);
@@ -493,9 +442,9 @@ static void take_iccp(ic_decoder *d, const apng_chunk *c) {
  * the composited canvas (as to a still's rows: before premultiplying). */
 static void prepare_color(ic_decoder *d, const apng_header *h) {
     size_t pos = 8;
-    apng_chunk c;
-    while (next_chunk(d->data, d->size, &pos, &c) && !is_type(&c, "IDAT")) {
-        if (is_type(&c, "iCCP") && c.complete) {
+    ic_png_chunk c;
+    while (ic_png_next_chunk(d->data, d->size, &pos, &c) && !ic_png_chunk_is(&c, "IDAT")) {
+        if (ic_png_chunk_is(&c, "iCCP") && c.complete) {
             take_iccp(d, &c);
             break;
         }
@@ -506,12 +455,12 @@ static void prepare_color(ic_decoder *d, const apng_header *h) {
 static ic_status decode_frames(apng_state *s, const apng_header *h, const apng_plan *plan) {
     ic_decoder *d = s->d;
     size_t pos = 8;
-    apng_chunk c;
+    ic_png_chunk c;
     apng_fctl prev = {0};
     uint8_t prev_dispose = APNG_DISPOSE_NONE;
     uint32_t done = 0;
-    while (done < plan->frames && next_chunk(d->data, d->size, &pos, &c)) {
-        if (!is_type(&c, "fcTL")) continue;
+    while (done < plan->frames && ic_png_next_chunk(d->data, d->size, &pos, &c)) {
+        if (!ic_png_chunk_is(&c, "fcTL")) continue;
         if (ic_dec_cancelled(d)) return ic_dec_fail_cancelled(d);
         apng_fctl f;
         read_fctl(c.data, &f);

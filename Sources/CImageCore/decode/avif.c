@@ -69,6 +69,10 @@
 
 #include "../codecs/ic_avif_lib.h"
 #include "ic_yuv_internal.h"
+#include "ic_dec_color.h"
+#include "ic_decoder.h"
+#include "ic_formats.h"
+#include "ic_sink.h"
 
 static ic_status result_status(avifResult r) {
     switch (r) {

@@ -7,7 +7,10 @@
 
 #include "ic_op_attention.h"
 
-#include "ic_decode_internal.h"
+#include "ic_dec_color.h"
+#include "ic_decoder.h"
+#include "ic_formats.h"
+#include "ic_sink.h"
 #include "ic_transform.h"
 
 void ic_limits_init(ic_limits *limits) {
@@ -26,21 +29,13 @@ void ic_cancel_flag_set(int *flag, int value) { __atomic_store_n(flag, value, __
 
 int ic_cancel_flag_get(const int *flag) { return __atomic_load_n(flag, __ATOMIC_ACQUIRE); }
 
-bool ic_dec_cancelled(const ic_decoder *d) {
-    return d->opts.cancel_flag && __atomic_load_n(d->opts.cancel_flag, __ATOMIC_ACQUIRE) != 0;
-}
+bool ic_dec_cancelled(const ic_decoder *d) { return ic_budget_cancelled(&d->budget); }
 
 ic_status ic_dec_fail_cancelled(ic_decoder *d) {
     return ic_set_error(d->err, IC_ERR_CANCELLED, "%s: decode cancelled", ic_format_name(d->format));
 }
 
-bool ic_dec_try_reserve(ic_decoder *d, uint64_t bytes) {
-    uint64_t limit = d->opts.limits.max_memory_bytes;
-    if (limit && (bytes > limit || d->mem_current > limit - bytes)) return false;
-    d->mem_current += bytes;
-    if (d->mem_current > d->mem_peak) d->mem_peak = d->mem_current;
-    return true;
-}
+bool ic_dec_try_reserve(ic_decoder *d, uint64_t bytes) { return ic_budget_try_charge(&d->budget, bytes); }
 
 ic_status ic_dec_reserve(ic_decoder *d, uint64_t bytes) {
     if (ic_dec_try_reserve(d, bytes)) return IC_OK;
@@ -49,9 +44,7 @@ ic_status ic_dec_reserve(ic_decoder *d, uint64_t bytes) {
                         ic_format_name(d->format), ic_mib(d->opts.limits.max_memory_bytes));
 }
 
-void ic_dec_release(ic_decoder *d, uint64_t bytes) {
-    d->mem_current = bytes > d->mem_current ? 0 : d->mem_current - bytes;
-}
+void ic_dec_release(ic_decoder *d, uint64_t bytes) { ic_budget_refund(&d->budget, bytes); }
 
 void *ic_dec_malloc(ic_decoder *d, size_t size) {
     if (ic_dec_reserve(d, size) != IC_OK) return NULL;
@@ -64,11 +57,7 @@ void *ic_dec_malloc(ic_decoder *d, size_t size) {
     return p;
 }
 
-void ic_dec_free(ic_decoder *d, void *p, size_t size) {
-    if (!p) return;
-    free(p);
-    ic_dec_release(d, size);
-}
+void ic_dec_free(ic_decoder *d, void *p, size_t size) { ic_budget_free(&d->budget, p, size); }
 
 static void free_output(ic_decoder *d) {
     ic_dec_sink_free(d);
@@ -132,6 +121,7 @@ void ic_dec_init(ic_decoder *d, const ic_decode_options *options, ic_error *err)
     }
     d->err = err;
     d->orientation = 1;
+    ic_budget_init(&d->budget, d->opts.limits.max_memory_bytes, d->opts.cancel_flag);
 }
 
 ic_status ic_dec_complete(ic_decoder *d, ic_status st, ic_image **out, ic_decode_stats *stats) {
@@ -163,7 +153,7 @@ ic_status ic_dec_complete(ic_decoder *d, ic_status st, ic_image **out, ic_decode
     img->loop_count = d->loop_count;
     ic_color_finish(d, img);
     if (stats) {
-        stats->peak_bytes = d->mem_peak;
+        stats->peak_bytes = d->budget.peak;
         stats->codec_width = d->codec_width;
         stats->codec_height = d->codec_height;
         stats->helper_rows = d->helper_rows;

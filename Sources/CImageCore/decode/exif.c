@@ -4,18 +4,16 @@
  * read: the chunk walks skip every chunk by its length, and nothing is
  * allocated. Anything malformed reads as orientation 1, never as an error.
  */
+#include <stdbool.h>
 #include <string.h>
 
-#include "ic_decode_internal.h"
+#include "../common/ic_bytes.h"
+#include "ic_exif.h"
+#include "ic_png_chunks.h"
 
-static uint32_t rd16(const uint8_t *p, bool le) {
-    return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 : (uint32_t)p[0] << 8 | p[1];
-}
+static uint32_t rd16(const uint8_t *p, bool le) { return le ? ic_le16(p) : ic_be16(p); }
 
-static uint32_t rd32(const uint8_t *p, bool le) {
-    return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
-              : (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
+static uint32_t rd32(const uint8_t *p, bool le) { return le ? ic_le32(p) : ic_be32(p); }
 
 uint8_t ic_exif_orientation(const uint8_t *tiff, size_t size) {
     if (!tiff || size < 8) return 1;
@@ -53,17 +51,12 @@ static uint8_t payload_orientation(const uint8_t *p, size_t n) {
     return ic_exif_orientation(p, n);
 }
 
-static uint32_t be32(const uint8_t *p) { return rd32(p, false); }
-
 uint8_t ic_png_exif_orientation(const uint8_t *png, size_t size) {
-    size_t at = 8; /* after the signature */
-    while (size >= at + 8) {
-        uint32_t len = be32(png + at);
-        const uint8_t *type = png + at + 4;
-        if (memcmp(type, "IDAT", 4) == 0 || memcmp(type, "IEND", 4) == 0) return 1;
-        if (len > 0x7fffffffu || len > size - at - 8) return 1;
-        if (memcmp(type, "eXIf", 4) == 0) return payload_orientation(png + at + 8, len);
-        at += 12 + (size_t)len;
+    size_t pos = 8; /* after the signature */
+    ic_png_chunk c;
+    while (ic_png_next_chunk(png, size, &pos, &c)) {
+        if (ic_png_chunk_is(&c, "IDAT") || ic_png_chunk_is(&c, "IEND") || !c.data_in) return 1;
+        if (ic_png_chunk_is(&c, "eXIf")) return payload_orientation(c.data, c.length);
     }
     return 1;
 }

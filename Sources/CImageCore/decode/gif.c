@@ -38,7 +38,9 @@
  */
 #include <string.h>
 
+#include "ic_formats.h"
 #include "ic_gif_internal.h"
+#include "ic_sink.h"
 
 #define LZW_MAX_CODES 4096
 

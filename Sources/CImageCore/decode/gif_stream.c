@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "ic_gif_internal.h"
+#include "ic_inc_engine.h"
 
 typedef struct gif_stream {
     ic_decoder *d;

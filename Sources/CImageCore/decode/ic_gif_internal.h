@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ic_decode_internal.h"
+#include "ic_decoder.h"
 
 /** The screen descriptor and the global colour table. */
 typedef struct ic_gif_header {

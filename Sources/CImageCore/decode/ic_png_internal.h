@@ -19,7 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ic_decode_internal.h"
+#include "ic_decoder.h"
+#include "ic_png_chunks.h"
 
 /**
  * The largest filtered image (inflated IDAT data) the fast path holds at once:
@@ -119,47 +120,5 @@ void ic_png_unfilter_row(uint8_t type, uint8_t *cur, const uint8_t *prev, size_t
 /** Expands `width` pixels of an unfiltered row to straight RGBA8 at `dst`. */
 void ic_png_expand_row(const ic_png_header *h, const ic_png_format *fmt, const uint8_t *src,
                        uint8_t *dst, uint32_t width);
-
-/**
- * The chunk walk from the first IDAT on, fed the bytes in order (all at once
- * for the whole body, piece by piece when streaming). It accepts what libpng's
- * sequential reader silently reads once it has the pixels: IDAT chunks in one
- * run, each within 16 MiB, then ancillary chunks, each with its CRC checked,
- * up to IEND (bytes after it are ignored) or the end of the input (a cut in
- * IEND or an ancillary chunk). It declines (IC_ERR_CORRUPT, error set) an
- * IDAT after other chunks, a chunk over 16 MiB, an invalid chunk type, a CRC
- * mismatch, a critical chunk after the image data, and an input that ends
- * inside the IDATs.
- */
-typedef struct ic_png_walk {
-    uint64_t pos;       /* offset in the file of the next byte */
-    uint64_t chunk_at;  /* offset of the current chunk */
-    uint64_t left;      /* bytes of the current chunk's data still to come */
-    uint32_t length;    /* the current chunk's data length */
-    uint32_t crc;       /* CRC of its type and the data so far */
-    uint8_t part;       /* header, data, CRC, or done (IEND read) */
-    uint8_t have;       /* bytes of the header or CRC gathered */
-    uint8_t head[8];
-    uint8_t crc_bytes[4];
-    bool in_idat;       /* no chunk but IDAT seen yet */
-    bool idat;          /* the current chunk is an IDAT */
-    uint64_t payload;   /* IDAT data bytes so far */
-    uint64_t idat_end;  /* offset of the first chunk after the IDATs, once seen */
-} ic_png_walk;
-
-/** Starts a walk at `idat_at`, the first IDAT chunk's offset. */
-void ic_png_walk_init(ic_png_walk *w, uint64_t idat_at);
-
-/**
- * Walks the next bytes, data[0..size) at offset w->pos: consumes *used of
- * them (at least one when size > 0); *idat is true when those bytes are IDAT
- * data (the zlib stream, for the caller to inflate). Fails as the walk
- * declines the file.
- */
-ic_status ic_png_walk_feed(ic_decoder *d, ic_png_walk *w, const uint8_t *data, size_t size,
-                           size_t *used, bool *idat);
-
-/** The input ends where the walk is: IC_OK, or the decline of a cut inside the IDATs. */
-ic_status ic_png_walk_end(ic_decoder *d, const ic_png_walk *w);
 
 #endif /* IC_PNG_INTERNAL_H */

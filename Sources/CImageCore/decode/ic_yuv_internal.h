@@ -11,7 +11,7 @@
 
 #include "../codecs/ic_avif_lib.h"
 
-#include "ic_decode_internal.h"
+#include "ic_decoder.h"
 
 /** A box-averaged copy of a picture for a thumbnail (see ic_yuv_shrink_begin). */
 typedef struct ic_yuv_shrink {

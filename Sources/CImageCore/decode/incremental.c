@@ -14,7 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ic_decode_internal.h"
+#include "ic_apng.h"
+#include "ic_decoder.h"
+#include "ic_exif.h"
+#include "ic_inc_engine.h"
+#include "ic_sink.h"
 #include "ic_incremental.h"
 #include "ic_transform.h"
 

@@ -56,7 +56,10 @@
 #include <string.h>
 
 #include "../codecs/ic_jxl_lib.h"
-#include "ic_decode_internal.h"
+#include "ic_dec_color.h"
+#include "ic_decoder.h"
+#include "ic_formats.h"
+#include "ic_sink.h"
 
 /* Input bytes handed to libjxl between two looks at the cancel flag: a sixteenth of the
  * file, at least 64 KiB (libjxl re-reads an unfinished section at each step). */

@@ -28,7 +28,16 @@
 #include <png.h>
 #include <zlib.h>
 
+#include "../common/ic_bytes.h"
 #include "ic_png_internal.h"
+#include "ic_apng.h"
+#include "ic_dec_color.h"
+#include "ic_decoder.h"
+#include "ic_exif.h"
+#include "ic_formats.h"
+#include "ic_inc_engine.h"
+#include "ic_png_chunks.h"
+#include "ic_sink.h"
 
 typedef struct png_ctx {
     ic_decoder *d;
@@ -365,14 +374,11 @@ static ic_status decode_libpng(ic_decoder *d) {
 }
 
 size_t ic_png_header_size(const uint8_t *p, size_t n) {
-    size_t at = 8; /* after the signature */
-    while (n >= at + 8) {
-        uint32_t len = (uint32_t)p[at] << 24 | (uint32_t)p[at + 1] << 16 | (uint32_t)p[at + 2] << 8 |
-                       p[at + 3];
-        const uint8_t *type = p + at + 4;
-        if (memcmp(type, "IDAT", 4) == 0) return at + 8;
-        if (memcmp(type, "IEND", 4) == 0 || len > 0x7fffffffu) return SIZE_MAX;
-        at += 12 + (size_t)len;
+    size_t pos = 8; /* after the signature */
+    ic_png_chunk c;
+    while (ic_png_next_chunk(p, n, &pos, &c)) {
+        if (ic_png_chunk_is(&c, "IDAT")) return c.at + 8;
+        if (ic_png_chunk_is(&c, "IEND") || c.length > IC_PNG_MAX_CHUNK_LENGTH) return SIZE_MAX;
     }
     return 0;
 }
@@ -438,7 +444,7 @@ static void probe_iccp(const uint8_t *chunk, size_t len, ic_info *info) {
     int r = inflate(&s, Z_SYNC_FLUSH);
     inflateEnd(&s);
     if ((r != Z_OK && r != Z_STREAM_END) || s.avail_out != 0) return;
-    size_t total = (size_t)head[0] << 24 | (size_t)head[1] << 16 | (size_t)head[2] << 8 | head[3];
+    size_t total = ic_be32(head);
     ic_icc_note_probe(info, head, sizeof head, total);
 }
 
@@ -447,22 +453,19 @@ ic_status ic_png_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err)
     if (n < 29 || memcmp(p + 12, "IHDR", 4) != 0) {
         return ic_set_error(err, IC_ERR_CORRUPT, "PNG: the first chunk is not IHDR");
     }
-    info->width = (uint32_t)p[16] << 24 | (uint32_t)p[17] << 16 | (uint32_t)p[18] << 8 | p[19];
-    info->height = (uint32_t)p[20] << 24 | (uint32_t)p[21] << 16 | (uint32_t)p[22] << 8 | p[23];
+    info->width = ic_be32(p + 16);
+    info->height = ic_be32(p + 20);
     info->bit_depth = p[24];
     uint8_t color_type = p[25];
     info->is_progressive = p[28] == 1;
     info->has_alpha = (color_type & 4) != 0;
     /* A tRNS chunk before IDAT also means alpha. */
-    size_t i = 8;
-    while (i + 8 <= n) {
-        uint32_t len = (uint32_t)p[i] << 24 | (uint32_t)p[i + 1] << 16 | (uint32_t)p[i + 2] << 8 | p[i + 3];
-        const uint8_t *type = p + i + 4;
-        if (memcmp(type, "tRNS", 4) == 0) info->has_alpha = 1;
-        if (memcmp(type, "IDAT", 4) == 0 || memcmp(type, "IEND", 4) == 0) break;
-        if (len > n - i - 8) break;
-        if (memcmp(type, "iCCP", 4) == 0 && !info->has_icc_profile) probe_iccp(p + i + 8, len, info);
-        i += 12 + (size_t)len;
+    size_t pos = 8;
+    ic_png_chunk c;
+    while (ic_png_next_chunk(p, n, &pos, &c)) {
+        if (ic_png_chunk_is(&c, "tRNS")) info->has_alpha = 1;
+        if (ic_png_chunk_is(&c, "IDAT") || ic_png_chunk_is(&c, "IEND") || !c.data_in) break;
+        if (ic_png_chunk_is(&c, "iCCP") && !info->has_icc_profile) probe_iccp(c.data, c.length, info);
     }
     if (info->width == 0 || info->height == 0) {
         return ic_set_error(err, IC_ERR_CORRUPT, "PNG: image size %ux%u is empty", info->width,

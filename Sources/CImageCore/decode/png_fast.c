@@ -18,7 +18,9 @@
 
 #include <libdeflate.h>
 
+#include "../common/ic_bytes.h"
 #include "ic_png_internal.h"
+#include "ic_sink.h"
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
@@ -30,14 +32,6 @@
 #include <tmmintrin.h>
 #define PNG_FAST_SSSE3 1
 #endif
-
-/* libpng's limit on any chunk but IDAT (png.c sets png_set_chunk_malloc_max to 16 MiB; libpng
- * refuses lengths over 2^31 - 1 too). */
-#define CHUNK_LIMIT (16u << 20)
-
-static uint32_t be32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 static ic_status unusual(ic_decoder *d, const char *what, size_t at) {
     return ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: %s (chunk at byte %zu)", what, at);
@@ -75,102 +69,6 @@ static uint64_t filtered_size(const ic_png_header *h, uint32_t bits_per_pixel) {
         if (w && rows) total += (uint64_t)rows * (1 + ic_png_row_bytes(w, bits_per_pixel));
     }
     return total;
-}
-
-/* ---- Chunks. ---- */
-
-static bool is_letter(uint8_t c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
-
-enum { WALK_HEAD, WALK_DATA, WALK_CRC, WALK_DONE };
-
-void ic_png_walk_init(ic_png_walk *w, uint64_t idat_at) {
-    memset(w, 0, sizeof *w);
-    w->pos = w->chunk_at = idat_at;
-    w->in_idat = true;
-}
-
-/* The rules on a chunk's length and type, once its header is in (libpng checks them before
- * it reads the data). */
-static ic_status walk_head(ic_decoder *d, ic_png_walk *w) {
-    const uint8_t *type = w->head + 4;
-    size_t at = (size_t)w->chunk_at;
-    w->length = be32(w->head);
-    w->idat = memcmp(type, "IDAT", 4) == 0;
-    if (!w->idat && w->in_idat) {
-        w->in_idat = false;
-        w->idat_end = w->chunk_at;
-    }
-    if (w->idat && !w->in_idat) return unusual(d, "IDAT after other chunks", at);
-    /* libpng refuses other chunks over CHUNK_LIMIT; it allows bigger IDATs, which are
-     * rare enough to leave to it. */
-    if (w->length > CHUNK_LIMIT) return unusual(d, "chunk over 16 MiB", at);
-    if (!is_letter(type[0]) || !is_letter(type[1]) || !is_letter(type[2]) || !is_letter(type[3])) {
-        return unusual(d, "invalid chunk type", at);
-    }
-    /* libpng refuses a critical chunk here (IHDR or PLTE out of place), whole or cut short. */
-    if (!w->idat && !(type[0] & 0x20) && memcmp(type, "IEND", 4) != 0) {
-        return unusual(d, "critical chunk after the image data", at);
-    }
-    w->crc = (uint32_t)libdeflate_crc32(0, type, 4);
-    w->left = w->length;
-    w->part = w->length ? WALK_DATA : WALK_CRC;
-    return IC_OK;
-}
-
-ic_status ic_png_walk_feed(ic_decoder *d, ic_png_walk *w, const uint8_t *data, size_t size,
-                           size_t *used, bool *idat) {
-    ic_status st = IC_OK;
-    size_t n;
-    *idat = false;
-    switch (w->part) {
-    case WALK_HEAD:
-        n = size < 8u - w->have ? size : 8u - w->have;
-        memcpy(w->head + w->have, data, n);
-        w->have = (uint8_t)(w->have + n);
-        if (w->have == 8) {
-            w->have = 0;
-            st = walk_head(d, w);
-        }
-        break;
-    case WALK_DATA:
-        n = w->left < size ? (size_t)w->left : size;
-        w->crc = (uint32_t)libdeflate_crc32(w->crc, data, n);
-        w->left -= n;
-        if (w->idat) {
-            *idat = true;
-            w->payload += n;
-        }
-        if (w->left == 0) w->part = WALK_CRC;
-        break;
-    case WALK_CRC:
-        n = size < 4u - w->have ? size : 4u - w->have;
-        memcpy(w->crc_bytes + w->have, data, n);
-        w->have = (uint8_t)(w->have + n);
-        if (w->have < 4) break;
-        w->have = 0;
-        if (w->crc != be32(w->crc_bytes)) {
-            st = unusual(d, "chunk CRC mismatch", (size_t)w->chunk_at);
-        } else if (!w->idat && memcmp(w->head + 4, "IEND", 4) == 0) {
-            w->part = WALK_DONE;
-        } else {
-            w->part = WALK_HEAD;
-            w->chunk_at = w->pos + n;
-        }
-        break;
-    default: /* after IEND: ignored, as libpng does not read it */
-        n = size;
-        break;
-    }
-    w->pos += n;
-    *used = n;
-    return st;
-}
-
-ic_status ic_png_walk_end(ic_decoder *d, const ic_png_walk *w) {
-    /* libpng stops at the end of the input in IEND or an ancillary chunk once it has the
-     * pixels; not inside the IDATs. */
-    if (w->part == WALK_DONE || !w->in_idat) return IC_OK;
-    return unusual(d, "truncated IDAT chunk", (size_t)w->chunk_at);
 }
 
 ic_status ic_png_format_init(ic_decoder *d, const ic_png_header *h, ic_png_format *fmt) {
@@ -245,15 +143,15 @@ ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast
     /* The zlib stream, contiguous: the single IDAT's payload, or all of them copied. */
     const uint8_t *stream = p + h->idat_at + 8;
     ic_dec_buffer joined = {0};
-    if (payload != be32(p + h->idat_at)) {
+    if (payload != ic_be32(p + h->idat_at)) {
         st = ic_dec_buffer_alloc(d, (size_t)payload, &joined);
         if (st != IC_OK) return st;
-        size_t at = 0;
-        for (size_t pos = h->idat_at; pos < idat_end;) {
-            uint32_t length = be32(p + pos);
-            memcpy(joined.p + at, p + pos + 8, length);
-            at += length;
-            pos += 12 + (size_t)length;
+        /* The walk checked every IDAT chunk, whole, up to idat_end. */
+        size_t at = 0, pos = h->idat_at;
+        ic_png_chunk c;
+        while (pos < idat_end && ic_png_next_chunk(p, d->size, &pos, &c)) {
+            memcpy(joined.p + at, c.data, c.length);
+            at += c.length;
         }
         stream = joined.p;
     }

@@ -47,7 +47,10 @@
 #include <libdeflate.h>
 #include <zlib.h>
 
+#include "../common/ic_bytes.h"
 #include "ic_png_internal.h"
+#include "ic_inc_engine.h"
+#include "ic_sink.h"
 
 /* Bytes of filtered rows inflated per round. */
 #define ROUND_BYTES (64u * 1024)
@@ -211,8 +214,7 @@ static ic_status inflate_data(png_stream *s, const uint8_t *in, size_t size) {
         }
         if (r == Z_STREAM_END) {
             /* zlib stops right after the stream's trailer, its Adler-32. */
-            uint32_t trailer = (uint32_t)s->tail[0] << 24 | (uint32_t)s->tail[1] << 16 |
-                               (uint32_t)s->tail[2] << 8 | s->tail[3];
+            uint32_t trailer = ic_be32(s->tail);
             if (trailer != s->adler) return decline(s, "Adler-32 mismatch in the image data");
             s->ended = true;
             return s->rows == s->h.height ? IC_OK : decline(s, "the image data ends early");

@@ -10,7 +10,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "ic_decode_internal.h"
+#include "ic_decoder.h"
+#include "ic_sink.h"
 
 /* Plans the output for a stored size; see ic_decode_options. */
 static void plan(ic_decoder *d, uint32_t width, uint32_t height) {
@@ -88,12 +89,12 @@ ic_status ic_dec_check_size(ic_decoder *d, uint32_t width, uint32_t height, uint
     }
     if (lim->max_memory_bytes &&
         (bytes > lim->max_memory_bytes || extra_bytes > lim->max_memory_bytes - bytes ||
-         d->mem_current > lim->max_memory_bytes - bytes - extra_bytes)) {
+         d->budget.current > lim->max_memory_bytes - bytes - extra_bytes)) {
         return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
                             "%s: decoding %ux%u x %u frame(s) needs %.1f MiB, over the memory "
                             "limit of %.1f MiB",
                             name, width, height, frames,
-                            ic_mib(bytes + extra_bytes + d->mem_current),
+                            ic_mib(bytes + extra_bytes + d->budget.current),
                             ic_mib(lim->max_memory_bytes));
     }
     return IC_OK;

@@ -2,6 +2,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "../common/ic_bytes.h"
 #include "../common/ic_common_internal.h"
 #include "ic_format.h"
 
@@ -27,7 +28,7 @@ static ic_format brand_format(const uint8_t *b) {
  * compatible ones; a generic HEIF major brand is refined by AVIF/HEIC compatibles. */
 static ic_format sniff_ftyp(const uint8_t *d, size_t n) {
     if (n < 12 || memcmp(d + 4, "ftyp", 4) != 0) return IC_FORMAT_UNKNOWN;
-    uint32_t box = (uint32_t)d[0] << 24 | (uint32_t)d[1] << 16 | (uint32_t)d[2] << 8 | d[3];
+    uint32_t box = ic_be32(d);
     if (box < 16 || box > 4096) return IC_FORMAT_UNKNOWN;
     size_t end = box < n ? box : n;
     ic_format major = brand_format(d + 8);
@@ -72,8 +73,7 @@ static bool sniff_svg(const uint8_t *d, size_t n) {
 
 static bool sniff_bmp(const uint8_t *d, size_t n) {
     if (n < 18 || d[0] != 'B' || d[1] != 'M') return false;
-    uint32_t dib = (uint32_t)d[14] | (uint32_t)d[15] << 8 | (uint32_t)d[16] << 16 |
-                   (uint32_t)d[17] << 24;
+    uint32_t dib = ic_le32(d + 14);
     return dib == 12 || dib == 16 || dib == 40 || dib == 52 || dib == 56 || dib == 64 ||
            dib == 108 || dib == 124;
 }

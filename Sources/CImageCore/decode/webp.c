@@ -28,7 +28,13 @@
 #include <webp/decode.h>
 #include <webp/demux.h>
 
-#include "ic_decode_internal.h"
+#include "../common/ic_bytes.h"
+#include "ic_dec_color.h"
+#include "ic_decoder.h"
+#include "ic_exif.h"
+#include "ic_formats.h"
+#include "ic_inc_engine.h"
+#include "ic_sink.h"
 
 static const char *vp8_status_text(VP8StatusCode code) {
     switch (code) {
@@ -64,17 +70,13 @@ static ic_status vp8_failure(ic_decoder *d, VP8StatusCode code) {
     return ic_set_error(d->err, st, "WebP: %s", vp8_status_text(code));
 }
 
-static uint32_t le32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* Whether the RIFF container, or a chunk up to and including the image data, claims more bytes
  * than the input has (or the input ends before the image data). */
 static bool container_overruns(const uint8_t *p, size_t n) {
-    if (n < 12 || le32(p + 4) > n - 8) return true;
+    if (n < 12 || ic_le32(p + 4) > n - 8) return true;
     size_t at = 12;
     while (n - at >= 8) {
-        uint32_t size = le32(p + at + 4);
+        uint32_t size = ic_le32(p + at + 4);
         if (size > n - at - 8) return true;
         if (memcmp(p + at, "VP8 ", 4) == 0 || memcmp(p + at, "VP8L", 4) == 0) return false;
         at += 8 + (size_t)size + (size & 1);
@@ -422,7 +424,7 @@ static ic_status inc_start(webp_inc *s) {
     }
     s->idec = WebPIDecode(NULL, 0, &s->config);
     if (!s->idec) return vp8_failure(d, VP8_STATUS_OUT_OF_MEMORY);
-    size_t total = (size_t)le32(p + 4) + 8;
+    size_t total = (size_t)ic_le32(p + 4) + 8;
     s->step = f->format == 1 ? WEBP_LOSSY_STEP
               : total / WEBP_STEPS > WEBP_MIN_STEP ? total / WEBP_STEPS : WEBP_MIN_STEP;
     return IC_OK;
@@ -520,12 +522,12 @@ ic_inc_phase ic_webp_inc_phase(const uint8_t *p, size_t n) {
      * VP8, 5 for VP8L), within the size the RIFF header gives, as libwebp reads it. */
     if (n < 21) return IC_INC_HEADER;
     if (memcmp(p + 12, "VP8X", 4) == 0 && (p[20] & 0x02)) return IC_INC_WHOLE_BODY;
-    uint32_t riff = le32(p + 4);
+    uint32_t riff = ic_le32(p + 4);
     if ((uint64_t)riff + 8 < n) n = (size_t)riff + 8;
     size_t at = 12;
     for (int chunk = 0; chunk < WEBP_MAX_HEADER_CHUNKS; chunk++) {
         if (at > n || n - at < 8) return IC_INC_HEADER;
-        uint32_t size = le32(p + at + 4);
+        uint32_t size = ic_le32(p + at + 4);
         bool lossy = memcmp(p + at, "VP8 ", 4) == 0;
         if (lossy || memcmp(p + at, "VP8L", 4) == 0) {
             if (n - at - 8 < (lossy ? 10u : 5u)) return IC_INC_HEADER;

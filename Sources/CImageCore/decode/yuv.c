@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ic_yuv_internal.h"
+#include "ic_sink.h"
 
 /* libavif's conversion failure as an ImageKit error. */
 static ic_status convert_failure(ic_decoder *d, avifResult r) {

@@ -84,9 +84,6 @@ typedef enum ic_color_space {
  */
 const uint8_t *ic_image_icc_profile(const ic_image *image, size_t *size);
 
-/** Short name of a colour space: "none", "RGB", "GRAY", "CMYK" or "other". */
-const char *ic_color_space_name(ic_color_space space);
-
 /** Counters of the process-wide transform cache, for tests and metrics. */
 typedef struct ic_color_cache_stats {
     /** Decodes that looked a profile up (IC_COLOR_SRGB with a profile). */

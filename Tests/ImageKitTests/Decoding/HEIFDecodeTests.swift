@@ -386,7 +386,7 @@ final class HEIFDecodeTests: XCTestCase {
     }
 
     /// A picture without SAO is decoded into the zeroed buffers ImageKit's HEVC plugin allocates
-    /// (decode/heif_hevc.c); no other fixture has one. Bit-exact with heif-convert (libheif 1.15's
+    /// (decode/heif/heif_hevc.c); no other fixture has one. Bit-exact with heif-convert (libheif 1.15's
     /// own plugin): the SHA-256 of its RGBA output.
     func testAPictureWithoutSAODecodesIntoImageKitsBuffersAsHeifConvertDoes() throws {
         let image = try ImageDecoder().decode(try built("no-sao.heic"))

@@ -35,7 +35,7 @@ final class HEIFHeapFillTests: XCTestCase {
     /// Damaged HEVC streams that libde265 decodes without a warning, in pictures with SAO on,
     /// which libde265 allocates through its default allocation functions: their unwritten
     /// blocks showed the heap's fill (other pixels under 85 than under 170) until ImageKit
-    /// pointed those functions at its zeroing ones (decode/heif_hevc.c). The SHA-256 of the
+    /// pointed those functions at its zeroing ones (decode/heif/heif_hevc.c). The SHA-256 of the
     /// pixels each decodes to, the unwritten blocks a fixed value (zero Y, Cb and Cr, converted).
     private let damagedSAOPictures = [
         // A mutation of heic/rainbow-451x461.heic (six bytes of its slice zeroed, made by

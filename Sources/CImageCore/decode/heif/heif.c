@@ -1,11 +1,12 @@
 /*
- * heif.c — HEIF and HEIC decoding with libheif (1.15: HEVC through libde265).
+ * heif.c — HEIF and HEIC decoding with libheif (HEVC through libde265), the version
+ * IC_HEIF_MIRRORED_VERSION names (README.md here).
  *
  * The primary image only (frame_count 1; image sequences and other items are
  * not read). libheif applies the item's transformative properties (clap crop,
  * irot, imir) itself; keep_orientation=1 sets its ignore_transformations, so
  * the pixels come as coded — the clean-aperture crop is then not applied either
- * (libheif 1.15 has one switch for all three). The orientation reported is the
+ * (libheif has one switch for all three). The orientation reported is the
  * primary item's irot/imir as an EXIF value (heif_boxes.c); an EXIF block in the
  * file is not applied on top (HEIF: irot/imir are authoritative).
  *
@@ -16,12 +17,12 @@
  * (heif_image_get_bits_per_pixel_range); each sample v is rounded to 8 bits here,
  * one row at a time into the sink's row: round(v * 255 / (2^b - 1)), computed as
  * (v * 255 + (2^b - 1) / 2) / (2^b - 1) in integers (2^b - 1 is odd: no ties),
- * the rounding AVIF and JPEG XL get from their libraries. libheif 1.15's own
+ * the rounding AVIF and JPEG XL get from their libraries. libheif's own
  * 8-bit output would drop the low bits instead (a shift). Big-endian because
- * libheif 1.15 writes those layouts directly (the little-endian ones cost it a
+ * libheif writes those layouts directly (the little-endian ones cost it a
  * second copy to swap bytes); RRGGBB without alpha because RRGGBBAA would fill
  * alpha with 0xFFFF, not 2^b - 1. Alpha is taken at the colour's depth: libheif
- * 1.15 reports one depth for the interleaved image (its encoder writes alpha at
+ * reports one depth for the interleaved image (its encoder writes alpha at
  * the colour's depth); a larger value counts as the maximum. Straight alpha,
  * rounded like the colour, is premultiplied by the sink; a handle that says its
  * colour is premultiplied already is passed through as final. Should libheif
@@ -37,7 +38,7 @@
  * output image then carries; BT.709/sRGB and unspecified need nothing; other code
  * points (BT.2020, PQ, HLG: HDR is out of scope) are left as they are, their
  * values read as sRGB. An nclx in the HEVC stream only (no colr box) sets the
- * matrix, not the colour (libheif 1.15 reports it after the decode only).
+ * matrix, not the colour (libheif reports it after the decode only).
  *
  * Limits: the coded size (ispe: libheif decodes all of it before cropping) and
  * the output size are checked (ic_dec_check_size) before libheif decodes, with an
@@ -45,12 +46,12 @@
  * (libde265's picture and libheif's copy, two bytes a sample above 8 bits), the
  * alpha plane likewise, and libheif's interleaved output (4 bytes a pixel at 8
  * bits, 6 or 8 with alpha above). libheif's own size limit
- * (heif_context_set_maximum_image_size_limit, the only security limit 1.15
+ * (heif_context_set_maximum_image_size_limit, the only security limit it
  * exposes, per side) is lowered to max_pixels when that is smaller. What ispe does
  * not bound is read from the boxes first (heif_boxes.c, hevc_sps.c; see
  * check_coded_pictures): the largest grid or overlay canvas and the largest picture
  * an HEVC SPS in the file declares meet the same limits, and derived images that
- * derive from themselves (libheif 1.15 recurses until the stack overflows) or whose
+ * derive from themselves (libheif recurses until the stack overflows) or whose
  * inputs decode far more pixels than their canvas shows are refused.
  *
  * Thumbnails: an embedded thumbnail item at least as large as the planned output
@@ -58,14 +59,14 @@
  * decoded and shrunk through the sink (above 8 bits: rounded as above, then
  * resampled). For an opaque 8-bit primary image shrunk 4x or more, libheif is
  * asked for YCbCr 4:2:0 planes (HEIC's usual coding: no
- * conversion then; libheif 1.15 reports no coded chroma format, and without an
+ * conversion then; libheif reports no coded chroma format, and without an
  * explicit one it hands over RGB); 8-bit planes are box-averaged and converted 16 rows
  * at a time into the resampler like AVIF's (yuv.c), with the matrix and range
  * libheif's own RGBA conversion would use: the decoded image's nclx (from the
  * colr box or the HEVC stream), else libheif's default, BT.601 full range.
  * Planes libheif hands over otherwise are decoded again as RGBA.
  *
- * Cancellation: looked at before and after the decode. libheif 1.15 cannot stop
+ * Cancellation: looked at before and after the decode. libheif cannot stop
  * inside heif_decode_image: its progress callbacks (on_progress, tiles of grid
  * images only) return nothing.
  *
@@ -78,10 +79,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../codecs/ic_heif_lib.h"
-#include "ic_yuv_internal.h"
+#include "../../codecs/ic_heif_lib.h"
+#include "../ic_yuv_internal.h"
+#include "../ic_dec_color.h"
+#include "../ic_decoder.h"
+#include "../ic_formats.h"
+#include "../ic_sink.h"
+#include "ic_heif_internal.h"
 
-/* libheif's own default size limit (MAX_IMAGE_WIDTH/HEIGHT in 1.15). */
+/* libheif's own default size limit (MAX_IMAGE_WIDTH/HEIGHT). */
 #define HEIF_LIBRARY_MAX_SIDE 32768u
 
 static const char *name(const ic_decoder *d) { return ic_format_name(d->format); }
@@ -113,14 +119,14 @@ static ic_status heif_failure(ic_decoder *d, struct heif_error e, const char *wh
 static struct heif_context *open_context(const uint8_t *data, size_t size, uint64_t max_pixels,
                                          uint64_t item_pixels, const char *fmt, ic_error *err,
                                          ic_status *st) {
-    /* A HEIF file has one file-level meta box (ISO/IEC 23008-12). libheif 1.15 reads every
+    /* A HEIF file has one file-level meta box (ISO/IEC 23008-12). libheif reads every
      * one it meets and mixes their items and properties: fuzz_heif found files that make it
      * allocate 760 MB and then read out of bounds. */
     if (ic_heif_meta_boxes(data, size) > 1) {
         *st = ic_set_error(err, IC_ERR_CORRUPT, "%s: more than one file-level meta box", fmt);
         return NULL;
     }
-    /* libheif 1.15 reads a file's items in time that grows with their square (a 1.4 MB file of
+    /* libheif reads a file's items in time that grows with their square (a 1.4 MB file of
      * 20 000 items: 11 s in heif-info). An image of item_pixels needs no more items than a
      * grid of 256 x 256 tiles for it and for its alpha, with 256 more (thumbnails, metadata). */
     uint64_t items = ic_heif_item_count(data, size);
@@ -230,7 +236,7 @@ static bool wrap_planes(const struct heif_image *img, avifImage *pic) {
     pic->depth = 8;
     pic->yuvFormat = format;
     pic->imageOwnsYUVPlanes = AVIF_FALSE;
-    /* libheif 1.15's own conversion: the image's nclx, else BT.601 full range. */
+    /* libheif's own conversion: the image's nclx, else BT.601 full range. */
     struct heif_color_profile_nclx *nclx = NULL;
     pic->yuvRange = AVIF_RANGE_FULL;
     pic->matrixCoefficients = AVIF_MATRIX_COEFFICIENTS_BT601;
@@ -408,7 +414,7 @@ static void take_color(ic_decoder *d, struct heif_image_handle *handle) {
         }
         ic_dec_free(d, icc, size);
     }
-    /* libheif 1.15 allocates the profile before it checks the code points: free it either way. */
+    /* libheif allocates the profile before it checks the code points: free it either way. */
     struct heif_color_profile_nclx *nclx = NULL;
     if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
         ic_color_take_cicp(d, (uint16_t)nclx->color_primaries, (uint16_t)nclx->transfer_characteristics);
@@ -427,7 +433,7 @@ static ic_status check_coded_pictures(ic_decoder *d, int bits, bool alpha) {
     ic_heif_scan scan;
     ic_heif_derived_status found = ic_heif_scan_items(d->data, d->size, &scan);
     const ic_heif_derived *derived = &scan.derived;
-    /* libheif 1.15 would hand an AV1-coded item to dav1d or aom with no limit on its frame
+    /* libheif would hand an AV1-coded item to dav1d or aom with no limit on its frame
      * size, and only HEVC pictures are read here: AV1 goes through libavif (AVIF brands). */
     if (scan.has_av1) {
         return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,

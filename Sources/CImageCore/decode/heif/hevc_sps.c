@@ -1,7 +1,7 @@
 /*
  * hevc_sps.c — the picture size an HEVC sequence parameter set declares (ITU-T H.265
  * 7.3.2.2), read as libde265 1.0 reads it: libde265 allocates the picture (its planes and
- * its per-block metadata) at that size, whatever the HEIF item's ispe says, and libheif 1.15
+ * its per-block metadata) at that size, whatever the HEIF item's ispe says, and libheif
  * then converts the whole decoded picture. heif.c checks this size against the limits
  * before libheif decodes. Also the part libde265 puts out (the conformance window), which
  * must fill a grid's tile (heif_boxes.c).
@@ -11,7 +11,7 @@
  * refused, both as in libde265, so a parameter set this reader refuses is one libde265
  * refuses too (and then decodes nothing with it).
  */
-#include "ic_decode_internal.h"
+#include "ic_heif_internal.h"
 
 /* The NAL unit type of a sequence parameter set. */
 #define NAL_SPS 33

@@ -1,6 +1,6 @@
 /*
  * heif_boxes.c — what ImageKit reads from a HEIF file's ISO-BMFF boxes itself, before or
- * besides libheif 1.15: meta → pitm (the primary item), iinf (the items' types), iloc (their
+ * besides libheif: meta → pitm (the primary item), iinf (the items' types), iloc (their
  * data), iref (what derived items derive from), iprp → ipco (the properties) and ipma (which
  * properties an item has, in order).
  *
@@ -19,18 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ic_decode_internal.h"
+#include "../../common/ic_bytes.h"
+#include "ic_heif_internal.h"
 
 typedef struct box {
     const uint8_t *body;
     size_t size;
 } box;
-
-static uint32_t be32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint32_t be16(const uint8_t *p) { return (uint32_t)p[0] << 8 | p[1]; }
 
 /* The next box of `rest` (its type and body), which it leaves; false at the end or at a box
  * that does not fit. */
@@ -38,11 +33,11 @@ static bool next_box(box *rest, char type[4], box *out) {
     const uint8_t *p = rest->body;
     size_t n = rest->size;
     if (n < 8) return false;
-    uint64_t size = be32(p);
+    uint64_t size = ic_be32(p);
     size_t header = 8;
     if (size == 1) {
         if (n < 16) return false;
-        size = (uint64_t)be32(p + 8) << 32 | be32(p + 12);
+        size = (uint64_t)ic_be32(p + 8) << 32 | ic_be32(p + 12);
         header = 16;
     } else if (size == 0) {
         size = n;
@@ -85,7 +80,7 @@ static void apply(turn *t, const char type[4], const box *b) {
     if (memcmp(type, "irot", 4) == 0 && b->size >= 1) {
         t->r = (t->r + (b->body[0] & 3)) & 3;
     } else if (memcmp(type, "imir", 4) == 0 && b->size >= 1) {
-        /* As libheif 1.15 applies it: axis 1 mirrors left-right (F), axis 0 top-bottom (F
+        /* As libheif applies it: axis 1 mirrors left-right (F), axis 0 top-bottom (F
          * then R(2)). Mirroring after a rotation: F·R(r) = R(-r)·F. */
         t->m ^= 1;
         t->r = (4 - t->r) & 3;
@@ -114,10 +109,10 @@ static bool primary_item(const uint8_t *data, size_t size, box *children, uint32
     if (!meta_children(data, size, children)) return false;
     if (!find_box(children->body, children->size, "pitm", &pitm) || pitm.size < 6) return false;
     if (pitm.body[0] == 0) {
-        *id = be16(pitm.body + 4);
+        *id = ic_be16(pitm.body + 4);
     } else {
         if (pitm.size < 8) return false;
-        *id = be32(pitm.body + 4);
+        *id = ic_be32(pitm.body + 4);
     }
     return true;
 }
@@ -141,7 +136,7 @@ static bool ipma_begin(const box *children, ipma_walk *w) {
     }
     w->id_bytes = ipma.body[0] < 1 ? 2 : 4;
     w->each = (ipma.body[3] & 1) ? 2 : 1;
-    w->left = be32(ipma.body + 4);
+    w->left = ic_be32(ipma.body + 4);
     w->at = ipma.body + 8;
     w->end = ipma.body + ipma.size;
     return true;
@@ -153,7 +148,7 @@ static bool next_ipma_entry(ipma_walk *w, uint32_t *id, const uint8_t **entry) {
     if (w->left == 0 || (size_t)(w->end - w->at) < w->id_bytes + 1) return false;
     size_t count = w->at[w->id_bytes];
     if ((size_t)(w->end - w->at - w->id_bytes - 1) / w->each < count) return false;
-    *id = w->id_bytes == 2 ? be16(w->at) : be32(w->at);
+    *id = w->id_bytes == 2 ? ic_be16(w->at) : ic_be32(w->at);
     *entry = w->at;
     w->at += w->id_bytes + 1 + count * w->each;
     w->left--;
@@ -176,7 +171,7 @@ static void props_from(const ipma_walk *ipma, const uint8_t *entry, prop_walk *w
     w->wide = ipma->each == 2;
 }
 
-/* Item `id`'s properties: its first ipma entry, as libheif 1.15 takes it. */
+/* Item `id`'s properties: its first ipma entry, as libheif takes it. */
 static bool props_begin(const box *children, uint32_t id, prop_walk *w) {
     ipma_walk ipma;
     uint32_t item;
@@ -193,7 +188,7 @@ static bool props_begin(const box *children, uint32_t id, prop_walk *w) {
 
 static bool next_prop(prop_walk *w, char type[4], box *prop) {
     while (w->left > 0) {
-        uint32_t index = w->wide ? be16(w->at) & 0x7FFF : w->at[0] & 0x7F;
+        uint32_t index = w->wide ? ic_be16(w->at) & 0x7FFF : w->at[0] & 0x7F;
         w->at += w->wide ? 2 : 1;
         w->left--;
         if (index && nth_box(&w->ipco, index, type, prop)) return true;
@@ -236,7 +231,7 @@ static bool next_item(item_walk *w, uint32_t *id, const uint8_t **type) {
         if (memcmp(t, "infe", 4) != 0 || infe.size < 4 || (infe.body[0] != 2 && infe.body[0] != 3)) continue;
         size_t id_bytes = infe.body[0] == 2 ? 2 : 4;
         if (infe.size >= 4 + id_bytes + 2 + 4) {
-            *id = id_bytes == 2 ? be16(infe.body + 4) : be32(infe.body + 4);
+            *id = id_bytes == 2 ? ic_be16(infe.body + 4) : ic_be32(infe.body + 4);
             *type = infe.body + 4 + id_bytes + 2;
             return true;
         }
@@ -249,14 +244,14 @@ static bool field(const uint8_t **at, const uint8_t *end, unsigned bytes, uint64
     if (bytes != 2 && bytes != 4 && bytes != 8) return false;
     if ((size_t)(end - *at) < bytes) return false;
     *out = bytes == 0   ? 0
-           : bytes == 2 ? be16(*at)
-           : bytes == 4 ? be32(*at)
-                        : (uint64_t)be32(*at) << 32 | be32(*at + 4);
+           : bytes == 2 ? ic_be16(*at)
+           : bytes == 4 ? ic_be32(*at)
+                        : (uint64_t)ic_be32(*at) << 32 | ic_be32(*at + 4);
     *at += bytes;
     return true;
 }
 
-/* An iloc offset, length, base offset or index whose size iloc gives as `bytes`: libheif 1.15
+/* An iloc offset, length, base offset or index whose size iloc gives as `bytes`: libheif
  * reads one of 4 or 8 bytes, and for any other size reads nothing and takes 0. */
 static bool sized_field(const uint8_t **at, const uint8_t *end, unsigned bytes, uint64_t *out) {
     if (bytes == 4 || bytes == 8) return field(at, end, bytes, out);
@@ -264,11 +259,11 @@ static bool sized_field(const uint8_t **at, const uint8_t *end, unsigned bytes, 
     return true;
 }
 
-/* libheif 1.15's limit on an item's extents (MAX_ILOC_EXTENTS_PER_ITEM): with more, it
+/* libheif's limit on an item's extents (MAX_ILOC_EXTENTS_PER_ITEM): with more, it
  * reads no file at all. */
 #define MAX_EXTENTS 32
 
-/* An item's data as libheif 1.15 reads it: its extents, one after the other. */
+/* An item's data as libheif reads it: its extents, one after the other. */
 typedef struct item_data {
     box part[MAX_EXTENTS];
     unsigned parts;
@@ -292,7 +287,7 @@ static bool item_read(const item_data *d, uint64_t at, uint8_t *out, size_t n) {
     return true;
 }
 
-/* iloc's entries one at a time, read as libheif 1.15 reads them (see sized_field): a version
+/* iloc's entries one at a time, read as libheif reads them (see sized_field): a version
  * above 2 reads as 2, indices only from version 2. */
 typedef struct iloc_walk {
     const uint8_t *at;
@@ -357,7 +352,7 @@ static bool next_iloc_entry(iloc_walk *w, iloc_entry *e) {
     return true;
 }
 
-/* The data of iloc entry `e` (from walk `w`), as libheif 1.15 gathers it: every extent in the
+/* The data of iloc entry `e` (from walk `w`), as libheif gathers it: every extent in the
  * file (construction method 0) or in idat (1), a length of 0 being no bytes; false when
  * libheif could not read it either (another method, out of bounds). An extent in idat may
  * reach a few bytes past idat's body, as libheif allows (it compares with the box's size,
@@ -398,7 +393,7 @@ typedef struct id_entry {
     const uint8_t *at;
 } id_entry;
 
-/* A box's entries sorted by item id, the first in the box first (libheif 1.15 takes the first
+/* A box's entries sorted by item id, the first in the box first (libheif takes the first
  * entry for an item in each of these boxes): a scan over every item finds each in log n.
  * Looking them up one by one along the boxes, a file of 20 000 items took a minute. */
 typedef struct id_table {
@@ -539,8 +534,8 @@ static int item_canvas(const heif_items *ix, uint32_t id, const char type[4], ui
     bool wide = head[1] & 1;
     if (!item_read(&payload, 0, head, skip + (wide ? 8 : 4))) return -1;
     const uint8_t *q = head + skip;
-    *width = wide ? be32(q) : be16(q);
-    *height = wide ? be32(q + 4) : be16(q + 2);
+    *width = wide ? ic_be32(q) : ic_be16(q);
+    *height = wide ? ic_be32(q + 4) : ic_be16(q + 2);
     return 1;
 }
 
@@ -592,7 +587,7 @@ static void consider(const uint8_t *nal, size_t n, sps_pictures *acc) {
     acc->found = true;
 }
 
-/* The NAL units of an hvcC box (its arrays, each NAL with a 16-bit length), as libheif 1.15
+/* The NAL units of an hvcC box (its arrays, each NAL with a 16-bit length), as libheif
  * reads them. */
 static void hvcc_pictures(const box *hvcc, sps_pictures *acc) {
     if (hvcc->size < 23) return;
@@ -600,11 +595,11 @@ static void hvcc_pictures(const box *hvcc, sps_pictures *acc) {
     unsigned arrays = hvcc->body[22];
     for (unsigned a = 0; a < arrays; a++) {
         if (end - p < 3) return;
-        unsigned units = be16(p + 1);
+        unsigned units = ic_be16(p + 1);
         p += 3;
         for (unsigned u = 0; u < units; u++) {
             if (end - p < 2) return;
-            size_t n = be16(p);
+            size_t n = ic_be16(p);
             p += 2;
             if (n > (size_t)(end - p)) return;
             consider(p, n, acc);
@@ -613,14 +608,14 @@ static void hvcc_pictures(const box *hvcc, sps_pictures *acc) {
     }
 }
 
-/* The NAL units of an hvc1 item's data (each with a 32-bit length, as libheif 1.15's libde265
+/* The NAL units of an hvc1 item's data (each with a 32-bit length, as libheif's libde265
  * plugin reads them: it stops at a length past the end, and then decodes nothing). */
 static void item_pictures(const item_data *d, sps_pictures *acc) {
     uint64_t at = 0;
     uint8_t head[IC_HEVC_SPS_BYTES];
     while (d->size - at >= 4) {
         item_read(d, at, head, 4);
-        uint64_t n = be32(head);
+        uint64_t n = ic_be32(head);
         at += 4;
         if (n > d->size - at) return;
         size_t take = n < sizeof head ? (size_t)n : sizeof head;
@@ -660,7 +655,7 @@ static bool largest_picture(const heif_items *ix, ic_hevc_picture *out) {
 /* An overlay's inputs may cover its canvas this many times over (layers). */
 #define MAX_OVERLAY_LAYERS 16
 
-/* iref's entries one at a time, as libheif 1.15 reads them: each a box header (whose size it
+/* iref's entries one at a time, as libheif reads them: each a box header (whose size it
  * does not use), the item it is from, a count and as many ids as come before the end. */
 typedef struct ref_walk {
     const uint8_t *at;
@@ -688,13 +683,13 @@ static bool refs_begin(const box *children, ref_walk *w) {
 
 static bool next_refs(ref_walk *w, item_refs *r) {
     if (w->end - w->at < 8) return false;
-    bool large = be32(w->at) == 1, uuid = memcmp(w->at + 4, "uuid", 4) == 0;
+    bool large = ic_be32(w->at) == 1, uuid = memcmp(w->at + 4, "uuid", 4) == 0;
     size_t header = 8 + (large ? 8 : 0) + (uuid ? 16 : 0);
     if ((size_t)(w->end - w->at) < header + w->id_bytes + 2) return false;
     memcpy(r->type, w->at + 4, 4);
     const uint8_t *p = w->at + header;
-    r->from = w->id_bytes == 2 ? be16(p) : be32(p);
-    r->count = be16(p + w->id_bytes);
+    r->from = w->id_bytes == 2 ? ic_be16(p) : ic_be32(p);
+    r->count = ic_be16(p + w->id_bytes);
     r->ids = p + w->id_bytes + 2;
     r->id_bytes = w->id_bytes;
     size_t available = (size_t)(w->end - r->ids) / w->id_bytes;
@@ -705,11 +700,11 @@ static bool next_refs(ref_walk *w, item_refs *r) {
 
 static uint32_t ref_at(const item_refs *r, uint32_t i) {
     const uint8_t *p = r->ids + (size_t)i * r->id_bytes;
-    return r->id_bytes == 2 ? be16(p) : be32(p);
+    return r->id_bytes == 2 ? ic_be16(p) : ic_be32(p);
 }
 
 /* An auxiliary image and the image it belongs to (an auxl reference with one id). libheif
- * 1.15 decodes an image's alpha with it, and that image's alpha with that: every such pair is
+ * decodes an image's alpha with it, and that image's alpha with that: every such pair is
  * followed, alpha or not, a superset of what libheif links. */
 typedef struct aux_link {
     uint32_t master;
@@ -761,7 +756,7 @@ static sps_pictures coded_pictures(const cost_scan *s, uint32_t id) {
     return acc;
 }
 
-/* Whether libheif 1.15 writes every pixel of grid `id`'s `width` x `height` canvas. It
+/* Whether libheif writes every pixel of grid `id`'s `width` x `height` canvas. It
  * allocates the canvas without clearing it, places each tile at the sum of the ispe widths
  * (heights) before it, and copies the picture the tile decodes to, cut at the canvas: a tile
  * without an ispe, or one that decodes smaller than its ispe, leaves pixels nobody wrote,
@@ -783,8 +778,8 @@ static bool grid_covered(const cost_scan *s, uint32_t id, const item_refs *refs,
         while (next_prop(&w, type, &prop)) {
             if (memcmp(type, "clap", 4) == 0 || memcmp(type, "irot", 4) == 0) return false;
             if (memcmp(type, "ispe", 4) == 0 && prop.size >= 12) { /* libheif takes the last */
-                ispe_w = be32(prop.body + 4);
-                ispe_h = be32(prop.body + 8);
+                ispe_w = ic_be32(prop.body + 4);
+                ispe_h = ic_be32(prop.body + 8);
             }
         }
         if (ispe_w == 0 || ispe_h == 0 || (i > 0 && (ispe_w != tile_w || ispe_h != tile_h))) return false;
@@ -796,7 +791,7 @@ static bool grid_covered(const cost_scan *s, uint32_t id, const item_refs *refs,
     return (uint64_t)tile_w * columns >= width && (uint64_t)tile_h * rows >= height;
 }
 
-/* Item `from`'s dimg references: the first such iref entry, as libheif 1.15 takes them. */
+/* Item `from`'s dimg references: the first such iref entry, as libheif takes them. */
 static bool derived_inputs(const cost_scan *s, uint32_t from, item_refs *out) {
     const uint8_t *at = table_find(&s->inputs, from);
     if (!at) return false;

@@ -1,11 +1,11 @@
 /*
- * heif_hevc.c — ImageKit's HEVC decoder for libheif 1.15: libde265, driven as libheif's own
+ * heif_hevc.c — ImageKit's HEVC decoder for libheif: libde265, driven as libheif's own
  * plugin drives it, but with every picture cleared before libde265 writes it, and refusing a
  * picture libde265 says it could not decode whole.
  *
  * libde265 allocates a picture without clearing it and writes only the blocks its slices
  * cover. A damaged HEVC stream leaves blocks unwritten (a slice skipped or cut short), and
- * libheif 1.15's own plugin hands such a picture on as it is: the image then shows whatever
+ * libheif's own plugin hands such a picture on as it is: the image then shows whatever
  * the heap held there before — in a service, pixels of images decoded for other requests.
  * fuzz_heif found a 72x72 file whose bottom rows changed from one decode to the next (in
  * heif-convert too, under MALLOC_PERTURB_). Two defences:
@@ -28,7 +28,7 @@
  *
  * Registered once per process with heif_register_decoder_plugin, at a priority above libheif's
  * own (100), so it decodes HEVC for every libheif context in the process. Otherwise it decodes
- * as libheif 1.15's plugin does: NAL units behind 4-byte lengths, every picture decoded and the
+ * as libheif's plugin does: NAL units behind 4-byte lengths, every picture decoded and the
  * last kept, the VUI's colour description given as the picture's nclx profile. It starts no
  * libde265 worker thread: the decode runs on the calling thread (libheif's plugin starts one
  * and waits for it), as the rest of a decode does.
@@ -39,9 +39,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../codecs/ic_de265_lib.h"
-#include "../codecs/ic_heif_lib.h"
-#include "ic_decode_internal.h"
+#include "../../common/ic_bytes.h"
+#include "../../codecs/ic_de265_lib.h"
+#include "../../codecs/ic_heif_lib.h"
+#include "../../common/ic_common_internal.h"
+#include "ic_heif_internal.h"
 
 /* libheif takes the plugin that answers the highest; its own libde265 plugin answers 100. */
 #define PRIORITY 200
@@ -189,7 +191,7 @@ static struct heif_error push_data(void *raw, const void *data, size_t size) {
     size_t at = 0;
     while (at < size) {
         if (size - at < 4) return result(heif_error_Decoder_plugin_error, heif_suberror_End_of_data, "cut NAL length");
-        size_t n = (size_t)p[at] << 24 | (size_t)p[at + 1] << 16 | (size_t)p[at + 2] << 8 | p[at + 3];
+        size_t n = ic_be32(p + at);
         at += 4;
         if (n > size - at || n > INT32_MAX) {
             return result(heif_error_Decoder_plugin_error, heif_suberror_End_of_data, "NAL unit past the data");
