@@ -21,7 +21,7 @@
 
 #include <jpeglib.h>
 
-#include "ic_decode_internal.h"
+#include "../ic_decode_internal.h"
 
 typedef struct ic_jpeg_dc ic_jpeg_dc;
 
