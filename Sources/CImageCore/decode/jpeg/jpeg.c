@@ -33,8 +33,8 @@
 #include <jpeglib.h>
 #include <jerror.h>
 
-#include "ic_decode_internal.h"
-#include "jpeg/ic_jpeg_dc_internal.h"
+#include "../ic_decode_internal.h"
+#include "ic_jpeg_dc_internal.h"
 #include "ic_thread.h"
 
 /* Progressive files with more scans than this are refused: each scan walks
