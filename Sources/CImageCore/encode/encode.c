@@ -1,9 +1,8 @@
 /*
- * encode.c — JPEG (TurboJPEG), PNG (libpng) and WebP (libwebp) encoders, and
- * the ICC profile each embeds when asked (APP2 markers spliced into
- * TurboJPEG's output, libpng's iCCP, an ICCP chunk added by libwebpmux);
- * AVIF (avif_encode.c), GIF (gif_encode.c) and animated WebP (webp_anim.c) are
- * dispatched from here.
+ * encode.c — JPEG (TurboJPEG) and PNG (libpng) encoders, and the ICC profile each
+ * embeds when asked (APP2 markers spliced into TurboJPEG's output, libpng's iCCP);
+ * WebP (webp_encode.c), AVIF (avif_encode.c) and GIF (gif_encode.c) are dispatched
+ * from here.
  */
 #include <setjmp.h>
 #include <stdlib.h>
@@ -11,8 +10,6 @@
 
 #include <png.h>
 #include <turbojpeg.h>
-#include <webp/encode.h>
-#include <webp/mux.h>
 
 #include "../common/ic_common_internal.h"
 #include "../image/ic_image_internal.h"
@@ -264,83 +261,6 @@ static ic_status encode_png(const ic_image *img, const uint8_t *frame, const ic_
     return IC_OK;
 }
 
-/* ---- WebP ---- */
-
-/* libwebpmux makes the file extended, VP8X announcing the profile. */
-ic_status ic_webp_add_iccp(const uint8_t *webp, size_t size, const ic_encode_options *o,
-                          uint8_t **out, size_t *out_size, ic_error *err) {
-    WebPData image = {webp, size};
-    WebPData icc = {o->icc_profile, o->icc_profile_size};
-    WebPData assembled = {NULL, 0};
-    WebPMux *mux = WebPMuxCreate(&image, 0);
-    WebPMuxError e = mux ? WebPMuxSetChunk(mux, "ICCP", &icc, 0) : WEBP_MUX_MEMORY_ERROR;
-    if (e == WEBP_MUX_OK) e = WebPMuxAssemble(mux, &assembled);
-    WebPMuxDelete(mux);
-    if (e != WEBP_MUX_OK) {
-        WebPDataClear(&assembled);
-        return ic_set_error(err, e == WEBP_MUX_MEMORY_ERROR ? IC_ERR_OUT_OF_MEMORY : IC_ERR_ENCODE,
-                            "WebP: cannot add the ICC profile (libwebpmux error %d)", (int)e);
-    }
-    *out = malloc(assembled.size);
-    if (!*out) {
-        WebPDataClear(&assembled);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory");
-    }
-    memcpy(*out, assembled.bytes, assembled.size);
-    *out_size = assembled.size;
-    WebPDataClear(&assembled);
-    return IC_OK;
-}
-
-/* IC_OK when WebP holds an image of img's size, else IC_ERR_ENCODE (as GIF's encoder refuses a
- * side over 65535): the still and the animation encoders both refuse a side over 16383. */
-static ic_status webp_fits(const ic_image *img, ic_error *err) {
-    if (img->width <= WEBP_MAX_DIMENSION && img->height <= WEBP_MAX_DIMENSION) return IC_OK;
-    return ic_set_error(err, IC_ERR_ENCODE, "WebP: %ux%u is larger than WebP's %dx%d", img->width,
-                        img->height, WEBP_MAX_DIMENSION, WEBP_MAX_DIMENSION);
-}
-
-static ic_status encode_webp(const ic_image *img, const uint8_t *frame, const ic_encode_options *o,
-                             uint8_t **out, size_t *out_size, ic_error *err) {
-    if (!o->lossless && (o->quality < 0 || o->quality > 100)) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "WebP: quality %d is not 0...100", o->quality);
-    }
-    ic_status st = webp_fits(img, err);
-    if (st != IC_OK) return st;
-    const uint8_t *src = frame;
-    size_t stride = img->stride;
-    uint8_t *straight = NULL;
-    if (!img->is_opaque) {
-        straight = malloc(img->frame_size);
-        if (!straight) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory");
-        for (uint32_t y = 0; y < img->height; y++) {
-            ic_unpremultiply_row(straight + (size_t)y * stride, frame + (size_t)y * stride, img->width);
-        }
-        src = straight;
-    }
-    uint8_t *buf = NULL;
-    size_t size = o->lossless
-                      ? WebPEncodeLosslessRGBA(src, (int)img->width, (int)img->height, (int)stride, &buf)
-                      : WebPEncodeRGBA(src, (int)img->width, (int)img->height, (int)stride,
-                                       (float)o->quality, &buf);
-    free(straight);
-    if (size == 0) return ic_set_error(err, IC_ERR_ENCODE, "WebP: the encoder failed");
-    if (o->icc_profile) {
-        st = ic_webp_add_iccp(buf, size, o, out, out_size, err);
-        WebPFree(buf);
-        return st;
-    }
-    *out = malloc(size);
-    if (!*out) {
-        WebPFree(buf);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory");
-    }
-    memcpy(*out, buf, size);
-    *out_size = size;
-    WebPFree(buf);
-    return IC_OK;
-}
-
 ic_status ic_encode(const ic_image *image, const ic_encode_options *options, uint8_t **out,
                     size_t *out_size, ic_error *err) {
     ic_clear_error(err);
@@ -367,20 +287,11 @@ ic_status ic_encode(const ic_image *image, const ic_encode_options *options, uin
         }
         return ic_encode_gif(image, options, out, out_size, err);
     }
-    if (f == IC_FORMAT_WEBP && options->all_frames && image->frame_count > 1) {
-        st = webp_fits(image, err);
-        if (st != IC_OK) return st;
-        if (!options->lossless && (options->quality < 0 || options->quality > 100)) {
-            return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "WebP: quality %d is not 0...100",
-                                options->quality);
-        }
-        return ic_encode_webp_animation(image, options, out, out_size, err);
-    }
+    if (f == IC_FORMAT_WEBP) return ic_encode_webp(image, options, out, out_size, err);
     const uint8_t *frame = ic_image_frame(image, options->frame);
     switch (f) {
     case IC_FORMAT_JPEG: return encode_jpeg(image, frame, options, out, out_size, err);
     case IC_FORMAT_PNG: return encode_png(image, frame, options, out, out_size, err);
-    case IC_FORMAT_AVIF: return ic_encode_avif(image, frame, options, out, out_size, err);
-    default: return encode_webp(image, frame, options, out, out_size, err);
+    default: return ic_encode_avif(image, frame, options, out, out_size, err);
     }
 }

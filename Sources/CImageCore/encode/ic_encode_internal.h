@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <webp/mux_types.h>
+
 #include "ic_encode.h"
 
 /**
@@ -23,15 +25,20 @@ ic_status ic_encode_avif(const ic_image *image, const uint8_t *frame, const ic_e
 ic_status ic_encode_gif(const ic_image *image, const ic_encode_options *options, uint8_t **out,
                         size_t *out_size, ic_error *err);
 
-/** An animated WebP of every frame (webp_anim.c), through libwebpmux's WebPAnimEncoder. */
-ic_status ic_encode_webp_animation(const ic_image *image, const ic_encode_options *options,
-                                   uint8_t **out, size_t *out_size, ic_error *err);
+/**
+ * WebP (webp_encode.c): every frame as an animation when options->all_frames is set and the
+ * image has more than one, else frame options->frame as a still; with options' ICC profile
+ * in an ICCP chunk. The ICC profile was already checked.
+ */
+ic_status ic_encode_webp(const ic_image *image, const ic_encode_options *options, uint8_t **out,
+                         size_t *out_size, ic_error *err);
 
 /**
- * A malloc'd copy of the WebP file `webp` (still or animated) with options' ICC profile in
- * an ICCP chunk (encode.c).
+ * An animated WebP of every frame (webp_anim.c), through libwebpmux's WebPAnimEncoder, into
+ * *out (libwebp's memory: the caller frees it with WebPDataClear). The image's size and the
+ * quality were checked by the caller (webp_encode.c); no ICC profile is added here.
  */
-ic_status ic_webp_add_iccp(const uint8_t *webp, size_t size, const ic_encode_options *options,
-                           uint8_t **out, size_t *out_size, ic_error *err);
+ic_status ic_encode_webp_animation(const ic_image *image, const ic_encode_options *options,
+                                   WebPData *out, ic_error *err);
 
 #endif /* IC_ENCODE_INTERNAL_H */

@@ -7,7 +7,6 @@
  */
 #include <limits.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <webp/encode.h>
 #include <webp/mux.h>
@@ -23,8 +22,8 @@ static uint32_t frame_ms(const ic_image *img, uint32_t i) {
     return d > WEBP_MAX_FRAME_MS ? WEBP_MAX_FRAME_MS : d;
 }
 
-ic_status ic_encode_webp_animation(const ic_image *img, const ic_encode_options *o, uint8_t **out,
-                                   size_t *out_size, ic_error *err) {
+ic_status ic_encode_webp_animation(const ic_image *img, const ic_encode_options *o, WebPData *out,
+                                   ic_error *err) {
     if (img->loop_count > 65535) {
         return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "WebP: loop count %u is more than an animation holds (65535)", img->loop_count);
@@ -80,14 +79,8 @@ ic_status ic_encode_webp_animation(const ic_image *img, const ic_encode_options 
                           WebPAnimEncoderGetError(enc));
         goto done;
     }
-    if (o->icc_profile) {
-        st = ic_webp_add_iccp(assembled.bytes, assembled.size, o, out, out_size, err);
-    } else if (!(*out = malloc(assembled.size))) {
-        st = ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory");
-    } else {
-        memcpy(*out, assembled.bytes, assembled.size);
-        *out_size = assembled.size;
-    }
+    *out = assembled;
+    assembled = (WebPData){NULL, 0};
 done:
     WebPDataClear(&assembled);
     WebPAnimEncoderDelete(enc);

@@ -1,6 +1,6 @@
 /*
  * ic_jpeg_dc_internal.h — ImageKit's DC-only decoder for progressive JPEG
- * thumbnails at 1/8 scale (jpeg_dc.c), driven by jpeg.c. Not installed.
+ * thumbnails at 1/8 scale (jpeg_dc.c and its layers, dc_*.c), driven by jpeg.c. Not installed.
  *
  * jpeg.c reads the header with libjpeg (its checks, its EXIF and ICC segments, its
  * colour-space decision), sets scale 1/8 and asks ic_jpeg_dc_takes; if the DC decoder
@@ -21,7 +21,7 @@
 
 #include <jpeglib.h>
 
-#include "ic_decode_internal.h"
+#include "../ic_decode_internal.h"
 
 typedef struct ic_jpeg_dc ic_jpeg_dc;
 
@@ -67,9 +67,6 @@ ic_jpeg_dc_step ic_jpeg_dc_walk(ic_jpeg_dc *dc, const uint8_t *data, size_t size
  * (cancelled, out of memory, a limit at ic_dec_begin).
  */
 ic_status ic_jpeg_dc_run(ic_jpeg_dc *dc, const uint8_t *data, size_t size, bool *gave_way);
-
-/** Bytes of `data` the walk and run read (valid after IC_JPEG_DC_READY). */
-size_t ic_jpeg_dc_end(const ic_jpeg_dc *dc);
 
 /** Why the decoder gave way (a fixed sentence), or NULL. */
 const char *ic_jpeg_dc_why(const ic_jpeg_dc *dc);
