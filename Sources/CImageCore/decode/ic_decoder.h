@@ -93,7 +93,7 @@ typedef struct ic_decoder {
     ic_range_helper *helper;
     bool helper_straight;   /* the handed-over rows need premultiplying */
     int helper_transparent; /* set (atomically) when such a row was not opaque */
-    uint32_t helper_rows;   /* rows a second decompression decoded (jpeg.c's band) */
+    uint32_t helper_rows;   /* rows a second decompression decoded (jpeg/jpeg_band.c) */
     /* A codec-size frame held until the decode ends (ic_dec_frame_alloc), and with
      * use_helper_thread, in resampling mode, the helper thread that feeds the rows of it
      * handed over in order to the resampler while the codec decodes on: the scaler, the
