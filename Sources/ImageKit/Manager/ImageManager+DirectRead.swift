@@ -20,7 +20,7 @@ extension ImageManager {
     /// hold its final entry (the variant of a load asking for bytes, else the image; see
     /// ``ImageCaching/readExecutor(forKey:kind:from:)``), and the load is not refreshed and has
     /// no deadline (a pipeline's load fails at its deadline even while a read blocks).
-    func mayReadDirectly(_ r: ImageLoadRequest) -> Bool {
+    func mayReadDirectly(_ r: LoadPlan) -> Bool {
         guard !r.isRefresh, r.context.deadline == nil else { return false }
         let tiers = r.tiersLeftToQuery
         let entry = r.finalEntry
@@ -30,7 +30,7 @@ extension ImageManager {
     /// Reads the final entry of `r` from the tiers left to ask in the calling task (or waits for
     /// the read of the same key in flight) and keeps a hit in the memory tier as a pipeline
     /// would; counted as a running load meanwhile.
-    func readDirectly(_ r: ImageLoadRequest, _ loadObservers: [any ImageLoadObserver]) async -> DirectRead {
+    func readDirectly(_ r: LoadPlan, _ loadObservers: [any ImageLoadObserver]) async -> DirectRead {
         counters.withLock { $0.directReads += 1 }
         defer { counters.withLock { $0.directReads -= 1 } }
         let key = r.pipelineKey(exclusive: r.isShareable ? 0 : makeID())
@@ -58,9 +58,9 @@ extension ImageManager {
 
     /// The read itself: the query (reported to `loadObservers` and the manager's observers), then
     /// the memory store of a hit.
-    private func read(_ r: ImageLoadRequest, _ loadObservers: [any ImageLoadObserver]) async -> DirectRead {
+    private func read(_ r: LoadPlan, _ loadObservers: [any ImageLoadObserver]) async -> DirectRead {
         let entry = r.finalEntry
-        let report: ImageLoadRequest.Report = { self.emit($0(), to: loadObservers) }
+        let report: LoadPlan.Report = { self.emit($0(), to: loadObservers) }
         let start = MonotonicClock.now()
         guard let hit = await r.query(entry.key, entry.kind, r.tiersLeftToQuery, report: report) else {
             return .miss(asked: true)

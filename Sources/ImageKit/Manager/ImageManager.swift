@@ -84,11 +84,11 @@ public final class ImageManager: Sendable {
     /// What the synchronous part of a load found.
     fileprivate enum Prelude: Sendable {
         case failed(URL?, ImageKitError)
-        /// A memory hit with nothing more to do (built without an ``ImageLoadRequest``).
+        /// A memory hit with nothing more to do (built without an ``LoadPlan``).
         case hit(LoadResult, ImageOptions, DispatchQueue)
         /// A memory hit that a refresh or a read of the original bytes follows.
-        case memoryHit(ImageLoadRequest, LoadResult)
-        case load(ImageLoadRequest)
+        case memoryHit(LoadPlan, LoadResult)
+        case load(LoadPlan)
     }
 
     /// A manager loading through `cache` (any ``ImageCaching`` cache) and `loader` (any
@@ -349,7 +349,7 @@ public final class ImageManager: Sendable {
     /// The context's partial-image handler run on `queue` while its load runs, for a
     /// ``ImageOptions/progressiveLoad`` load that reaches a pipeline (both call styles).
     private static func partialSink(_ prelude: Prelude, on queue: DispatchQueue) -> ImageTask.PartialSink? {
-        let r: ImageLoadRequest
+        let r: LoadPlan
         switch prelude {
         case .load(let request), .memoryHit(let request, _): r = request
         case .failed, .hit: return nil
@@ -486,12 +486,12 @@ public final class ImageManager: Sendable {
         }
         let keys = ImageLoadKeys(url: url, urlString: string, output: output, options: options, context: context,
                                  configuration: configuration)
-        let hit = ImageLoadRequest.query(options, context).includesMemory
+        let hit = LoadPlan.query(options, context).includesMemory
             ? memoryHit(url, keys, context.cache ?? cache, loadObservers) : nil
         if let hit, !options.contains(.refreshCached), !options.contains(.queryMemoryData) {
             return .hit(hit, options, context.callbackQueue ?? configuration.callbackQueue)
         }
-        let request = ImageLoadRequest(url: url, keys: keys, output: output, options: options, context: context,
+        let request = LoadPlan(url: url, keys: keys, output: output, options: options, context: context,
                                        configuration: configuration, cache: cache, loader: loader,
                                        coder: coders)
         return hit.map { .memoryHit(request, $0) } ?? .load(request)
@@ -601,7 +601,7 @@ public final class ImageManager: Sendable {
     }
 
     /// Records `task` as running and arms its deadline; false when it was cancelled already.
-    private func register(_ task: ImageTask, _ r: ImageLoadRequest) -> Bool {
+    private func register(_ task: ImageTask, _ r: LoadPlan) -> Bool {
         let running = tasks.withLock { t -> Bool in
             guard task.isRunning else { return false }
             t[task.id] = task
@@ -613,7 +613,7 @@ public final class ImageManager: Sendable {
 
     /// Puts `task` on the pipeline for its request: one in flight with the same key, or a new one
     /// (told whether a direct read asked for the final entry already).
-    private func join(_ task: ImageTask, _ r: ImageLoadRequest, askedFinalEntry: Bool = false) {
+    private func join(_ task: ImageTask, _ r: LoadPlan, askedFinalEntry: Bool = false) {
         let key = r.pipelineKey(exclusive: r.isShareable ? 0 : makeID())
         let (job, cached, isNew) = registry.withLock { reg -> (ImageLoadJob, LoadResult?, Bool) in
             if let existing = reg.jobs[key], case .joined(let cached) = existing.attach(task) {

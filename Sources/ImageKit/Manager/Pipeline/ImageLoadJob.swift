@@ -83,7 +83,7 @@ final class ImageLoadJob: Sendable {
     }
 
     let key: Key
-    let request: ImageLoadRequest
+    let request: LoadPlan
     private let manager: ImageManager
     /// Carries the worker pool's helper-yield signal: a decode given the helper thread as the
     /// pool's lone job gives repeated work back once another job arrives.
@@ -93,7 +93,7 @@ final class ImageLoadJob: Sendable {
     /// for bytes, else the image) and missed: the pipeline does not ask again.
     private let askedFinalEntry: Bool
 
-    init(request: ImageLoadRequest, key: Key, manager: ImageManager, askedFinalEntry: Bool = false) {
+    init(request: LoadPlan, key: Key, manager: ImageManager, askedFinalEntry: Bool = false) {
         self.request = request
         self.key = key
         self.manager = manager
@@ -416,7 +416,7 @@ final class ImageLoadJob: Sendable {
         emit(.downloadStarted(url: r.url))
         let start = MonotonicClock.now()
         do {
-            let request = ImageLoaderRequest(url: r.url, validators: validators, options: r.options, context: r.context)
+            let request = r.loaderRequest(validators: validators)
             let progress: @Sendable (DownloadProgress) -> Void = { [weak self] p in self?.progress(p) }
             let result: ImageLoaderResult
             if let streaming, let loader = r.loader as? any ImageStreamingLoading {
@@ -479,7 +479,7 @@ final class ImageLoadJob: Sendable {
 
     /// The decode through the load's coder (stopped once `cancellation` is cancelled) and the
     /// transform; runs on a worker thread.
-    private static func decodeAndTransform(_ data: Data, _ r: ImageLoadRequest, _ job: ImageLoadJob,
+    private static func decodeAndTransform(_ data: Data, _ r: LoadPlan, _ job: ImageLoadJob,
                                            _ cancellation: DecodeCancellation) throws -> Processed {
         job.emit(.decodeStarted(url: r.url, key: r.key))
         let start = MonotonicClock.now()
@@ -502,7 +502,7 @@ final class ImageLoadJob: Sendable {
     }
 
     /// `image` through the load's transformer, if it has one for it; runs on a worker thread.
-    private static func transform(_ image: Image, decode: Duration, _ r: ImageLoadRequest,
+    private static func transform(_ image: Image, decode: Duration, _ r: LoadPlan,
                                   _ job: ImageLoadJob) throws -> Processed {
         guard let transformer = r.transformer(for: image) else {
             return Processed(image: image, decode: decode)
