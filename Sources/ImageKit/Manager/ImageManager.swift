@@ -33,17 +33,14 @@ import Foundation
 public final class ImageManager: Sendable {
     /// A manager over the default cache (`ImageCache()`, falling back to a folder in the
     /// temporary directory) and a default downloader, for convenience; services should create
-    /// and inject their own.
-    public static let shared: ImageManager = {
-        guard let downloader = try? Downloader() else {
-            fatalError("ImageKit: ImageManager.shared cannot start its downloader's network thread")
-        }
-        let temporary = FileManager.default.temporaryDirectory
-        guard let cache = (try? ImageCache()) ?? (try? ImageCache(directory: temporary)) else {
-            fatalError("ImageKit: ImageManager.shared can create no cache folder")
-        }
-        return ImageManager(cache: cache, downloader: downloader)
-    }()
+    /// and inject their own. Created on first use; when that fails (no network thread, no cache
+    /// folder) it throws, and the next use tries again.
+    ///
+    /// - Throws: ``ImageKitError`` from ``Downloader/init(configuration:)`` or
+    ///   ``ImageCache/init(namespace:directory:memory:disk:)``.
+    public static var shared: ImageManager {
+        get throws(ImageKitError) { try SharedManager.manager() }
+    }
 
     /// The cache loads use unless their context names another.
     public let cache: any ImageCaching
