@@ -25,13 +25,12 @@ struct MemoryStage {
 
     func run(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions, _ context: ImageContext?,
              _ loadObservers: [any ImageLoadObserver]) -> Outcome {
-        let configuration = manager.configuration
         guard manager.accepting.load(ordering: .relaxed) else {
             return .failed(url, .shutDown("the image manager was shut down"))
         }
         guard let url, let string = manager.loadableString(url, context?.loader ?? manager.loader) else {
             return .failed(url, .invalidURL("\(url.map { "\"\(MessageURL.describe($0))\"" } ?? "no URL") is not an "
-                + (configuration.allowsLocalFiles ? "http, https or file" : "http or https")
+                + (manager.configuration.allowsLocalFiles ? "http, https or file" : "http or https")
                 + " URL, nor one the manager's loader accepts"))
         }
         if !options.contains(.retryFailed), let failure = manager.failedURLs.failure(string) {
@@ -40,21 +39,21 @@ struct MemoryStage {
         }
         var options = options
         var context = context ?? ImageContext()
-        if let processor = configuration.optionsProcessor {
+        if let processor = manager.configuration.optionsProcessor {
             (options, context) = processor(url, options, context)
         }
         if let deadline = context.deadline, deadline <= .now {
             return .failed(url, .deadlineExceeded("the load's deadline had passed when it started"))
         }
         let keys = ImageLoadKeys(url: url, urlString: string, output: output, options: options, context: context,
-                                 configuration: configuration)
+                                 configuration: manager.configuration)
         let hit = LoadPlan.query(options, context).includesMemory
             ? memoryHit(url, keys, context.cache ?? manager.cache, loadObservers) : nil
         if let hit, !options.contains(.refreshCached), !options.contains(.queryMemoryData) {
-            return .hit(hit, options, context.callbackQueue ?? configuration.callbackQueue)
+            return .hit(hit, options, context.callbackQueue ?? manager.configuration.callbackQueue)
         }
         let plan = LoadPlan(url: url, keys: keys, output: output, options: options, context: context,
-                            configuration: configuration, cache: manager.cache, loader: manager.loader,
+                            configuration: manager.configuration, cache: manager.cache, loader: manager.loader,
                             coder: manager.coders)
         return hit.map { .memoryHit(plan, $0) } ?? .load(plan)
     }
