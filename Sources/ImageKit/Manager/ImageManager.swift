@@ -16,8 +16,10 @@ import Foundation
 /// ``FileLoader``, an ``ImageLoadersManager`` choosing among several by URL, or a loader of
 /// your own.
 ///
-/// Two call styles share one implementation: `async` (cancelling the awaiting task cancels the
-/// load) and completion handlers returning an ``ImageTask``. Loads asking for the same cache
+/// Two call styles take one route: `async` (cancelling the awaiting task cancels the load)
+/// and completion handlers returning an ``ImageTask``. A load goes through stages: the memory
+/// tier in the caller's context, then the disk tier's read (inline in an `async` caller's
+/// task), then the rest of the pipeline. Loads asking for the same cache
 /// key with the same processing share one download and one decode. Decoding and transforming
 /// run on the manager's own worker threads, never on the Swift cooperative pool.
 ///
@@ -33,17 +35,14 @@ import Foundation
 public final class ImageManager: Sendable {
     /// A manager over the default cache (`ImageCache()`, falling back to a folder in the
     /// temporary directory) and a default downloader, for convenience; services should create
-    /// and inject their own.
-    public static let shared: ImageManager = {
-        guard let downloader = try? Downloader() else {
-            fatalError("ImageKit: ImageManager.shared cannot start its downloader's network thread")
-        }
-        let temporary = FileManager.default.temporaryDirectory
-        guard let cache = (try? ImageCache()) ?? (try? ImageCache(directory: temporary)) else {
-            fatalError("ImageKit: ImageManager.shared can create no cache folder")
-        }
-        return ImageManager(cache: cache, downloader: downloader)
-    }()
+    /// and inject their own. Created on first use; when that fails (no network thread, no cache
+    /// folder) it throws, and the next use tries again.
+    ///
+    /// - Throws: ``ImageKitError`` from ``Downloader/init(configuration:)`` or
+    ///   ``ImageCache/init(namespace:directory:memory:disk:)``.
+    public static var shared: ImageManager {
+        get throws(ImageKitError) { try SharedManager.manager() }
+    }
 
     /// The cache loads use unless their context names another.
     public let cache: any ImageCaching
@@ -60,36 +59,18 @@ public final class ImageManager: Sendable {
     let workers: WorkerPool
     /// Turns for the pipelines that hold bodies and bitmaps.
     let limiter: PipelineLimiter
-    private let failedURLs: FailedURLList
+    let failedURLs: FailedURLList
     /// Cleared by ``shutdown(_:)``: loads asked for later fail.
-    private let accepting = Atomic<Bool>(true)
-    private let events: EventFanOut<ImageManagerEvent>
+    let accepting = Atomic<Bool>(true)
+    let events: EventFanOut<ImageManagerEvent>
     /// Whether loads make per-load observers (``ImageManagerConfiguration/loadObserverFactories``).
     let hasLoadObserverFactories: Bool
-    private let nextID = Atomic<UInt64>(0)
+    let nextID = Atomic<UInt64>(0)
     /// Loads that have not ended, by id.
-    private let tasks = Locked<[UInt64: ImageTask]>([:])
-    /// Pipelines loads may join and direct disk reads they may wait on, by key.
-    let registry = Locked(ImageLoadRegistry<ImageLoadJob.Key, ImageLoadJob, DirectReadWaiter>())
+    let tasks = Locked<[UInt64: ImageTask]>([:])
+    /// Pipelines loads may join and inline disk reads (``DiskReadStage``) they may wait on, by key.
+    let registry = Locked(ImageLoadRegistry<ImageLoadJob.Key, ImageLoadJob, DiskReadStage.Waiter>())
     let counters = Locked(Counters())
-
-    /// What is in flight, for ``statistics``.
-    struct Counters: Sendable {
-        var jobs = 0
-        var backgroundTasks = 0
-        /// `async` loads reading the disk tier themselves (``readDirectly(_:_:)``).
-        var directReads = 0
-    }
-
-    /// What the synchronous part of a load found.
-    fileprivate enum Prelude: Sendable {
-        case failed(URL?, ImageKitError)
-        /// A memory hit with nothing more to do (built without an ``ImageLoadRequest``).
-        case hit(LoadResult, ImageOptions, DispatchQueue)
-        /// A memory hit that a refresh or a read of the original bytes follows.
-        case memoryHit(ImageLoadRequest, LoadResult)
-        case load(ImageLoadRequest)
-    }
 
     /// A manager loading through `cache` (any ``ImageCaching`` cache) and `loader` (any
     /// ``ImageLoading`` loader), decoding and encoding through `coders` (any ``ImageCoding``;
@@ -168,64 +149,6 @@ public final class ImageManager: Sendable {
         try await load(url, format, options, context, progress, EncodedImageResult.from)
     }
 
-    /// The `async` call style over any output.
-    private func load<Output: Sendable>(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions,
-                                        _ context: ImageContext?,
-                                        _ progress: (@Sendable (DownloadProgress) -> Void)?,
-                                        _ extract: @escaping ImageTaskContinuation<Output>.Extract)
-        async throws(ImageKitError) -> Output {
-        let started = MonotonicClock.now()
-        if Task.isCancelled { throw ImageKitError.cancelled }
-        let observed = observeLoad(url)
-        let prelude = prepare(url, output, options, context, observed.observers)
-        /// Ends the load in the caller's task, reporting `event` (given the load's id and duration).
-        func end(_ event: (UInt64, Duration) -> ImageManagerEvent) -> Duration {
-            let total = MonotonicClock.duration(since: started)
-            emit(event(observed.id ?? makeID(), total), to: observed.observers)
-            for observer in observed.observers { observer.loadEnded() }
-            return total
-        }
-        var askedFinalEntry = false
-        switch prelude {
-        case .hit(var result, _, _):
-            result.metrics = ImageLoadMetrics(total: end { .completed(task: $0, url: result.url, source: .memory,
-                                                                      duration: $1) })
-            return try extract(result).get()
-        case .failed(let url, let error):
-            _ = end { .failed(task: $0, url: url, error: error, duration: $1) }
-            throw error
-        case .load(let r) where mayReadDirectly(r):
-            switch await readDirectly(r, observed.observers) {
-            case .hit(var result):
-                result.metrics.total = end { .completed(task: $0, url: result.url, source: result.source,
-                                                        duration: $1) }
-                return try extract(result).get()
-            case .cancelled:
-                _ = end { .cancelled(task: $0, url: url, duration: $1) }
-                throw ImageKitError.cancelled
-            case .miss(let asked):
-                askedFinalEntry = asked
-            }
-        default:
-            break
-        }
-        let adapter = ImageTaskContinuation(extract)
-        let queue = prelude.callbackQueue ?? context?.callbackQueue ?? configuration.callbackQueue
-        let task = ImageTask(id: observed.id ?? makeID(), url: url, options: prelude.options, started: started,
-                             manager: self, sink: adapter.receive, progress: Self.progressSink(progress, on: queue),
-                             partial: Self.partialSink(prelude, on: queue),
-                             observers: observed.observers)
-        let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                adapter.install(continuation)
-                launch(task, prelude, askedFinalEntry: askedFinalEntry)
-            }
-        } onCancel: {
-            task.cancel()
-        }
-        return try outcome.get()
-    }
-
     /// Loads the image at `url` and calls `completed` on the callback queue (the context's, else
     /// the configuration's) — once, or twice for a ``ImageOptions/refreshCached`` load whose
     /// cached image changed, and never after the returned task was cancelled.
@@ -256,49 +179,6 @@ public final class ImageManager: Sendable {
                                  completed: @escaping @Sendable (Result<EncodedImageResult, ImageKitError>) -> Void)
         -> ImageTask {
         start(url, format, options, context, progress, EncodedImageResult.from, completed)
-    }
-
-    /// The completion-handler call style over any output.
-    private func start<Output: Sendable>(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions,
-                                         _ context: ImageContext?,
-                                         _ progress: (@Sendable (DownloadProgress) -> Void)?,
-                                         _ extract: @escaping ImageTaskContinuation<Output>.Extract,
-                                         _ completed: @escaping @Sendable (Result<Output, ImageKitError>) -> Void)
-        -> ImageTask {
-        startTask(url, output, options, context, progress) { delivery in
-            switch delivery {
-            case .image(let result, _): completed(extract(result))
-            case .failure(let error): completed(.failure(error))
-            case .notModified, .cancelled: break
-            }
-        }
-    }
-
-    /// Starts a load whose deliveries go to `deliver` on the callback queue (the context's, else
-    /// the configuration's), each once the caller may have it: images and failures, and the end
-    /// of a refreshed load whose cached image is current (``ImageTask/Delivery/notModified``).
-    private func startTask(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions, _ context: ImageContext?,
-                           _ progress: (@Sendable (DownloadProgress) -> Void)?,
-                           _ deliver: @escaping @Sendable (ImageTask.Delivery) -> Void) -> ImageTask {
-        let started = MonotonicClock.now()
-        let observed = observeLoad(url)
-        let prelude = prepare(url, output, options, context, observed.observers)
-        let queue = prelude.callbackQueue ?? context?.callbackQueue ?? configuration.callbackQueue
-        let sink: ImageTask.Sink = { task, delivery in
-            switch delivery {
-            case .image, .failure:
-                queue.async { if task.claim(delivery) { deliver(delivery) } }
-            case .notModified:
-                if task.claim(delivery) { queue.async { deliver(delivery) } }
-            case .cancelled:
-                break
-            }
-        }
-        let task = ImageTask(id: observed.id ?? makeID(), url: url, options: prelude.options, started: started,
-                             manager: self, sink: sink, progress: Self.progressSink(progress, on: queue),
-                             partial: Self.partialSink(prelude, on: queue), observers: observed.observers)
-        launch(task, prelude)
-        return task
     }
 
     /// Loads the image at `url` as a sequence of events, for `async` callers that want to see
@@ -346,25 +226,6 @@ public final class ImageManager: Sendable {
         }
     }
 
-    /// The context's partial-image handler run on `queue` while its load runs, for a
-    /// ``ImageOptions/progressiveLoad`` load that reaches a pipeline (both call styles).
-    private static func partialSink(_ prelude: Prelude, on queue: DispatchQueue) -> ImageTask.PartialSink? {
-        let r: ImageLoadRequest
-        switch prelude {
-        case .load(let request), .memoryHit(let request, _): r = request
-        case .failed, .hit: return nil
-        }
-        guard r.options.contains(.progressiveLoad), let handler = r.context.partialImageHandler else { return nil }
-        return { task, image in queue.async { if task.isRunning { handler(image) } } }
-    }
-
-    /// `progress` run on `queue` while its load runs (both call styles).
-    private static func progressSink(_ progress: (@Sendable (DownloadProgress) -> Void)?,
-                                     on queue: DispatchQueue) -> ImageTask.ProgressSink? {
-        guard let progress else { return nil }
-        return { task, value in queue.async { if task.isRunning { progress(value) } } }
-    }
-
     /// Cancels every load in flight (their completions are not called; `async` callers get
     /// ``ImageKitError/cancelled``).
     public func cancelAll() {
@@ -404,7 +265,6 @@ public final class ImageManager: Sendable {
         await cache.shutdown()
     }
 
-
     /// The key the decoded image for `url` is cached under with these options and context: the
     /// URL's string (or the context's ``ImageContext/cacheKeyFilter``'s result) followed by the
     /// processing (thumbnail size, scale-down limit, frames, transformer), if any. Nil for a URL
@@ -417,269 +277,5 @@ public final class ImageManager: Sendable {
         let keys = ImageLoadKeys(url: url, urlString: string, output: format, options: options, context: context,
                                  configuration: configuration)
         return keys.variantKey ?? keys.key
-    }
-
-    // MARK: - Failed URLs
-
-    /// Whether `url` is on the failed-URL blocklist now.
-    public func isBlocklisted(_ url: URL) -> Bool {
-        failedURLs.contains(url.absoluteString)
-    }
-
-    /// Takes `url` off the failed-URL blocklist.
-    public func removeFailedURL(_ url: URL) {
-        failedURLs.remove(url.absoluteString)
-    }
-
-    /// Empties the failed-URL blocklist.
-    public func removeAllFailedURLs() {
-        failedURLs.removeAll()
-    }
-
-    /// Puts `url` on the blocklist when `loader` (the one that failed) allows it and, for an
-    /// HTTP status, the status is one of the configuration's — or when the delegate says so.
-    func recordFailure(_ url: URL, _ error: ImageKitError, loader: any ImageLoading) {
-        guard configuration.failedURLTimeToLive > .zero else { return }
-        var lasting = loader.shouldBlockFailedURL(url, error: error)
-        if lasting, let status = error.httpStatus {
-            lasting = configuration.failedURLStatusCodes.contains(status)
-        }
-        let block = configuration.delegate?.shouldBlockFailedURL(url, error: error) ?? lasting
-        if block { failedURLs.insert(url.absoluteString, error: error) }
-    }
-
-    // MARK: - The load
-
-    /// The id and the per-load observers of a load being asked for, made in the caller's context:
-    /// no id (it is taken when needed) and no observers without load observer factories.
-    @inline(__always)
-    private func observeLoad(_ url: URL?) -> (id: UInt64?, observers: [any ImageLoadObserver]) {
-        guard hasLoadObserverFactories else { return (nil, []) }
-        let id = makeID()
-        return (id, configuration.loadObserverFactories.compactMap { $0.makeObserver(task: id, url: url) })
-    }
-
-    /// Steps 1–5 of a load, synchronously: validate the URL, check the blocklist, run the
-    /// options processor, compute the keys, look in the memory tier (reported to the
-    /// manager's observers and the load's).
-    private func prepare(_ url: URL?, _ output: OutputFormat?, _ options: ImageOptions,
-                         _ context: ImageContext?, _ loadObservers: [any ImageLoadObserver]) -> Prelude {
-        guard accepting.load(ordering: .relaxed) else {
-            return .failed(url, .shutDown("the image manager was shut down"))
-        }
-        guard let url, let string = loadableString(url, context?.loader ?? loader) else {
-            return .failed(url, .invalidURL("\(url.map { "\"\(MessageURL.describe($0))\"" } ?? "no URL") is not an "
-                + (configuration.allowsLocalFiles ? "http, https or file" : "http or https")
-                + " URL, nor one the manager's loader accepts"))
-        }
-        if !options.contains(.retryFailed), let failure = failedURLs.failure(string) {
-            return .failed(url, .blocklisted("\(MessageURL.describe(string)) failed earlier (\(failure.message)); "
-                + "retry with .retryFailed or after the blocklist entry expires", original: failure))
-        }
-        var options = options
-        var context = context ?? ImageContext()
-        if let processor = configuration.optionsProcessor {
-            (options, context) = processor(url, options, context)
-        }
-        if let deadline = context.deadline, deadline <= .now {
-            return .failed(url, .deadlineExceeded("the load's deadline had passed when it started"))
-        }
-        let keys = ImageLoadKeys(url: url, urlString: string, output: output, options: options, context: context,
-                                 configuration: configuration)
-        let hit = ImageLoadRequest.query(options, context).includesMemory
-            ? memoryHit(url, keys, context.cache ?? cache, loadObservers) : nil
-        if let hit, !options.contains(.refreshCached), !options.contains(.queryMemoryData) {
-            return .hit(hit, options, context.callbackQueue ?? configuration.callbackQueue)
-        }
-        let request = ImageLoadRequest(url: url, keys: keys, output: output, options: options, context: context,
-                                       configuration: configuration, cache: cache, loader: loader,
-                                       coder: coders)
-        return hit.map { .memoryHit(request, $0) } ?? .load(request)
-    }
-
-    /// The URL's string when the manager loads it: http(s) with a host, (when allowed) `file:`,
-    /// or any other URL `loader` accepts. Which loader loads an http(s) or `file:` URL (and
-    /// whether one does) is found when the load reaches the loader, after the cache tiers.
-    private func loadableString(_ url: URL, _ loader: any ImageLoading) -> String? {
-        let string = url.absoluteString
-        switch Self.kind(of: string) {
-        case .web(let hasHost):
-            return hasHost ? string : nil
-        case .file:
-            return configuration.allowsLocalFiles && !url.path.isEmpty ? string : nil
-        case .other:
-            return loader.canLoad(url) ? string : nil
-        }
-    }
-
-    /// What an absolute URL string is to the manager.
-    enum URLKind: Equatable {
-        /// `http:` or `https:`, with or without a host.
-        case web(hasHost: Bool)
-        case file
-        case other
-    }
-
-    /// Reads the scheme (case-insensitively) and, for http(s), whether the authority names a
-    /// host (not empty once `user@` and `:port` are set aside), off the string's bytes in one
-    /// pass: `URL.scheme` and `URL.host` parse the URL again on every call, which was a
-    /// quarter of a warm hit's cost.
-    static func kind(of string: String) -> URLKind {
-        var string = string
-        return string.withUTF8 { b -> URLKind in
-            let colon = b.prefix(8).firstIndex(of: UInt8(ascii: ":")) ?? b.count
-            func scheme(_ name: StaticString) -> Bool {
-                colon == name.utf8CodeUnitCount
-                    && (0..<colon).allSatisfy { b[$0] | 0x20 == name.utf8Start[$0] }
-            }
-            if scheme("file") { return .file }
-            guard scheme("http") || scheme("https") else { return .other }
-            var i = colon + 1
-            guard i + 1 < b.count, b[i] == UInt8(ascii: "/"), b[i + 1] == UInt8(ascii: "/") else {
-                return .web(hasHost: false)
-            }
-            i += 2
-            var start = i
-            while i < b.count, b[i] != UInt8(ascii: "/"), b[i] != UInt8(ascii: "?"), b[i] != UInt8(ascii: "#") {
-                if b[i] == UInt8(ascii: "@") { start = i + 1 }
-                i += 1
-            }
-            guard start < i else { return .web(hasHost: false) }
-            if b[start] == UInt8(ascii: "[") { return .web(hasHost: i - start > 2) }  // [IPv6]
-            return .web(hasHost: b[start] != UInt8(ascii: ":"))
-        }
-    }
-
-    /// What the memory tier holds for the request (the encoded variant for loads asking for
-    /// bytes, else the decoded image), reported to the manager's observers and the load's.
-    /// The cache's synchronous ``ImageCaching/memoryValue(forKey:kind:)`` answers it.
-    private func memoryHit(_ url: URL, _ keys: ImageLoadKeys, _ cache: any ImageCaching,
-                           _ loadObservers: [any ImageLoadObserver]) -> LoadResult? {
-        let observed = !events.isEmpty || !loadObservers.isEmpty
-        let start = observed ? MonotonicClock.now() : 0
-        var result: LoadResult?
-        if let variantKey = keys.variantKey {
-            if case .variant(let encoded)? = cache.memoryValue(forKey: variantKey, kind: .variant) {
-                result = LoadResult(encoded: encoded, source: .memory, url: url, metrics: ImageLoadMetrics())
-            }
-        } else if case .image(let image)? = cache.memoryValue(forKey: keys.key, kind: .image) {
-            result = LoadResult(image: image, source: .memory, url: url, metrics: ImageLoadMetrics())
-        }
-        if observed {
-            emit(.cacheQuery(url: url, key: keys.variantKey ?? keys.key, tier: .memory, hit: result != nil,
-                             duration: MonotonicClock.duration(since: start)), to: loadObservers)
-        }
-        return result
-    }
-
-    /// Steps 6–11: hands `task` its result or starts (or joins) the pipeline that will (which
-    /// does not ask again for the final entry when `askedFinalEntry`: a direct read missed it).
-    private func launch(_ task: ImageTask, _ prelude: Prelude, askedFinalEntry: Bool = false) {
-        switch prelude {
-        case .failed(_, let error):
-            task.finish(.failure(error), detach: false)
-        case .hit(let result, _, _):
-            task.finish(.image(result, isFinal: true), detach: false)
-        case .memoryHit(let r, let result):
-            guard register(task, r) else { return }
-            if r.isRefresh {
-                task.deliverCached(result)
-                join(task, r)
-            } else {  // .queryMemoryData
-                let read = spawn {
-                    var withData = result
-                    withData.originalData = (try? await r.cache.entry(forKey: r.baseKey, kind: .original,
-                                                                      from: .all))?.value.original
-                    task.finish(.image(withData, isFinal: true), detach: false)
-                }
-                if !task.setWork(.task(read)) { read.cancel() }
-            }
-        case .load(let r):
-            guard register(task, r) else { return }
-            join(task, r, askedFinalEntry: askedFinalEntry)
-        }
-    }
-
-    /// Records `task` as running and arms its deadline; false when it was cancelled already.
-    private func register(_ task: ImageTask, _ r: ImageLoadRequest) -> Bool {
-        let running = tasks.withLock { t -> Bool in
-            guard task.isRunning else { return false }
-            t[task.id] = task
-            return true
-        }
-        if running, let deadline = r.context.deadline { task.arm(deadline: deadline) }
-        return running
-    }
-
-    /// Puts `task` on the pipeline for its request: one in flight with the same key, or a new one
-    /// (told whether a direct read asked for the final entry already).
-    private func join(_ task: ImageTask, _ r: ImageLoadRequest, askedFinalEntry: Bool = false) {
-        let key = r.pipelineKey(exclusive: r.isShareable ? 0 : makeID())
-        let (job, cached, isNew) = registry.withLock { reg -> (ImageLoadJob, LoadResult?, Bool) in
-            if let existing = reg.jobs[key], case .joined(let cached) = existing.attach(task) {
-                return (existing, cached, false)
-            }
-            let job = ImageLoadJob(request: r, key: key, manager: self, askedFinalEntry: askedFinalEntry)
-            _ = job.attach(task)
-            reg.jobs[key] = job
-            return (job, nil, true)
-        }
-        if isNew { counters.withLock { $0.jobs += 1 } }
-        if !task.setWork(.job(job)) { job.detach(task) }
-        if let cached { task.deliverCached(cached) }
-        if isNew { job.start() }
-    }
-
-    // MARK: - Bookkeeping
-
-    /// A task that ended (completed, failed or cancelled) leaves the registry.
-    func taskEnded(_ task: ImageTask) {
-        tasks.withLock { $0[task.id] = nil }
-    }
-
-    /// A pipeline's task ended.
-    func jobEnded(_ job: ImageLoadJob) {
-        registry.withLock { $0.jobEnded(job, key: job.key) }
-        counters.withLock { $0.jobs -= 1 }
-    }
-
-    /// Starts a Swift task counted in ``statistics`` until it ends, on `executor` when given.
-    func spawn(on executor: (any TaskExecutor)? = nil,
-               _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-        counters.withLock { $0.backgroundTasks += 1 }
-        return Task(executorPreference: executor) {
-            await body()
-            self.counters.withLock { $0.backgroundTasks -= 1 }
-        }
-    }
-
-    /// Sends `event` to the manager's observers, then to `loadObservers` (those of the loads it
-    /// is about), through ``EventFanOut``; builds nothing when there are none.
-    func emit(_ event: @autoclosure () -> ImageManagerEvent, to loadObservers: [any ImageLoadObserver] = []) {
-        events.emit(event(), to: loadObservers)
-    }
-
-    func makeID() -> UInt64 {
-        nextID.wrappingAdd(1, ordering: .relaxed).newValue
-    }
-}
-
-extension ImageManager.Prelude {
-    /// The options after the options processor (none when the load failed before it).
-    fileprivate var options: ImageOptions {
-        switch self {
-        case .failed: []
-        case .hit(_, let options, _): options
-        case .memoryHit(let r, _), .load(let r): r.options
-        }
-    }
-
-    /// The queue completion handlers run on, once the context is known.
-    fileprivate var callbackQueue: DispatchQueue? {
-        switch self {
-        case .failed: nil
-        case .hit(_, _, let queue): queue
-        case .memoryHit(let r, _), .load(let r): r.callbackQueue
-        }
     }
 }

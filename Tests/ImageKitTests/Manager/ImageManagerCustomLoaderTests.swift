@@ -36,16 +36,24 @@ final class ImageManagerCustomLoaderTests: XCTestCase {
         XCTAssertEqual(loader.requests.count, 1, "served from the cache, not the loader")
     }
 
-    func testTheLoaderGetsTheLoadsOptionsAndContext() async throws {
+    func testTheLoaderGetsTheLoadsPriorityAndFlags() async throws {
         let loader = ScriptedLoader()
         loader.put("/a.png", Self.png)
         let m = manager(loader)
         let context = ImageContext(thumbnailPixelSize: PixelSize(square: 10), priority: .high)
         _ = try await m.image(for: loader.url("/a.png"), options: [.fromLoaderOnly, .waitStoreCache], context: context)
         let request = try XCTUnwrap(loader.requests.first)
-        XCTAssertEqual(request.options, [.fromLoaderOnly, .waitStoreCache])
-        XCTAssertEqual(request.context.priority, .high)
-        XCTAssertEqual(request.context.thumbnailPixelSize, PixelSize(square: 10))
+        XCTAssertEqual(request.priority, .high)
+        XCTAssertTrue(request.verifiesPeer)
+        XCTAssertFalse(request.usesCookies)
+        XCTAssertNil(request.requestModifier)
+
+        _ = try await m.image(for: loader.url("/a.png"), options: [.fromLoaderOnly, .allowInvalidSSLCertificates,
+                                                                   .handleCookies])
+        let flagged = try XCTUnwrap(loader.requests.last)
+        XCTAssertEqual(flagged.priority, .normal)
+        XCTAssertFalse(flagged.verifiesPeer)
+        XCTAssertTrue(flagged.usesCookies)
     }
 
     func testAMissFailsWithTheLoadersError() async throws {

@@ -79,12 +79,8 @@ final class ScriptedLoader: ImageLoading {
     func load(_ request: ImageLoaderRequest, progress: (@Sendable (DownloadProgress) -> Void)?) async throws
         -> ImageLoaderResult {
         let path = request.url.path
-        // Recorded without the context's loader: when that is this loader, the record would
-        // hold it in a cycle (loader → requests → context → loader) that is never freed.
-        var recorded = request
-        recorded.context.loader = nil
-        let (entry, held, failure) = state.withLock { [recorded] s in
-            s.requests.append(recorded)
+        let (entry, held, failure) = state.withLock { s in
+            s.requests.append(request)
             return (s.entries[path], s.held.contains(path), s.failure)
         }
         if held {

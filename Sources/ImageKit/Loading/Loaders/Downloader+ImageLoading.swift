@@ -13,28 +13,26 @@ extension Downloader: ImageLoading {
         return scheme == "http" || scheme == "https"
     }
 
-    /// Downloads `request`'s URL: conditionally with its validators; at its context's
-    /// ``ImageContext/priority``; without
-    /// verifying the peer under ``ImageOptions/allowInvalidSSLCertificates``; with the
-    /// downloader's cookie jar under ``ImageOptions/handleCookies``; rewritten by the context's
-    /// ``ImageContext/requestModifier`` (whose nil cancels the load).
+    /// Downloads `request`'s URL: conditionally with its validators; at its priority; without
+    /// verifying the peer unless it ``ImageLoaderRequest/verifiesPeer``; with the downloader's
+    /// cookie jar when it ``ImageLoaderRequest/usesCookies``; rewritten by its
+    /// ``ImageLoaderRequest/requestModifier`` (whose nil cancels the load).
     ///
     /// - Throws: ``ImageKitError`` as ``download(_:priority:progress:)`` does.
     public func load(_ request: ImageLoaderRequest, progress: (@Sendable (DownloadProgress) -> Void)?) async throws
         -> ImageLoaderResult {
-        ImageLoaderResult(try await self.download(downloadRequest(for: request), priority: request.context.priority,
+        ImageLoaderResult(try await self.download(downloadRequest(for: request), priority: request.priority,
                                                   progress: progress))
     }
 
     /// The download `request` asks for (see ``load(_:progress:)``).
     func downloadRequest(for request: ImageLoaderRequest) async throws -> DownloadRequest {
         var download = DownloadRequest(url: request.url, validators: request.validators)
-        let options = request.options
-        if options.contains(.allowInvalidSSLCertificates) {
+        if !request.verifiesPeer {
             download.tls = DownloaderConfiguration.TLSOptions(verifiesPeer: false, caFile: configuration.tls.caFile)
         }
-        if options.contains(.handleCookies) { download.usesCookies = true }
-        if let modifier = request.context.requestModifier {
+        if request.usesCookies { download.usesCookies = true }
+        if let modifier = request.requestModifier {
             guard let modified = await modifier(download) else {
                 throw ImageKitError.cancelled
             }
@@ -59,7 +57,7 @@ extension Downloader: ImageStreamingLoading {
                      progress: (@Sendable (DownloadProgress) -> Void)?,
                      chunks: @escaping @Sendable (Data) -> Void) async throws -> ImageLoaderResult {
         let download = try await downloadRequest(for: request)
-        return ImageLoaderResult(try await self.download(download, priority: request.context.priority,
+        return ImageLoaderResult(try await self.download(download, priority: request.priority,
                                                          progress: progress, keepingBody: keepingData) { piece in
             chunks(Data(piece))
         })

@@ -37,7 +37,8 @@ public protocol ImageLoading: AnyObject, Sendable {
     /// Loads the bytes `request` names.
     ///
     /// - Parameters:
-    ///   - request: The URL, the validators of a cached copy, and the load's options and context.
+    ///   - request: The URL, the validators of a cached copy, the priority, the TLS and cookie
+    ///     flags and the request modifier (``ImageLoaderRequest``).
     ///   - progress: Called as bytes arrive (from any thread), or nil.
     /// - Returns: The bytes with the response's metadata; ``DownloadResult/Status/notModified``
     ///   (and no bytes) when the request's validators still match.

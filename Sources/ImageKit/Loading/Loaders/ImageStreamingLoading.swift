@@ -20,7 +20,8 @@ public protocol ImageStreamingLoading: ImageLoading {
     /// before returning.
     ///
     /// - Parameters:
-    ///   - request: The URL, the validators of a cached copy, and the load's options and context.
+    ///   - request: The URL, the validators of a cached copy, the priority, the TLS and cookie
+    ///     flags and the request modifier (``ImageLoaderRequest``).
     ///   - keepingData: Whether the result holds the whole body as well (the manager asks for
     ///     it only when it stores or returns the original bytes); false: ``ImageLoaderResult/data``
     ///     is empty.

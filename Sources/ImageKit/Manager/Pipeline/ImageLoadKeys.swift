@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// Where one load's results live in the caches, and what the decoder is asked for: all a
-/// memory hit needs, computed before (and without) the rest of an ``ImageLoadRequest``.
+/// memory hit needs, computed before (and without) the rest of a ``LoadPlan``.
 struct ImageLoadKeys: Sendable {
     /// The URL's key (or the cache key filter's): where the original bytes are stored.
     let baseKey: String

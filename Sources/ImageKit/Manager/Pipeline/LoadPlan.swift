@@ -5,11 +5,12 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One load's options and context resolved against the manager's defaults: the cache keys,
-/// the decode options, the tiers, the cache, loader and coder to use. A class: it is handed from
+/// The plan of one load: its options and context resolved against the manager's defaults —
+/// the cache keys, the decode options, the tiers, the cache, loader and coder to use. Internal;
+/// what a loader sees of it is an ``ImageLoaderRequest``. A class: it is handed from
 /// the synchronous prelude to the pipeline and its loads, and copying its twenty fields (the
 /// context's closures among them) on every memory hit cost more than the lookup itself.
-final class ImageLoadRequest: Sendable {
+final class LoadPlan: Sendable {
     let url: URL
     let options: ImageOptions
     let context: ImageContext
@@ -83,6 +84,14 @@ final class ImageLoadRequest: Sendable {
     func transformer(for image: Image) -> (any ImageTransformer)? {
         guard let t = context.imageTransformer else { return nil }
         return image.frameCount == 1 || options.contains(.transformAnimatedImage) ? t : nil
+    }
+
+    /// What the loader is asked: the URL, `validators` (of a cached copy being revalidated),
+    /// the priority, the TLS and cookie flags and the context's request modifier.
+    func loaderRequest(validators: DownloadRequest.Validators?) -> ImageLoaderRequest {
+        ImageLoaderRequest(url: url, validators: validators, priority: priority,
+                           verifiesPeer: !options.contains(.allowInvalidSSLCertificates),
+                           usesCookies: options.contains(.handleCookies), requestModifier: context.requestModifier)
     }
 
     /// Whether other loads may share this one's pipeline: not when closures of its own

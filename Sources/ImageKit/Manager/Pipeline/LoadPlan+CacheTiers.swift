@@ -1,6 +1,6 @@
-/// The cache queries and memory stores a load makes, shared by the pipeline
-/// (``ImageLoadJob``) and the manager's direct disk read of a lone load.
-extension ImageLoadRequest {
+/// The cache queries and memory stores a load makes, shared by the pipeline's stages
+/// (``ImageLoadJob``) and the inline disk read of an `async` load (``DiskReadStage``).
+extension LoadPlan {
     /// Builds an event about the load, only when somebody observes it.
     typealias Report = (() -> ImageManagerEvent) -> Void
 
