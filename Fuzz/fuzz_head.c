@@ -4,7 +4,7 @@
  * lines, fields, Content-Length and Content-Encoding, the acceptable statuses, the
  * body limit, buffered or streamed bodies), then reported as the outcome.
  *
- * The transfer is the engine's own (ic_xfer_create, ic_xfer_complete, with its
+ * The transfer is the engine's own (ic__xfer_create, ic__xfer_complete, with its
  * destination checks allowing loopback), run with curl_easy_perform against a
  * listener on 127.0.0.1: once libcurl has connected, the harness accepts the
  * connection and writes the whole response into it (from libcurl's pre-request
@@ -23,7 +23,7 @@
 #include "../Sources/CImageCore/fetch/ic_fetch_internal.h"
 #include "fuzz_common.h"
 
-static ic_body_pool *g_pool;
+static ic__body_pool *g_pool;
 static const ic_fetch_policy *g_policy; /* loopback allowed: the request names 127.0.0.1 */
 static int g_listener = -1;
 static char g_url[64];
@@ -111,7 +111,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    g_pool = ic_body_pool_create(1u << 20);
+    g_pool = ic__body_pool_create(1u << 20);
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t addr_len = sizeof addr;
     g_listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -153,15 +153,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     req.callbacks.on_complete = on_complete;
     req.ctx = &p;
 
-    ic_xfer *x = NULL;
+    ic__xfer *x = NULL;
     ic_error err;
-    if (ic_xfer_create(&req, NULL, g_pool, NULL, 100, &x, &err) != IC_OK) __builtin_trap();
+    if (ic__xfer_create(&req, NULL, g_pool, NULL, 100, &x, &err) != IC_OK) __builtin_trap();
     curl_easy_setopt(x->easy, CURLOPT_PREREQFUNCTION, answer);
     curl_easy_setopt(x->easy, CURLOPT_FORBID_REUSE, 1L);
     CURLcode code = curl_easy_perform(x->easy);
-    ic_xfer_complete(x, code, false);
+    ic__xfer_complete(x, code, false);
     if (!p.completed) __builtin_trap();
-    ic_xfer_destroy(x);
+    ic__xfer_destroy(x);
     if (g_server >= 0) close(g_server);
     return 0;
 }

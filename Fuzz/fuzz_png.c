@@ -16,9 +16,9 @@
 static void fix_crcs(uint8_t *p, size_t n) {
     size_t pos = 8;
     while (pos + 12 <= n) {
-        uint32_t len = ic_be32(p + pos);
+        uint32_t len = ic__be32(p + pos);
         if (len > n - pos - 12) break;
-        ic_put_be32(p + pos + 8 + len, (uint32_t)crc32(0, p + pos + 4, 4 + len));
+        ic__put_be32(p + pos + 8 + len, (uint32_t)crc32(0, p + pos + 4, 4 + len));
         pos += 12 + (size_t)len;
     }
 }

@@ -3,6 +3,8 @@
 # point down"). Each folder of Sources/CImageCore may include its own headers, the public
 # ones (include/) and the folders listed for it below; `make test` runs this first. Folders
 # not listed are not checked yet.
+# It also checks the names: a function or type an internal header (any header outside include/)
+# declares is named ic__ (libvips's vips__), so a reader tells it from the public ic_ API.
 #   common/  nothing else: the budget, errors and threads everything else uses
 #   image/   common/
 #   color/   common/ and image/: a budget, never a decoder (libvips: colour/ never includes foreign/)
@@ -32,5 +34,15 @@ for folder in "${!allowed[@]}"; do
         fi
     done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$folder" || true)
 done
-[[ $status == 0 ]] && echo "check_c_layers: the include arrows of ${!allowed[*]} point down"
+
+public=$(grep -rhoE '\bic_[a-z0-9_]+' include | sort -u)
+while IFS= read -r hit; do
+    name=$(grep -oE '\bic_[a-z0-9][a-z0-9_]*' <<< "${hit#*:*:}" | head -1)
+    if ! grep -qx "$name" <<< "$public"; then
+        echo "check_c_layers: ${hit%%:*:*} declares $name, an internal name: call it ic__${name#ic_}" >&2
+        status=1
+    fi
+done < <(find . -name '*.h' -not -path './include/*' -print0 |
+         xargs -0 grep -nE '^[^/*#]*\bic_[a-z0-9][a-z0-9_]*[[:space:]]*\(' || true)
+[[ $status == 0 ]] && echo "check_c_layers: the include arrows of ${!allowed[*]} point down; internal headers declare ic__ names"
 exit $status

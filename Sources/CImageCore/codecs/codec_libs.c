@@ -62,11 +62,11 @@ static codec_lib jxl_lib = {.soname = "libjxl.so.0.7", .dev_name = "libjxl.so", 
 static codec_lib liq_lib = {.soname = "libimagequant.so.0", .dev_name = "libimagequant.so",
                             .once = PTHREAD_ONCE_INIT};
 
-ic_avif_functions ic_avif_fn;
-ic_heif_functions ic_heif_fn;
-ic_de265_functions ic_de265_fn;
-ic_jxl_functions ic_jxl_fn;
-ic_liq_functions ic_liq_fn;
+ic__avif_functions ic_avif_fn;
+ic__heif_functions ic_heif_fn;
+ic__de265_functions ic_de265_fn;
+ic__jxl_functions ic_jxl_fn;
+ic__liq_functions ic_liq_fn;
 
 /* Opens the library by its soname, else its unversioned name; NULL with lib->why set. */
 static void *open_lib(codec_lib *lib) {
@@ -120,7 +120,7 @@ static void finish(codec_lib *lib, void *handle, bool complete, void *table, siz
 /* The outcome of the library's one load, as a status and message for `format`. */
 static ic_status outcome(const codec_lib *lib, const char *format, ic_error *err) {
     if (lib->loaded) return IC_OK;
-    return ic_set_error(err, IC_ERR_UNSUPPORTED_FORMAT, "%s: %s", format, lib->why);
+    return ic__set_error(err, IC_ERR_UNSUPPORTED_FORMAT, "%s: %s", format, lib->why);
 }
 
 LOADER(avif, IC_AVIF_FUNCTIONS)
@@ -149,5 +149,5 @@ static bool heif_version_ok(codec_lib *lib) {
 ic_status ic_heif_check_version(uint32_t version_number, ic_error *err) {
     char why[200];
     if (!heif_version_mismatch(version_number, why, sizeof why)) return IC_OK;
-    return ic_set_error(err, IC_ERR_UNSUPPORTED_FORMAT, "HEIF: %s", why);
+    return ic__set_error(err, IC_ERR_UNSUPPORTED_FORMAT, "HEIF: %s", why);
 }

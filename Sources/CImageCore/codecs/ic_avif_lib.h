@@ -9,7 +9,7 @@
  * Include this header instead of <avif/avif.h>. It declares the table of the libavif
  * functions the core calls and then defines each name as its entry, so avif.c, yuv.c, heif.c
  * and avif_encode.c read like plain libavif calls. Every entry point that reaches them calls
- * ic_avif_load first; once that has returned IC_OK on a thread, the table is complete and
+ * ic__avif_load first; once that has returned IC_OK on a thread, the table is complete and
  * never written again.
  */
 #ifndef IC_AVIF_LIB_H
@@ -45,21 +45,21 @@
     X(avifResultToString)
 
 /** A pointer to each function of IC_AVIF_FUNCTIONS, typed as <avif/avif.h> declares it. */
-typedef struct ic_avif_functions {
+typedef struct ic__avif_functions {
 #define IC_AVIF_MEMBER(name) __typeof__(name) *name;
     IC_AVIF_FUNCTIONS(IC_AVIF_MEMBER)
 #undef IC_AVIF_MEMBER
-} ic_avif_functions;
+} ic__avif_functions;
 
-/** The table; complete once ic_avif_load has returned IC_OK on the calling thread. */
-extern ic_avif_functions ic_avif_fn;
+/** The table; complete once ic__avif_load has returned IC_OK on the calling thread. */
+extern ic__avif_functions ic_avif_fn;
 
 /**
  * Loads libavif and resolves the table, once per process (pthread_once); later calls only
  * report the outcome. IC_OK, or IC_ERR_UNSUPPORTED_FORMAT with "<format>: libavif.so.15 could
  * not be loaded: <dlerror>" (or the function it lacks) in `err`, which may be NULL.
  */
-ic_status ic_avif_load(const char *format, ic_error *err);
+ic_status ic__avif_load(const char *format, ic_error *err);
 
 /* Every libavif call below this point goes through the table (not in codec_libs.c, which
  * fills it). */

@@ -42,21 +42,21 @@
     X(de265_set_image_plane)
 
 /** A pointer to each function of IC_DE265_FUNCTIONS, typed as <libde265/de265.h> declares it. */
-typedef struct ic_de265_functions {
+typedef struct ic__de265_functions {
 #define IC_DE265_MEMBER(name) __typeof__(name) *name;
     IC_DE265_FUNCTIONS(IC_DE265_MEMBER)
 #undef IC_DE265_MEMBER
-} ic_de265_functions;
+} ic__de265_functions;
 
-/** The table; complete once ic_de265_load has returned IC_OK on the calling thread. */
-extern ic_de265_functions ic_de265_fn;
+/** The table; complete once ic__de265_load has returned IC_OK on the calling thread. */
+extern ic__de265_functions ic_de265_fn;
 
 /**
  * Loads libde265 and resolves the table, once per process (pthread_once); later calls only
  * report the outcome. IC_OK, or IC_ERR_UNSUPPORTED_FORMAT with "<format>: libde265.so.0 could
  * not be loaded: <dlerror>" (or the function it lacks) in `err`, which may be NULL.
  */
-ic_status ic_de265_load(const char *format, ic_error *err);
+ic_status ic__de265_load(const char *format, ic_error *err);
 
 /* Every libde265 call below this point goes through the table (not in codec_libs.c, which
  * fills it). */

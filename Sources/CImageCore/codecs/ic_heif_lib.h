@@ -7,7 +7,7 @@
  *
  * Include this header instead of <libheif/heif.h>. It declares the table of the libheif
  * functions the core calls and then defines each name as its entry, so heif.c reads like
- * plain libheif calls. Every entry point that reaches them calls ic_heif_load first; once that
+ * plain libheif calls. Every entry point that reaches them calls ic__heif_load first; once that
  * has returned IC_OK on a thread, the table is complete and never written again.
  */
 #ifndef IC_HEIF_LIB_H
@@ -21,7 +21,7 @@
 /**
  * The libheif release ImageKit's HEIF stack (decode/heif/) mirrors, as 0xMMmm (major,
  * minor): its limits and workarounds copy that release's behaviour (decode/heif/README.md),
- * so ic_heif_load refuses a libheif of another major or minor version.
+ * so ic__heif_load refuses a libheif of another major or minor version.
  */
 #define IC_HEIF_MIRRORED_VERSION 0x010Fu
 
@@ -73,14 +73,14 @@
     X(heif_register_decoder_plugin)
 
 /** A pointer to each function of IC_HEIF_FUNCTIONS, typed as <libheif/heif.h> declares it. */
-typedef struct ic_heif_functions {
+typedef struct ic__heif_functions {
 #define IC_HEIF_MEMBER(name) __typeof__(name) *name;
     IC_HEIF_FUNCTIONS(IC_HEIF_MEMBER)
 #undef IC_HEIF_MEMBER
-} ic_heif_functions;
+} ic__heif_functions;
 
-/** The table; complete once ic_heif_load has returned IC_OK on the calling thread. */
-extern ic_heif_functions ic_heif_fn;
+/** The table; complete once ic__heif_load has returned IC_OK on the calling thread. */
+extern ic__heif_functions ic_heif_fn;
 
 /**
  * Loads libheif and resolves the table, once per process (pthread_once); later calls only
@@ -88,7 +88,7 @@ extern ic_heif_functions ic_heif_fn;
  * not be loaded: <dlerror>" (or the function it lacks, or a version other than
  * IC_HEIF_MIRRORED_VERSION: see ic_heif_check_version) in `err`, which may be NULL.
  */
-ic_status ic_heif_load(const char *format, ic_error *err);
+ic_status ic__heif_load(const char *format, ic_error *err);
 
 /* Every libheif call below this point goes through the table (not in codec_libs.c, which
  * fills it). */

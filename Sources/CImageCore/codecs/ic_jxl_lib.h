@@ -7,7 +7,7 @@
  *
  * Include this header instead of <jxl/decode.h>. It declares the table of the libjxl functions
  * the core calls and then defines each name as its entry, so jxl.c reads like plain libjxl
- * calls. Every entry point that reaches them calls ic_jxl_load first; once that has returned
+ * calls. Every entry point that reaches them calls ic__jxl_load first; once that has returned
  * IC_OK on a thread, the table is complete and never written again.
  */
 #ifndef IC_JXL_LIB_H
@@ -37,21 +37,21 @@
     X(JxlDecoderSubscribeEvents)
 
 /** A pointer to each function of IC_JXL_FUNCTIONS, typed as <jxl/decode.h> declares it. */
-typedef struct ic_jxl_functions {
+typedef struct ic__jxl_functions {
 #define IC_JXL_MEMBER(name) __typeof__(name) *name;
     IC_JXL_FUNCTIONS(IC_JXL_MEMBER)
 #undef IC_JXL_MEMBER
-} ic_jxl_functions;
+} ic__jxl_functions;
 
-/** The table; complete once ic_jxl_load has returned IC_OK on the calling thread. */
-extern ic_jxl_functions ic_jxl_fn;
+/** The table; complete once ic__jxl_load has returned IC_OK on the calling thread. */
+extern ic__jxl_functions ic_jxl_fn;
 
 /**
  * Loads libjxl and resolves the table, once per process (pthread_once); later calls only
  * report the outcome. IC_OK, or IC_ERR_UNSUPPORTED_FORMAT with "JPEG XL: libjxl.so.0.7 could
  * not be loaded: <dlerror>" (or the function it lacks) in `err`, which may be NULL.
  */
-ic_status ic_jxl_load(const char *format, ic_error *err);
+ic_status ic__jxl_load(const char *format, ic_error *err);
 
 /* Every libjxl call below this point goes through the table (not in codec_libs.c, which
  * fills it). */

@@ -8,7 +8,7 @@
  *
  * Include this header instead of <libimagequant.h>. It declares the table of the functions
  * the GIF encoder calls and then defines each name as its entry, so gif_encode.c reads like
- * plain libimagequant calls. ic_encode_gif calls ic_liq_load first; once that has returned
+ * plain libimagequant calls. ic__encode_gif calls ic__liq_load first; once that has returned
  * IC_OK on a thread, the table is complete and never written again.
  */
 #ifndef IC_LIQ_LIB_H
@@ -33,21 +33,21 @@
     X(liq_write_remapped_image)
 
 /** A pointer to each function of IC_LIQ_FUNCTIONS, typed as <libimagequant.h> declares it. */
-typedef struct ic_liq_functions {
+typedef struct ic__liq_functions {
 #define IC_LIQ_MEMBER(name) __typeof__(name) *name;
     IC_LIQ_FUNCTIONS(IC_LIQ_MEMBER)
 #undef IC_LIQ_MEMBER
-} ic_liq_functions;
+} ic__liq_functions;
 
-/** The table; complete once ic_liq_load has returned IC_OK on the calling thread. */
-extern ic_liq_functions ic_liq_fn;
+/** The table; complete once ic__liq_load has returned IC_OK on the calling thread. */
+extern ic__liq_functions ic_liq_fn;
 
 /**
  * Loads libimagequant and resolves the table, once per process (pthread_once); later calls
  * only report the outcome. IC_OK, or IC_ERR_UNSUPPORTED_FORMAT with "GIF: libimagequant.so.0
  * could not be loaded: <dlerror>" (or the function it lacks) in `err`, which may be NULL.
  */
-ic_status ic_liq_load(const char *format, ic_error *err);
+ic_status ic__liq_load(const char *format, ic_error *err);
 
 /* Every libimagequant call below this point goes through the table (not in codec_libs.c,
  * which fills it). */

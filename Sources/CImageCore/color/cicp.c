@@ -48,11 +48,11 @@ static void build_p3(void) {
     cmsDeleteContext(ctx);
 }
 
-void ic_color_state_take_cicp(ic_color_state *c, ic_budget *budget, uint16_t primaries,
+void ic__color_state_take_cicp(ic__color_state *c, ic__budget *budget, uint16_t primaries,
                               uint16_t transfer) {
     /* A profile the file carries wins, even one that is ignored. */
     if (c->icc || c->ignored) return;
     if (primaries != CICP_PRIMARIES_P3 || transfer != CICP_TRANSFER_SRGB) return;
     pthread_once(&p3_once, build_p3);
-    if (p3_bytes) ic_color_state_take_profile(c, budget, p3_bytes, p3_size);
+    if (p3_bytes) ic__color_state_take_profile(c, budget, p3_bytes, p3_size);
 }

@@ -14,7 +14,7 @@
 #include "ic_color.h"
 #include "ic_decode.h"
 
-struct ic_color_entry;
+struct ic__color_entry;
 
 /** The pixels a profile is applied to, as the decoder delivers them. */
 typedef enum ic_color_input {
@@ -32,7 +32,7 @@ typedef enum ic_color_input {
  * ImageKit's own conversion of an RGB matrix/shaper source to sRGB
  * (matrix_shaper.c): tone curves, a 3x3 matrix in linear light, sRGB's encoding.
  */
-typedef struct ic_matrix_shaper {
+typedef struct ic__matrix_shaper {
     /** The curves as linear light in 0...16383 (the portable kernel's encoding-table index). */
     float linear[3][256];
     /** Source linear RGB to linear sRGB, row major. */
@@ -53,28 +53,28 @@ typedef struct ic_matrix_shaper {
     float seg_b[32];
     /** The three curves are the same (one table lookup serves all channels). */
     bool same_curves;
-} ic_matrix_shaper;
+} ic__matrix_shaper;
 
 /** Builds the encoding tables and picks the kernel for this CPU; once, before the rest. */
-void ic_ms_init(void);
+void ic__ms_init(void);
 
 /**
  * Fills `f` from each channel's curve sampled at the 256 levels (linear light, 0...1) and
  * the matrix from source linear RGB to linear sRGB; false when a coefficient is out of range.
  */
-bool ic_ms_build(ic_matrix_shaper *f, const double linear[3][256], const double matrix[3][3]);
+bool ic__ms_build(ic__matrix_shaper *f, const double linear[3][256], const double matrix[3][3]);
 
 /** Converts one row of `width` RGBA8 pixels in place (alpha kept). */
-void ic_ms_convert(const ic_matrix_shaper *f, uint8_t *row, uint32_t width);
+void ic__ms_convert(const ic__matrix_shaper *f, uint8_t *row, uint32_t width);
 
 /**
- * ic_ms_convert through one kernel (an ic_color_kernel other than IC_COLOR_KERNEL_LCMS), for
+ * ic__ms_convert through one kernel (an ic_color_kernel other than IC_COLOR_KERNEL_LCMS), for
  * ic_color_convert_with; false when this CPU or build lacks it.
  */
-bool ic_ms_convert_kernel(const ic_matrix_shaper *f, int kernel, uint8_t *row, uint32_t width);
+bool ic__ms_convert_kernel(const ic__matrix_shaper *f, int kernel, uint8_t *row, uint32_t width);
 
 /** A decode's colour state (one per decode; the decoder holds it). */
-typedef struct ic_color_state {
+typedef struct ic__color_state {
     /** Profile bytes (counted against the decode's memory), or NULL. */
     uint8_t *icc;
     size_t icc_size;
@@ -83,17 +83,17 @@ typedef struct ic_color_state {
     /** A profile was present but is not used (see ic_color.h). */
     bool ignored;
     /** The cached transform the rows go through; NULL: the pixels stay. */
-    struct ic_color_entry *entry;
+    struct ic__color_entry *entry;
     ic_color_input input;
-} ic_color_state;
+} ic__color_state;
 
 /** One APP2 "ICC_PROFILE" segment's payload and its place in the sequence. */
-typedef struct ic_icc_chunk {
+typedef struct ic__icc_chunk {
     const uint8_t *data;
     size_t size;
     uint8_t seq;
     uint8_t count;
-} ic_icc_chunk;
+} ic__icc_chunk;
 
 /** Most APP2 segments one profile can span (the sequence number is a byte). */
 #define IC_ICC_MAX_CHUNKS 255
@@ -102,23 +102,23 @@ typedef struct ic_icc_chunk {
  * If the APP2 segment payload `seg` (after the length) is an ICC_PROFILE chunk,
  * fills *chunk and returns true.
  */
-bool ic_icc_jpeg_chunk(const uint8_t *seg, size_t size, ic_icc_chunk *chunk);
+bool ic__icc_jpeg_chunk(const uint8_t *seg, size_t size, ic__icc_chunk *chunk);
 
 /**
  * Checks that chunks 1...count are each present once with one count, and
  * returns their total size (0 when they do not make one profile, or it is
  * over IC_ICC_MAX_BYTES).
  */
-size_t ic_icc_jpeg_total(const ic_icc_chunk *chunks, size_t n);
+size_t ic__icc_jpeg_total(const ic__icc_chunk *chunks, size_t n);
 
 /** Finds a WebP's ICCP chunk (VP8X files); false if there is none. */
-bool ic_icc_webp_find(const uint8_t *data, size_t size, const uint8_t **icc, size_t *icc_size);
+bool ic__icc_webp_find(const uint8_t *data, size_t size, const uint8_t **icc, size_t *icc_size);
 
 /** Space from a profile header's data colour space field; NONE when shorter than a header. */
-ic_color_space ic_icc_header_space(const uint8_t *icc, size_t size);
+ic_color_space ic__icc_header_space(const uint8_t *icc, size_t size);
 
 /** Fills info->icc_* from a profile (or its first bytes) and its total size. */
-void ic_icc_note_probe(ic_info *info, const uint8_t *head, size_t head_size, size_t total);
+void ic__icc_note_probe(ic_info *info, const uint8_t *head, size_t head_size, size_t total);
 
 /*
  * A decode's colour steps. Each works on the decode's colour state and borrows its
@@ -131,7 +131,7 @@ void ic_icc_note_probe(ic_info *info, const uint8_t *head, size_t head_size, siz
  * image. A profile over IC_ICC_MAX_BYTES, or one the budget cannot hold, is ignored (not
  * kept).
  */
-void ic_color_state_take_profile(ic_color_state *c, ic_budget *budget, const uint8_t *icc,
+void ic__color_state_take_profile(ic__color_state *c, ic__budget *budget, const uint8_t *icc,
                                  size_t size);
 
 /**
@@ -139,44 +139,44 @@ void ic_color_state_take_profile(ic_color_state *c, ic_budget *budget, const uin
  * colour box) when no profile was taken or ignored before (an ICC profile wins): Display P3
  * (primaries 12, transfer 13) as the profile cicp.c builds, once per process, which the
  * output image then carries; nothing for any other pair (sRGB/BT.709 and unspecified need
- * nothing, BT.2020, PQ and HLG are left untouched). Call it after ic_color_state_take_profile.
+ * nothing, BT.2020, PQ and HLG are left untouched). Call it after ic__color_state_take_profile.
  */
-void ic_color_state_take_cicp(ic_color_state *c, ic_budget *budget, uint16_t primaries,
+void ic__color_state_take_cicp(ic__color_state *c, ic__budget *budget, uint16_t primaries,
                               uint16_t transfer);
 
 /** Reassembles and keeps a JPEG's profile from its chunks; a broken sequence is ignored. */
-void ic_color_state_take_jpeg_chunks(ic_color_state *c, ic_budget *budget,
-                                     const ic_icc_chunk *chunks, size_t n);
+void ic__color_state_take_jpeg_chunks(ic__color_state *c, ic__budget *budget,
+                                     const ic__icc_chunk *chunks, size_t n);
 
 /** Marks a profile as present but unusable (e.g. a JPEG's broken chunk sequence). */
-void ic_color_state_ignore(ic_color_state *c);
+void ic__color_state_ignore(ic__color_state *c);
 
 /**
  * Chooses what happens to the pixels, given how the decoder delivers them:
  * nothing (no profile, IC_COLOR_RAW, an sRGB profile) or a cached transform.
  * A profile lcms cannot use, or of another space than `input`, is ignored.
  */
-void ic_color_state_prepare(ic_color_state *c, ic_color_mode mode, ic_color_input input);
+void ic__color_state_prepare(ic__color_state *c, ic_color_mode mode, ic_color_input input);
 
 /** True when the rows of this decode go through a transform in the sink. */
-bool ic_color_sink_converts(const ic_color_state *c);
+bool ic__color_sink_converts(const ic__color_state *c);
 
 /** Converts one row of `width` pixels in place (RGBA or grey input; see ic_color_input). */
-void ic_color_convert_row(const ic_color_state *c, uint8_t *row, uint32_t width);
+void ic__color_convert_row(const ic__color_state *c, uint8_t *row, uint32_t width);
 
-/** True when the decoder converts CMYK rows itself with ic_color_convert_cmyk_row. */
-bool ic_color_converts_cmyk(const ic_color_state *c);
+/** True when the decoder converts CMYK rows itself with ic__color_convert_cmyk_row. */
+bool ic__color_converts_cmyk(const ic__color_state *c);
 
 /** CMYK8 row to opaque RGBA8 in sRGB in place through the profile. */
-void ic_color_convert_cmyk_row(const ic_color_state *c, uint8_t *row, uint32_t width);
+void ic__color_convert_cmyk_row(const ic__color_state *c, uint8_t *row, uint32_t width);
 
 /**
  * Moves the profile (its bytes refunded to `budget`: the image owns them now) and the
  * colour facts onto the output image; releases the transform.
  */
-void ic_color_state_finish(ic_color_state *c, ic_budget *budget, ic_image *image);
+void ic__color_state_finish(ic__color_state *c, ic__budget *budget, ic_image *image);
 
 /** Releases whatever the state holds (after a failure), refunding `budget`. */
-void ic_color_state_free(ic_color_state *c, ic_budget *budget);
+void ic__color_state_free(ic__color_state *c, ic__budget *budget);
 
 #endif /* IC_COLOR_INTERNAL_H */

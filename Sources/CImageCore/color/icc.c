@@ -49,7 +49,7 @@ typedef enum verdict {
 /* Most profile bytes the cache keeps copies of. */
 #define CACHE_MAX_BYTES ((size_t)16 << 20)
 
-typedef struct ic_color_entry {
+typedef struct ic__color_entry {
     uint64_t hash;
     size_t size;
     uint8_t *bytes; /* a copy of the profile, compared on every hit */
@@ -57,17 +57,17 @@ typedef struct ic_color_entry {
     verdict verdict;
     cmsHTRANSFORM transform; /* NULL when the fast path converts */
     bool use_fast;
-    ic_matrix_shaper fast;
+    ic__matrix_shaper fast;
     uint8_t gray_lut[256][3]; /* IC_COLOR_INPUT_GRAY: sRGB of each grey level */
     uint64_t last_used;
     uint32_t refs;            /* decodes using it, plus one while cached */
-} ic_color_entry;
+} ic__color_entry;
 
 static pthread_once_t context_once = PTHREAD_ONCE_INIT;
 static cmsContext context;
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static ic_color_entry *cache[IC_COLOR_CACHE_CAPACITY];
+static ic__color_entry *cache[IC_COLOR_CACHE_CAPACITY];
 static size_t cache_bytes;
 static uint64_t cache_clock;
 static ic_color_cache_stats counters;
@@ -107,7 +107,7 @@ static cmsPluginMemHandler memory_plugin = {
 static void create_context(void) {
     context = cmsCreateContext(&memory_plugin, NULL);
     cmsSetLogErrorHandlerTHR(context, on_lcms_error);
-    ic_ms_init();
+    ic__ms_init();
 }
 
 /* ---- Does a profile describe sRGB? ---- */
@@ -194,7 +194,7 @@ static bool invert3(double m[3][3], double inv[3][3]) {
 }
 
 /* Builds e->fast for a matrix/shaper RGB source and checks it against lcms's transform `t`. */
-static bool build_fast(ic_color_entry *e, cmsHPROFILE src, cmsHPROFILE dst, cmsHTRANSFORM t) {
+static bool build_fast(ic__color_entry *e, cmsHPROFILE src, cmsHPROFILE dst, cmsHTRANSFORM t) {
     if (!cmsIsMatrixShaper(src) || cmsIsTag(src, cmsSigAToB0Tag) || cmsIsTag(src, cmsSigAToB1Tag) ||
         cmsIsTag(src, cmsSigAToB2Tag) || cmsIsTag(src, cmsSigDToB0Tag)) {
         return false;
@@ -219,7 +219,7 @@ static bool build_fast(ic_color_entry *e, cmsHPROFILE src, cmsHPROFILE dst, cmsH
             linear[c][v] = cmsEvalToneCurveFloat(curve, (cmsFloat32Number)(v / 255.0));
         }
     }
-    if (!ic_ms_build(&e->fast, linear, matrix)) return false;
+    if (!ic__ms_build(&e->fast, linear, matrix)) return false;
     /* Agreement with lcms on a 17^3 grid (every 16th level, and 255). */
     enum { N = 17 * 17 * 17 };
     static const int steps = 17;
@@ -238,7 +238,7 @@ static bool build_fast(ic_color_entry *e, cmsHPROFILE src, cmsHPROFILE dst, cmsH
         }
     }
     memcpy(theirs, mine, (size_t)N * 4);
-    ic_ms_convert(&e->fast, mine, N);
+    ic__ms_convert(&e->fast, mine, N);
     cmsDoTransform(t, theirs, theirs, N);
     bool agree = true;
     for (i = 0; i < (size_t)N * 4 && agree; i++) agree = abs((int)mine[i] - (int)theirs[i]) <= 1;
@@ -281,7 +281,7 @@ static cmsHTRANSFORM make_transform(cmsHPROFILE src, cmsHPROFILE dst, ic_color_i
 }
 
 /* Fills e->verdict (and its transform) for profile bytes. */
-static void build(ic_color_entry *e, const uint8_t *icc, size_t size) {
+static void build(ic__color_entry *e, const uint8_t *icc, size_t size) {
     e->verdict = VERDICT_UNUSABLE;
     cmsHPROFILE src = cmsOpenProfileFromMemTHR(context, icc, (cmsUInt32Number)size);
     __atomic_add_fetch(&profiles_parsed, 1, __ATOMIC_RELAXED);
@@ -327,16 +327,16 @@ static void build(ic_color_entry *e, const uint8_t *icc, size_t size) {
     e->verdict = VERDICT_CONVERT;
 }
 
-static void entry_free(ic_color_entry *e) {
+static void entry_free(ic__color_entry *e) {
     if (e->transform) cmsDeleteTransform(e->transform);
     free(e->bytes);
     free(e);
 }
 
 /* The cached entry for these bytes and layout (under the lock), or NULL. */
-static ic_color_entry *find_locked(uint64_t hash, const uint8_t *icc, size_t size, ic_color_input input) {
+static ic__color_entry *find_locked(uint64_t hash, const uint8_t *icc, size_t size, ic_color_input input) {
     for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) {
-        ic_color_entry *e = cache[i];
+        ic__color_entry *e = cache[i];
         if (e && e->hash == hash && e->size == size && e->input == input &&
             memcmp(e->bytes, icc, size) == 0) {
             return e;
@@ -346,20 +346,20 @@ static ic_color_entry *find_locked(uint64_t hash, const uint8_t *icc, size_t siz
 }
 
 /* Removes the least recently used entry (under the lock); returns it if it must be freed. */
-static ic_color_entry *evict_locked(void) {
+static ic__color_entry *evict_locked(void) {
     int32_t oldest = -1;
     for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) {
         if (cache[i] && (oldest < 0 || cache[i]->last_used < cache[oldest]->last_used)) oldest = (int32_t)i;
     }
     if (oldest < 0) return NULL;
-    ic_color_entry *e = cache[oldest];
+    ic__color_entry *e = cache[oldest];
     cache[oldest] = NULL;
     cache_bytes -= e->size;
     return --e->refs == 0 ? e : NULL;
 }
 
 /* Drops one reference (under the lock); returns the entry if it must be freed. */
-static ic_color_entry *unref_locked(ic_color_entry *e) {
+static ic__color_entry *unref_locked(ic__color_entry *e) {
     return --e->refs == 0 ? e : NULL;
 }
 
@@ -367,12 +367,12 @@ static ic_color_entry *unref_locked(ic_color_entry *e) {
 
 /* Finds or builds the entry for a profile and layout; returns it with a reference, or NULL
  * when out of memory. */
-static ic_color_entry *acquire(const uint8_t *icc, size_t size, ic_color_input input) {
+static ic__color_entry *acquire(const uint8_t *icc, size_t size, ic_color_input input) {
     pthread_once(&context_once, create_context);
     uint64_t hash = ic_xxh64(icc, size, (uint64_t)input);
     pthread_mutex_lock(&cache_lock);
     counters.lookups++;
-    ic_color_entry *hit = find_locked(hash, icc, size, input);
+    ic__color_entry *hit = find_locked(hash, icc, size, input);
     if (hit) {
         counters.hits++;
         hit->refs++;
@@ -382,7 +382,7 @@ static ic_color_entry *acquire(const uint8_t *icc, size_t size, ic_color_input i
     }
     pthread_mutex_unlock(&cache_lock);
 
-    ic_color_entry *e = calloc(1, sizeof *e);
+    ic__color_entry *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->bytes = malloc(size);
     if (!e->bytes) {
@@ -395,11 +395,11 @@ static ic_color_entry *acquire(const uint8_t *icc, size_t size, ic_color_input i
     e->input = input;
     build(e, icc, size);
 
-    ic_color_entry *dead[IC_COLOR_CACHE_CAPACITY];
+    ic__color_entry *dead[IC_COLOR_CACHE_CAPACITY];
     uint32_t n_dead = 0;
     pthread_mutex_lock(&cache_lock);
     /* Another decode may have built the same entry meanwhile: use the cached one. */
-    ic_color_entry *same = find_locked(hash, icc, size, input);
+    ic__color_entry *same = find_locked(hash, icc, size, input);
     if (same) {
         same->refs++;
         same->last_used = ++cache_clock;
@@ -413,7 +413,7 @@ static ic_color_entry *acquire(const uint8_t *icc, size_t size, ic_color_input i
             if (!cache[i]) slot = i;
         }
         if (slot < IC_COLOR_CACHE_CAPACITY && cache_bytes + size <= CACHE_MAX_BYTES) break;
-        ic_color_entry *gone = evict_locked();
+        ic__color_entry *gone = evict_locked();
         if (gone) dead[n_dead++] = gone;
     }
     e->refs = 2; /* the cache's and the caller's */
@@ -425,9 +425,9 @@ static ic_color_entry *acquire(const uint8_t *icc, size_t size, ic_color_input i
     return e;
 }
 
-static void release(ic_color_entry *e) {
+static void release(ic__color_entry *e) {
     pthread_mutex_lock(&cache_lock);
-    ic_color_entry *dead = unref_locked(e);
+    ic__color_entry *dead = unref_locked(e);
     pthread_mutex_unlock(&cache_lock);
     if (dead) entry_free(dead);
 }
@@ -446,12 +446,12 @@ void ic_color_cache_get_stats(ic_color_cache_stats *stats) {
 }
 
 void ic_color_cache_clear(void) {
-    ic_color_entry *dead[IC_COLOR_CACHE_CAPACITY];
+    ic__color_entry *dead[IC_COLOR_CACHE_CAPACITY];
     uint32_t n = 0;
     pthread_mutex_lock(&cache_lock);
     for (uint32_t i = 0; i < IC_COLOR_CACHE_CAPACITY; i++) {
         if (!cache[i]) continue;
-        ic_color_entry *e = unref_locked(cache[i]);
+        ic__color_entry *e = unref_locked(cache[i]);
         if (e) dead[n++] = e;
         cache[i] = NULL;
     }
@@ -462,10 +462,10 @@ void ic_color_cache_clear(void) {
 
 /* ---- A decode's use of the cache. ---- */
 
-void ic_color_state_prepare(ic_color_state *c, ic_color_mode mode, ic_color_input input) {
+void ic__color_state_prepare(ic__color_state *c, ic_color_mode mode, ic_color_input input) {
     c->input = input;
     if (!c->icc || mode == IC_COLOR_RAW) return;
-    ic_color_entry *e = acquire(c->icc, c->icc_size, input);
+    ic__color_entry *e = acquire(c->icc, c->icc_size, input);
     if (!e) return; /* out of memory: decode untagged rather than fail */
     if (e->verdict == VERDICT_CONVERT) {
         c->entry = e;
@@ -475,17 +475,17 @@ void ic_color_state_prepare(ic_color_state *c, ic_color_mode mode, ic_color_inpu
     release(e);
 }
 
-bool ic_color_sink_converts(const ic_color_state *c) {
+bool ic__color_sink_converts(const ic__color_state *c) {
     return c->entry && (c->input == IC_COLOR_INPUT_RGBA || c->input == IC_COLOR_INPUT_GRAY);
 }
 
-bool ic_color_converts_cmyk(const ic_color_state *c) {
+bool ic__color_converts_cmyk(const ic__color_state *c) {
     return c->entry &&
            (c->input == IC_COLOR_INPUT_CMYK || c->input == IC_COLOR_INPUT_CMYK_INVERTED);
 }
 
-void ic_color_convert_row(const ic_color_state *c, uint8_t *row, uint32_t width) {
-    const ic_color_entry *e = c->entry;
+void ic__color_convert_row(const ic__color_state *c, uint8_t *row, uint32_t width) {
+    const ic__color_entry *e = c->entry;
     if (c->input == IC_COLOR_INPUT_GRAY) {
         for (uint32_t x = 0; x < width; x++, row += 4) {
             const uint8_t *rgb = e->gray_lut[row[0]];
@@ -496,25 +496,25 @@ void ic_color_convert_row(const ic_color_state *c, uint8_t *row, uint32_t width)
         return;
     }
     if (e->use_fast) {
-        ic_ms_convert(&e->fast, row, width);
+        ic__ms_convert(&e->fast, row, width);
     } else {
         cmsDoTransform(e->transform, row, row, width);
     }
 }
 
-void ic_color_convert_cmyk_row(const ic_color_state *c, uint8_t *row, uint32_t width) {
+void ic__color_convert_cmyk_row(const ic__color_state *c, uint8_t *row, uint32_t width) {
     cmsDoTransform(c->entry->transform, row, row, width);
     for (uint32_t x = 0; x < width; x++) row[x * 4 + 3] = 255;
 }
 
-void ic_color_state_finish(ic_color_state *c, ic_budget *budget, ic_image *image) {
+void ic__color_state_finish(ic__color_state *c, ic__budget *budget, ic_image *image) {
     image->icc_space = (uint8_t)c->space;
     image->icc_ignored = c->ignored;
     image->color_converted = c->entry != NULL;
     if (c->icc) {
         image->icc_profile = c->icc;
         image->icc_profile_size = c->icc_size;
-        ic_budget_refund(budget, c->icc_size); /* the image owns it now */
+        ic__budget_refund(budget, c->icc_size); /* the image owns it now */
         c->icc = NULL;
         c->icc_size = 0;
     }
@@ -522,8 +522,8 @@ void ic_color_state_finish(ic_color_state *c, ic_budget *budget, ic_image *image
     c->entry = NULL;
 }
 
-void ic_color_state_free(ic_color_state *c, ic_budget *budget) {
-    ic_budget_free(budget, c->icc, c->icc_size);
+void ic__color_state_free(ic__color_state *c, ic__budget *budget) {
+    ic__budget_free(budget, c->icc, c->icc_size);
     c->icc = NULL;
     c->icc_size = 0;
     if (c->entry) release(c->entry);
@@ -543,7 +543,7 @@ static ic_status convert_lcms(const uint8_t *icc, size_t size, uint8_t *rgba, si
     cmsHTRANSFORM t = dst ? make_transform(src, dst, IC_COLOR_INPUT_RGBA) : NULL;
     if (src) cmsCloseProfile(src);
     if (dst) cmsCloseProfile(dst);
-    if (!t) return ic_set_error(err, IC_ERR_INTERNAL, "colour: lcms built no transform for a profile it read before");
+    if (!t) return ic__set_error(err, IC_ERR_INTERNAL, "colour: lcms built no transform for a profile it read before");
     for (size_t done = 0; done < count; done += TEST_CHUNK) {
         size_t n = count - done < TEST_CHUNK ? count - done : TEST_CHUNK;
         cmsDoTransform(t, rgba + 4 * done, rgba + 4 * done, (cmsUInt32Number)n);
@@ -566,24 +566,24 @@ static const char *kernel_name(ic_color_kernel kernel) {
 ic_status ic_color_convert_with(const uint8_t *icc, size_t size, ic_color_kernel kernel,
                                 uint8_t *rgba, size_t count, ic_error *err) {
     if (!icc || size == 0 || size > IC_ICC_MAX_BYTES || (!rgba && count > 0)) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "colour: a profile of 1 byte to 4 MiB and pixels are needed");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "colour: a profile of 1 byte to 4 MiB and pixels are needed");
     }
-    ic_color_entry *e = acquire(icc, size, IC_COLOR_INPUT_RGBA);
-    if (!e) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "colour: out of memory for the profile's cache entry");
+    ic__color_entry *e = acquire(icc, size, IC_COLOR_INPUT_RGBA);
+    if (!e) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "colour: out of memory for the profile's cache entry");
     ic_status st = IC_OK;
     if (e->verdict != VERDICT_CONVERT) {
-        st = ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "colour: a decode converts nothing with this profile (%s)",
+        st = ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "colour: a decode converts nothing with this profile (%s)",
                           e->verdict == VERDICT_SRGB ? "it describes sRGB" : "lcms cannot use it for RGB pixels");
     } else if (kernel == IC_COLOR_KERNEL_LCMS) {
         st = convert_lcms(icc, size, rgba, count, err);
     } else if (!e->use_fast) {
-        st = ic_set_error(err, IC_ERR_UNSUPPORTED_FEATURE,
+        st = ic__set_error(err, IC_ERR_UNSUPPORTED_FEATURE,
                           "colour: lcms converts this profile (no matrix/shaper path for it)");
     } else {
         for (size_t done = 0; done < count && st == IC_OK; done += TEST_CHUNK) {
             size_t n = count - done < TEST_CHUNK ? count - done : TEST_CHUNK;
-            if (!ic_ms_convert_kernel(&e->fast, (int)kernel, rgba + 4 * done, (uint32_t)n)) {
-                st = ic_set_error(err, IC_ERR_UNSUPPORTED_FEATURE, "colour: no %s kernel on this CPU or in this build",
+            if (!ic__ms_convert_kernel(&e->fast, (int)kernel, rgba + 4 * done, (uint32_t)n)) {
+                st = ic__set_error(err, IC_ERR_UNSUPPORTED_FEATURE, "colour: no %s kernel on this CPU or in this build",
                                   kernel_name(kernel));
             }
         }

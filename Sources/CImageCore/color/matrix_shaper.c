@@ -116,7 +116,7 @@ static void fit_encoding(void) {
 }
 #endif /* IC_MS_SIMD */
 
-void ic_ms_init(void) {
+void ic__ms_init(void) {
     /* Entry i serves linear values in [i, i + 1): it encodes the midpoint. */
     for (int i = 0; i < ENCODE_SIZE; i++) {
         double mid = ((double)i + 0.5) / (ENCODE_SIZE - 1);
@@ -154,12 +154,12 @@ void ic_ms_init(void) {
         }                                                                                        \
     } while (0)
 
-static void table_plain(const ic_matrix_shaper *restrict f, uint8_t *restrict p, uint32_t width) {
+static void table_plain(const ic__matrix_shaper *restrict f, uint8_t *restrict p, uint32_t width) {
     TABLE_LOOP(f, p, width);
 }
 
 #ifdef IC_MS_SIMD
-__attribute__((target("avx2,fma"))) static void table_avx2(const ic_matrix_shaper *restrict f,
+__attribute__((target("avx2,fma"))) static void table_avx2(const ic__matrix_shaper *restrict f,
                                                            uint8_t *restrict p, uint32_t width) {
     TABLE_LOOP(f, p, width);
 }
@@ -177,7 +177,7 @@ static double encoded_of_root(double s) { return 255 * srgb_oetf(s * s); }
 
 /* Fills seg_a/seg_b so that 255 * srgb_oetf(s * s) ~ seg_a[i] + seg_b[i] * s on segment i
  * (the part of it above the toe), by fit_chord. */
-static void fit_segments(ic_matrix_shaper *f) {
+static void fit_segments(ic__matrix_shaper *f) {
     double toe_s = sqrt(SRGB_TOE);
     for (int i = 0; i < SEGMENTS; i++) {
         double lo = (double)i / SEGMENTS, hi = (double)(i + 1) / SEGMENTS;
@@ -224,7 +224,7 @@ AVX512 static inline __m512i encode4(__m512 v, __m512 c0, __m512 c1, __m512 c2, 
     return _mm512_cvtps_epi32(y);
 }
 
-AVX512 static void convert_avx512(const ic_matrix_shaper *f, uint8_t *p, uint32_t width) {
+AVX512 static void convert_avx512(const ic__matrix_shaper *f, uint8_t *p, uint32_t width) {
     __m512i t[3][8];
     int curves = f->same_curves ? 1 : 3;
     for (int c = 0; c < curves; c++) {
@@ -308,7 +308,7 @@ PLANAR static inline __m512i encode_words(__m512i x, const __m512i a[4], const _
     return _mm512_srli_epi16(_mm512_add_epi16(ya, _mm512_mulhi_epu16(yb, offset)), 8);
 }
 
-PLANAR static void convert_planar(const ic_matrix_shaper *f, uint8_t *p, uint32_t width) {
+PLANAR static void convert_planar(const ic__matrix_shaper *f, uint8_t *p, uint32_t width) {
     __m512i t[3][8], a[4], b[4], rg[3], b1[3];
     for (int c = 0; c < 3; c++) {
         int curve = f->same_curves ? 0 : c;
@@ -372,7 +372,7 @@ PLANAR static void convert_planar(const ic_matrix_shaper *f, uint8_t *p, uint32_
 
 /* ---- Building and converting. ---- */
 
-bool ic_ms_build(ic_matrix_shaper *f, const double linear[3][256], const double matrix[3][3]) {
+bool ic__ms_build(ic__matrix_shaper *f, const double linear[3][256], const double matrix[3][3]) {
     memset(f, 0, sizeof *f);
     for (int r = 0; r < 3; r++) {
         for (int c = 0; c < 3; c++) {
@@ -417,7 +417,7 @@ bool ic_ms_build(ic_matrix_shaper *f, const double linear[3][256], const double 
     return true;
 }
 
-void ic_ms_convert(const ic_matrix_shaper *f, uint8_t *row, uint32_t width) {
+void ic__ms_convert(const ic__matrix_shaper *f, uint8_t *row, uint32_t width) {
 #ifdef IC_MS_SIMD
     if (have_vnni) {
         convert_planar(f, row, width);
@@ -435,7 +435,7 @@ void ic_ms_convert(const ic_matrix_shaper *f, uint8_t *row, uint32_t width) {
     table_plain(f, row, width);
 }
 
-bool ic_ms_convert_kernel(const ic_matrix_shaper *f, int kernel, uint8_t *row, uint32_t width) {
+bool ic__ms_convert_kernel(const ic__matrix_shaper *f, int kernel, uint8_t *row, uint32_t width) {
     switch (kernel) {
     case IC_COLOR_KERNEL_PORTABLE:
         table_plain(f, row, width);

@@ -27,7 +27,7 @@ const char *ic_status_name(ic_status status) {
     return "unknown status";
 }
 
-ic_status ic_set_error(ic_error *err, ic_status code, const char *fmt, ...) {
+ic_status ic__set_error(ic_error *err, ic_status code, const char *fmt, ...) {
     if (err) {
         va_list ap;
         va_start(ap, fmt);
@@ -38,7 +38,7 @@ ic_status ic_set_error(ic_error *err, ic_status code, const char *fmt, ...) {
     return code;
 }
 
-ic_status ic_sys_error(ic_error *err, int errnum, const char *fmt, ...) {
+ic_status ic__sys_error(ic_error *err, int errnum, const char *fmt, ...) {
     ic_status code = (errnum == ENOSPC || errnum == EDQUOT) ? IC_ERR_NO_SPACE : IC_ERR_IO;
     if (!err) return code;
     char what[IC_ERROR_MESSAGE_CAPACITY];
@@ -47,14 +47,14 @@ ic_status ic_sys_error(ic_error *err, int errnum, const char *fmt, ...) {
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     char buf[128];
-    return ic_set_error(err, code, "%s: %s", what, strerror_r(errnum, buf, sizeof buf));
+    return ic__set_error(err, code, "%s: %s", what, strerror_r(errnum, buf, sizeof buf));
 }
 
-void ic_clear_error(ic_error *err) {
+void ic__clear_error(ic_error *err) {
     if (err) {
         err->code = IC_OK;
         err->message[0] = '\0';
     }
 }
 
-double ic_mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
+double ic__mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }

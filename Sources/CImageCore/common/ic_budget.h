@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 /** Bytes counted against a limit, and the flag that cancels the work. */
-typedef struct ic_budget {
+typedef struct ic__budget {
     /** Most bytes held at once; 0: no limit. */
     uint64_t limit;
     /** Bytes held now. */
@@ -21,27 +21,27 @@ typedef struct ic_budget {
     uint64_t peak;
     /** The caller's cancellation flag (see ic_cancel_flag_set), or NULL. */
     const int *cancel_flag;
-} ic_budget;
+} ic__budget;
 
 /** An empty budget of `limit` bytes (0: none) that stops when *cancel_flag is set. */
-void ic_budget_init(ic_budget *b, uint64_t limit, const int *cancel_flag);
+void ic__budget_init(ic__budget *b, uint64_t limit, const int *cancel_flag);
 
 /** Counts `bytes` against the limit; false, with nothing counted, when they do not fit. */
-bool ic_budget_try_charge(ic_budget *b, uint64_t bytes);
+bool ic__budget_try_charge(ic__budget *b, uint64_t bytes);
 
-/** Returns bytes counted by ic_budget_try_charge. */
-void ic_budget_refund(ic_budget *b, uint64_t bytes);
+/** Returns bytes counted by ic__budget_try_charge. */
+void ic__budget_refund(ic__budget *b, uint64_t bytes);
 
 /**
  * Checks and charges `size` bytes and allocates them in one call: NULL, with nothing
  * counted, when they do not fit or malloc fails (the caller says which it cares about).
  */
-void *ic_budget_try_alloc(ic_budget *b, size_t size);
+void *ic__budget_try_alloc(ic__budget *b, size_t size);
 
-/** Frees memory from ic_budget_try_alloc and refunds its `size` bytes; NULL is allowed. */
-void ic_budget_free(ic_budget *b, void *p, size_t size);
+/** Frees memory from ic__budget_try_alloc and refunds its `size` bytes; NULL is allowed. */
+void ic__budget_free(ic__budget *b, void *p, size_t size);
 
 /** True once the caller's cancellation flag is set (read with acquire ordering). */
-bool ic_budget_cancelled(const ic_budget *b);
+bool ic__budget_cancelled(const ic__budget *b);
 
 #endif /* IC_BUDGET_H */

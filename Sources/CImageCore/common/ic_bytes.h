@@ -9,23 +9,23 @@
 #include <stdint.h>
 
 /** The big-endian 16-bit value at p[0..2). */
-static inline uint32_t ic_be16(const uint8_t *p) { return (uint32_t)p[0] << 8 | p[1]; }
+static inline uint32_t ic__be16(const uint8_t *p) { return (uint32_t)p[0] << 8 | p[1]; }
 
 /** The big-endian 32-bit value at p[0..4). */
-static inline uint32_t ic_be32(const uint8_t *p) {
+static inline uint32_t ic__be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 /** The little-endian 16-bit value at p[0..2). */
-static inline uint32_t ic_le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static inline uint32_t ic__le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 
 /** The little-endian 32-bit value at p[0..4). */
-static inline uint32_t ic_le32(const uint8_t *p) {
+static inline uint32_t ic__le32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /** Writes `v` big-endian at p[0..4). */
-static inline void ic_put_be32(uint8_t *p, uint32_t v) {
+static inline void ic__put_be32(uint8_t *p, uint32_t v) {
     p[0] = (uint8_t)(v >> 24);
     p[1] = (uint8_t)(v >> 16);
     p[2] = (uint8_t)(v >> 8);

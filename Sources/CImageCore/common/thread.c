@@ -13,7 +13,7 @@ void ic_thread_set_name(const char *name) {
     (void)pthread_setname_np(pthread_self(), buf);
 }
 
-struct ic_range_helper {
+struct ic__range_helper {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
@@ -28,7 +28,7 @@ struct ic_range_helper {
 };
 
 /* Claims the next chunk (under the lock); a shorter one only with `partial`. */
-static bool claim(ic_range_helper *h, bool partial, uint32_t *begin, uint32_t *end) {
+static bool claim(ic__range_helper *h, bool partial, uint32_t *begin, uint32_t *end) {
     uint32_t left = h->ready - h->next;
     if (h->stopping || left == 0 || (!partial && left < h->chunk)) return false;
     *begin = h->next;
@@ -38,7 +38,7 @@ static bool claim(ic_range_helper *h, bool partial, uint32_t *begin, uint32_t *e
 }
 
 static void *helper_main(void *arg) {
-    ic_range_helper *h = arg;
+    ic__range_helper *h = arg;
     ic_thread_set_name("imagekit-help");
     pthread_mutex_lock(&h->lock);
     for (;;) {
@@ -59,8 +59,8 @@ static void *helper_main(void *arg) {
     return NULL;
 }
 
-ic_range_helper *ic_range_helper_start(ic_range_fn fn, void *ctx, uint32_t start, uint32_t chunk) {
-    ic_range_helper *h = calloc(1, sizeof *h);
+ic__range_helper *ic__range_helper_start(ic_range_fn fn, void *ctx, uint32_t start, uint32_t chunk) {
+    ic__range_helper *h = calloc(1, sizeof *h);
     if (!h) return NULL;
     h->fn = fn;
     h->ctx = ctx;
@@ -77,11 +77,11 @@ ic_range_helper *ic_range_helper_start(ic_range_fn fn, void *ctx, uint32_t start
     return h;
 }
 
-uint32_t ic_range_helper_ready(const ic_range_helper *h) {
+uint32_t ic__range_helper_ready(const ic__range_helper *h) {
     return h->ready; /* written by the caller's thread only */
 }
 
-void ic_range_helper_extend(ic_range_helper *h, uint32_t end) {
+void ic__range_helper_extend(ic__range_helper *h, uint32_t end) {
     pthread_mutex_lock(&h->lock);
     if (end > h->ready) h->ready = end;
     bool wake = h->ready - h->next >= h->chunk;
@@ -89,7 +89,7 @@ void ic_range_helper_extend(ic_range_helper *h, uint32_t end) {
     if (wake) pthread_cond_signal(&h->wake);
 }
 
-uint32_t ic_range_helper_done(ic_range_helper *h) {
+uint32_t ic__range_helper_done(ic__range_helper *h) {
     pthread_mutex_lock(&h->lock);
     uint32_t done = h->busy < h->next ? h->busy : h->next;
     pthread_mutex_unlock(&h->lock);
@@ -97,14 +97,14 @@ uint32_t ic_range_helper_done(ic_range_helper *h) {
 }
 
 /* Waits for the helper thread to leave, and frees `h`. */
-static void end_thread(ic_range_helper *h) {
+static void end_thread(ic__range_helper *h) {
     pthread_join(h->thread, NULL);
     pthread_cond_destroy(&h->wake);
     pthread_mutex_destroy(&h->lock);
     free(h);
 }
 
-void ic_range_helper_finish(ic_range_helper *h, bool complete) {
+void ic__range_helper_finish(ic__range_helper *h, bool complete) {
     pthread_mutex_lock(&h->lock);
     if (complete) {
         h->closing = true;
@@ -122,7 +122,7 @@ void ic_range_helper_finish(ic_range_helper *h, bool complete) {
     end_thread(h);
 }
 
-void ic_range_helper_drain(ic_range_helper *h) {
+void ic__range_helper_drain(ic__range_helper *h) {
     pthread_mutex_lock(&h->lock);
     h->closing = true;
     pthread_cond_signal(&h->wake);

@@ -49,38 +49,38 @@
 typedef struct apng_header {
     uint32_t width, height;
     const uint8_t *ihdr;   /* IHDR data (13 bytes) */
-    ic_png_chunk plte, trns; /* length 0 type NULL when absent */
-    ic_png_chunk actl;
+    ic__png_chunk plte, trns; /* length 0 type NULL when absent */
+    ic__png_chunk actl;
     uint32_t num_frames;   /* 0: a still PNG */
     uint32_t num_plays;
 } apng_header;
 
 static void read_header(const uint8_t *p, size_t n, apng_header *h) {
     memset(h, 0, sizeof *h);
-    if (n < 33 || memcmp(p + 12, "IHDR", 4) != 0 || ic_be32(p + 8) != 13) return;
+    if (n < 33 || memcmp(p + 12, "IHDR", 4) != 0 || ic__be32(p + 8) != 13) return;
     h->ihdr = p + 16;
-    h->width = ic_be32(p + 16);
-    h->height = ic_be32(p + 20);
+    h->width = ic__be32(p + 16);
+    h->height = ic__be32(p + 20);
     size_t pos = 8;
-    ic_png_chunk c;
+    ic__png_chunk c;
     unsigned actl_count = 0;
-    while (ic_png_next_chunk(p, n, &pos, &c) && c.complete) {
-        if (ic_png_chunk_is(&c, "IDAT") || ic_png_chunk_is(&c, "IEND")) break;
-        if (ic_png_chunk_is(&c, "PLTE")) h->plte = c;
-        if (ic_png_chunk_is(&c, "tRNS")) h->trns = c;
-        if (ic_png_chunk_is(&c, "acTL")) {
+    while (ic__png_next_chunk(p, n, &pos, &c) && c.complete) {
+        if (ic__png_chunk_is(&c, "IDAT") || ic__png_chunk_is(&c, "IEND")) break;
+        if (ic__png_chunk_is(&c, "PLTE")) h->plte = c;
+        if (ic__png_chunk_is(&c, "tRNS")) h->trns = c;
+        if (ic__png_chunk_is(&c, "acTL")) {
             actl_count++;
             h->actl = c;
         }
     }
     if (actl_count != 1 || h->actl.length < 8) return;
-    uint32_t frames = ic_be32(h->actl.data);
+    uint32_t frames = ic__be32(h->actl.data);
     if (frames == 0 || frames > 0x80000000u) return;
     h->num_frames = frames;
-    h->num_plays = ic_be32(h->actl.data + 4);
+    h->num_plays = ic__be32(h->actl.data + 4);
 }
 
-uint32_t ic_apng_frame_count(const uint8_t *data, size_t size) {
+uint32_t ic__apng_frame_count(const uint8_t *data, size_t size) {
     apng_header h;
     read_header(data, size, &h);
     return h.num_frames;
@@ -95,13 +95,13 @@ typedef struct apng_fctl {
 } apng_fctl;
 
 static void read_fctl(const uint8_t *p, apng_fctl *f) {
-    f->sequence = ic_be32(p);
-    f->width = ic_be32(p + 4);
-    f->height = ic_be32(p + 8);
-    f->x = ic_be32(p + 12);
-    f->y = ic_be32(p + 16);
-    f->delay_num = (uint16_t)ic_be16(p + 20);
-    f->delay_den = (uint16_t)ic_be16(p + 22);
+    f->sequence = ic__be32(p);
+    f->width = ic__be32(p + 4);
+    f->height = ic__be32(p + 8);
+    f->x = ic__be32(p + 12);
+    f->y = ic__be32(p + 16);
+    f->delay_num = (uint16_t)ic__be16(p + 20);
+    f->delay_den = (uint16_t)ic__be16(p + 22);
     f->dispose = p[24];
     f->blend = p[25];
 }
@@ -123,8 +123,8 @@ typedef struct apng_plan {
     uint32_t max_frame_h;   /* tallest frame */
 } apng_plan;
 
-static ic_status corrupt(ic_decoder *d, const char *what, size_t at) {
-    return ic_set_error(d->err, IC_ERR_CORRUPT, "APNG: %s (chunk at byte %zu)", what, at);
+static ic_status corrupt(ic__decoder *d, const char *what, size_t at) {
+    return ic__set_error(d->err, IC_ERR_CORRUPT, "APNG: %s (chunk at byte %zu)", what, at);
 }
 
 /* Bytes of a re-wrapped frame around its data chunks: signature, IHDR, PLTE, tRNS, IEND. */
@@ -138,24 +138,24 @@ static uint64_t wrap_overhead(const apng_header *h) {
 /* Checks the file's animation chunks; fills `plan`. Allocates nothing. The
  * chunks copied into every frame get fresh CRCs there, so theirs are checked
  * here as libpng would: a bad IHDR or PLTE is an error, a bad tRNS is dropped. */
-static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
+static ic_status check_chunks(ic__decoder *d, apng_header *h, apng_plan *plan) {
     const uint8_t *p = d->data;
     size_t n = d->size, pos = 8;
     memset(plan, 0, sizeof *plan);
-    ic_png_chunk ihdr = {.at = 8, .length = 13, .type = p + 12, .data = p + 16, .data_in = true, .complete = true};
-    if (!ic_png_chunk_crc_ok(&ihdr)) return corrupt(d, "CRC mismatch in the IHDR chunk", 8);
-    if (h->plte.type && !ic_png_chunk_crc_ok(&h->plte)) return corrupt(d, "CRC mismatch in the PLTE chunk", h->plte.at);
-    if (h->trns.type && !ic_png_chunk_crc_ok(&h->trns)) memset(&h->trns, 0, sizeof h->trns);
-    if (!ic_png_chunk_crc_ok(&h->actl)) return corrupt(d, "CRC mismatch in the acTL chunk", h->actl.at);
+    ic__png_chunk ihdr = {.at = 8, .length = 13, .type = p + 12, .data = p + 16, .data_in = true, .complete = true};
+    if (!ic__png_chunk_crc_ok(&ihdr)) return corrupt(d, "CRC mismatch in the IHDR chunk", 8);
+    if (h->plte.type && !ic__png_chunk_crc_ok(&h->plte)) return corrupt(d, "CRC mismatch in the PLTE chunk", h->plte.at);
+    if (h->trns.type && !ic__png_chunk_crc_ok(&h->trns)) memset(&h->trns, 0, sizeof h->trns);
+    if (!ic__png_chunk_crc_ok(&h->actl)) return corrupt(d, "CRC mismatch in the acTL chunk", h->actl.at);
     uint32_t expected_seq = 0, found = 0;
     bool idat_seen = false, in_idat_frame = false, frame_open = false;
     uint64_t stream = 0;       /* data chunk bytes of the open frame, re-wrapped */
     uint32_t data_chunks = 0;  /* data chunks of the open frame */
-    ic_png_chunk c;
+    ic__png_chunk c;
     bool iend = false;
-    while (ic_png_next_chunk(p, n, &pos, &c)) {
-        bool is_fctl = ic_png_chunk_is(&c, "fcTL"), is_fdat = ic_png_chunk_is(&c, "fdAT"), is_idat = ic_png_chunk_is(&c, "IDAT");
-        if (ic_png_chunk_is(&c, "IEND")) {
+    while (ic__png_next_chunk(p, n, &pos, &c)) {
+        bool is_fctl = ic__png_chunk_is(&c, "fcTL"), is_fdat = ic__png_chunk_is(&c, "fdAT"), is_idat = ic__png_chunk_is(&c, "IDAT");
+        if (ic__png_chunk_is(&c, "IEND")) {
             iend = true;
             break;
         }
@@ -165,11 +165,11 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
         }
         if (is_fctl && found == h->num_frames && data_chunks > 0) break; /* frames past the acTL's count */
         if (!c.complete) {
-            return ic_set_error(d->err, IC_ERR_TRUNCATED,
+            return ic__set_error(d->err, IC_ERR_TRUNCATED,
                                 "APNG: truncated after %zu bytes, inside the %.4s chunk at byte %zu",
                                 n, (const char *)c.type, c.at);
         }
-        if (!ic_png_chunk_crc_ok(&c)) {
+        if (!ic__png_chunk_crc_ok(&c)) {
             char what[40];
             snprintf(what, sizeof what, "CRC mismatch in the %.4s chunk", (const char *)c.type);
             return corrupt(d, what, c.at);
@@ -184,9 +184,9 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
             continue;
         }
         if (c.length < 4) return corrupt(d, is_fctl ? "fcTL chunk too short" : "fdAT chunk too short", c.at);
-        uint32_t seq = ic_be32(c.data);
+        uint32_t seq = ic__be32(c.data);
         if (seq != expected_seq) {
-            return ic_set_error(d->err, IC_ERR_CORRUPT,
+            return ic__set_error(d->err, IC_ERR_CORRUPT,
                                 "APNG: sequence number %u in the %.4s chunk at byte %zu, expected %u",
                                 seq, (const char *)c.type, c.at, expected_seq);
         }
@@ -200,7 +200,7 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
         }
         /* fcTL: close the open frame, check and open the next. */
         if (frame_open && data_chunks == 0) {
-            return ic_set_error(d->err, IC_ERR_CORRUPT, "APNG: frame %u has no image data (fcTL at byte %zu)",
+            return ic__set_error(d->err, IC_ERR_CORRUPT, "APNG: frame %u has no image data (fcTL at byte %zu)",
                                 found - 1, c.at);
         }
         if (c.length != 26) return corrupt(d, "fcTL chunk is not 26 bytes long", c.at);
@@ -208,7 +208,7 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
         read_fctl(c.data, &f);
         if (f.width == 0 || f.height == 0 || f.x > h->width || f.width > h->width - f.x ||
             f.y > h->height || f.height > h->height - f.y) {
-            return ic_set_error(d->err, IC_ERR_CORRUPT,
+            return ic__set_error(d->err, IC_ERR_CORRUPT,
                                 "APNG: frame %u of %ux%u at (%u, %u) is not inside the %ux%u canvas "
                                 "(fcTL at byte %zu)",
                                 found, f.width, f.height, f.x, f.y, h->width, h->height, c.at);
@@ -232,19 +232,19 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
     }
     if (frame_open && data_chunks == 0) {
         if (!iend && pos >= n) {
-            return ic_set_error(d->err, IC_ERR_TRUNCATED, "APNG: truncated after %zu bytes, before the data of frame %u",
+            return ic__set_error(d->err, IC_ERR_TRUNCATED, "APNG: truncated after %zu bytes, before the data of frame %u",
                                 n, found - 1);
         }
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "APNG: frame %u has no image data", found - 1);
+        return ic__set_error(d->err, IC_ERR_CORRUPT, "APNG: frame %u has no image data", found - 1);
     }
     if (stream > plan->max_stream) plan->max_stream = stream;
     if (found < h->num_frames) {
         if (!iend && pos >= n) {
-            return ic_set_error(d->err, IC_ERR_TRUNCATED,
+            return ic__set_error(d->err, IC_ERR_TRUNCATED,
                                 "APNG: truncated after %zu bytes, with %u of the %u frames the acTL announces",
                                 n, found, h->num_frames);
         }
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "APNG: the acTL announces %u frames, the file has %u",
+        return ic__set_error(d->err, IC_ERR_CORRUPT, "APNG: the acTL announces %u frames, the file has %u",
                             h->num_frames, found);
     }
     plan->frames = h->num_frames;
@@ -257,37 +257,37 @@ static ic_status check_chunks(ic_decoder *d, apng_header *h, apng_plan *plan) {
 /* Writes a chunk with a zero CRC: png.c's frame reader does not check CRCs (the
  * originals were checked in check_chunks). */
 static uint8_t *put_chunk(uint8_t *out, const char *type, const uint8_t *data, uint32_t length) {
-    ic_put_be32(out, length);
+    ic__put_be32(out, length);
     memcpy(out + 4, type, 4);
     if (length) memcpy(out + 8, data, length);
-    ic_put_be32(out + 8 + length, 0);
+    ic__put_be32(out + 8 + length, 0);
     return out + 12 + length;
 }
 
 /* Writes frame `f`'s PNG into `out` (plan->max_stream bytes): the data chunks
  * from *pos on (IDAT for the frame the IDAT holds, fdAT otherwise) up to the
  * next fcTL or IEND. Leaves *pos at that chunk. Returns the stream's size. */
-static size_t wrap_frame(const ic_decoder *d, const apng_header *h, const apng_fctl *f, bool idat_frame,
+static size_t wrap_frame(const ic__decoder *d, const apng_header *h, const apng_fctl *f, bool idat_frame,
                          size_t *pos, uint8_t *out) {
     static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
     uint8_t *o = out;
     memcpy(o, signature, 8);
     uint8_t ihdr[13];
     memcpy(ihdr, h->ihdr, 13);
-    ic_put_be32(ihdr, f->width);
-    ic_put_be32(ihdr + 4, f->height);
+    ic__put_be32(ihdr, f->width);
+    ic__put_be32(ihdr + 4, f->height);
     o = put_chunk(o + 8, "IHDR", ihdr, 13);
     if (h->plte.type) o = put_chunk(o, "PLTE", h->plte.data, h->plte.length);
     if (h->trns.type) o = put_chunk(o, "tRNS", h->trns.data, h->trns.length);
-    ic_png_chunk c;
+    ic__png_chunk c;
     size_t at = *pos;
-    while (ic_png_next_chunk(d->data, d->size, &at, &c) && c.complete) {
-        if (ic_png_chunk_is(&c, "fcTL") || ic_png_chunk_is(&c, "IEND")) {
+    while (ic__png_next_chunk(d->data, d->size, &at, &c) && c.complete) {
+        if (ic__png_chunk_is(&c, "fcTL") || ic__png_chunk_is(&c, "IEND")) {
             at = c.at;
             break;
         }
-        if (idat_frame && ic_png_chunk_is(&c, "IDAT")) o = put_chunk(o, "IDAT", c.data, c.length);
-        if (!idat_frame && ic_png_chunk_is(&c, "fdAT")) o = put_chunk(o, "IDAT", c.data + 4, c.length - 4);
+        if (idat_frame && ic__png_chunk_is(&c, "IDAT")) o = put_chunk(o, "IDAT", c.data, c.length);
+        if (!idat_frame && ic__png_chunk_is(&c, "fdAT")) o = put_chunk(o, "IDAT", c.data + 4, c.length - 4);
     }
     *pos = at;
     o = put_chunk(o, "IEND", NULL, 0);
@@ -297,11 +297,11 @@ static size_t wrap_frame(const ic_decoder *d, const apng_header *h, const apng_f
 /* ---- Compositing on the straight-alpha canvas. ---- */
 
 typedef struct apng_state {
-    ic_decoder *d;
+    ic__decoder *d;
     uint32_t w, h;
     size_t stride;           /* canvas and saved rows: w * 4 */
-    ic_dec_buffer canvas;
-    ic_dec_buffer frame;     /* the decoded frame, rows w * 4 apart */
+    ic__dec_buffer canvas;
+    ic__dec_buffer frame;     /* the decoded frame, rows w * 4 apart */
     uint8_t *saved;          /* canvas before a frame that disposes to previous */
     size_t saved_size;
     uint8_t *stream;         /* the re-wrapped frame */
@@ -378,11 +378,11 @@ static void dispose(apng_state *s, const apng_fctl *f, uint8_t op) {
 }
 
 /* Adds frame context to a failure of png.c's frame decode. */
-static ic_status frame_failure(ic_decoder *d, ic_status st, uint32_t frame) {
+static ic_status frame_failure(ic__decoder *d, ic_status st, uint32_t frame) {
     if (d->err && st != IC_ERR_CANCELLED && st != IC_ERR_LIMIT_EXCEEDED) {
         char message[sizeof d->err->message];
         snprintf(message, sizeof message, "%s", d->err->message);
-        ic_set_error(d->err, st, "%s (APNG frame %u)", message, frame);
+        ic__set_error(d->err, st, "%s (APNG frame %u)", message, frame);
     }
     return st;
 }
@@ -391,16 +391,16 @@ static ic_status frame_failure(ic_decoder *d, ic_status st, uint32_t frame) {
  * colour code, as libpng's png_get_iCCP does for a still: the declared size (the profile's
  * first four bytes) is checked against IC_ICC_MAX_BYTES before the buffer is allocated, and a
  * stream that does not inflate to exactly that size leaves the image untagged. */
-static void take_iccp(ic_decoder *d, const ic_png_chunk *c) {
+static void take_iccp(ic__decoder *d, const ic__png_chunk *c) {
     const uint8_t *nul = memchr(c->data, 0, c->length < 81 ? c->length : 81);
     if (!nul || (size_t)(nul - c->data) + 2 > c->length || nul[1] != 0) {
-        ic_color_ignore(d);
+        ic__color_ignore(d);
         return;
     }
     z_stream z;
     memset(&z, 0, sizeof z);
     if (inflateInit(&z) != Z_OK) {
-        ic_color_ignore(d);
+        ic__color_ignore(d);
         return;
     }
     z.next_in = (Bytef *)(nul + 2);
@@ -409,19 +409,19 @@ static void take_iccp(ic_decoder *d, const ic_png_chunk *c) {
     z.next_out = head;
     z.avail_out = sizeof head;
     int r = inflate(&z, Z_SYNC_FLUSH);
-    size_t size = ic_be32(head);
+    size_t size = ic__be32(head);
     if ((r != Z_OK && r != Z_STREAM_END) || z.avail_out != 0 || size < sizeof head || size > IC_ICC_MAX_BYTES) {
         inflateEnd(&z);
-        ic_color_ignore(d);
+        ic__color_ignore(d);
         return;
     }
     ic_error *err = d->err;
     d->err = NULL; /* the memory limit refusing the profile leaves the image untagged */
-    uint8_t *icc = ic_dec_malloc(d, size);
+    uint8_t *icc = ic__dec_malloc(d, size);
     d->err = err;
     if (!icc) {
         inflateEnd(&z);
-        ic_color_ignore(d);
+        ic__color_ignore(d);
         return;
     }
     memcpy(icc, head, sizeof head);
@@ -431,37 +431,37 @@ static void take_iccp(ic_decoder *d, const ic_png_chunk *c) {
     bool whole = r == Z_STREAM_END && z.avail_out == 0;
     inflateEnd(&z);
     if (whole) {
-        ic_color_take_profile(d, icc, size);
+        ic__color_take_profile(d, icc, size);
     } else {
-        ic_color_ignore(d);
+        ic__color_ignore(d);
     }
-    ic_dec_free(d, icc, size);
+    ic__dec_free(d, icc, size);
 }
 
 /* The profile of an iCCP chunk before the image data, and the conversion the sink applies to
  * the composited canvas (as to a still's rows: before premultiplying). */
-static void prepare_color(ic_decoder *d, const apng_header *h) {
+static void prepare_color(ic__decoder *d, const apng_header *h) {
     size_t pos = 8;
-    ic_png_chunk c;
-    while (ic_png_next_chunk(d->data, d->size, &pos, &c) && !ic_png_chunk_is(&c, "IDAT")) {
-        if (ic_png_chunk_is(&c, "iCCP") && c.complete) {
+    ic__png_chunk c;
+    while (ic__png_next_chunk(d->data, d->size, &pos, &c) && !ic__png_chunk_is(&c, "IDAT")) {
+        if (ic__png_chunk_is(&c, "iCCP") && c.complete) {
             take_iccp(d, &c);
             break;
         }
     }
-    ic_color_prepare(d, (h->ihdr[9] & 2) ? IC_COLOR_INPUT_RGBA : IC_COLOR_INPUT_GRAY);
+    ic__color_prepare(d, (h->ihdr[9] & 2) ? IC_COLOR_INPUT_RGBA : IC_COLOR_INPUT_GRAY);
 }
 
 static ic_status decode_frames(apng_state *s, const apng_header *h, const apng_plan *plan) {
-    ic_decoder *d = s->d;
+    ic__decoder *d = s->d;
     size_t pos = 8;
-    ic_png_chunk c;
+    ic__png_chunk c;
     apng_fctl prev = {0};
     uint8_t prev_dispose = APNG_DISPOSE_NONE;
     uint32_t done = 0;
-    while (done < plan->frames && ic_png_next_chunk(d->data, d->size, &pos, &c)) {
-        if (!ic_png_chunk_is(&c, "fcTL")) continue;
-        if (ic_dec_cancelled(d)) return ic_dec_fail_cancelled(d);
+    while (done < plan->frames && ic__png_next_chunk(d->data, d->size, &pos, &c)) {
+        if (!ic__png_chunk_is(&c, "fcTL")) continue;
+        if (ic__dec_cancelled(d)) return ic__dec_fail_cancelled(d);
         apng_fctl f;
         read_fctl(c.data, &f);
         if (done > 0) dispose(s, &prev, prev_dispose);
@@ -469,28 +469,28 @@ static ic_status decode_frames(apng_state *s, const apng_header *h, const apng_p
         if (op == APNG_DISPOSE_PREVIOUS && done == 0) op = APNG_DISPOSE_BACKGROUND;
         if (op == APNG_DISPOSE_PREVIOUS) copy_region(s, &f, true);
         size_t size = wrap_frame(d, h, &f, done == 0 && plan->idat_is_frame0, &pos, s->stream);
-        ic_status st = ic_png_decode_rgba(d, s->stream, size, s->frame.p, (size_t)f.width * 4, f.width,
+        ic_status st = ic__png_decode_rgba(d, s->stream, size, s->frame.p, (size_t)f.width * 4, f.width,
                                           f.height);
         if (st != IC_OK) return frame_failure(d, st, done);
         draw(s, &f);
-        ic_dec_put_rows(d, done, 0, s->h, s->canvas.p, s->stride, true);
+        ic__dec_put_rows(d, done, 0, s->h, s->canvas.p, s->stride, true);
         if (d->image->frame_delays_ms) d->image->frame_delays_ms[done] = delay_ms(&f);
         prev = f;
         prev_dispose = op;
         done++;
     }
     if (done < plan->frames) {
-        return ic_set_error(d->err, IC_ERR_INTERNAL, "APNG: %u of %u frames found on the second pass", done,
+        return ic__set_error(d->err, IC_ERR_INTERNAL, "APNG: %u of %u frames found on the second pass", done,
                             plan->frames);
     }
     return IC_OK;
 }
 
-ic_status ic_apng_decode(ic_decoder *d) {
+ic_status ic__apng_decode(ic__decoder *d) {
     apng_header h;
     read_header(d->data, d->size, &h);
     /* The canvas size first: a bad IHDR is png.c's error, the frame limit comes before any scan. */
-    ic_status st = ic_dec_check_size(d, h.width, h.height, h.num_frames, 0);
+    ic_status st = ic__dec_check_size(d, h.width, h.height, h.num_frames, 0);
     if (st != IC_OK) return st;
     apng_plan plan;
     st = check_chunks(d, &h, &plan);
@@ -506,19 +506,19 @@ ic_status ic_apng_decode(ic_decoder *d) {
     uint64_t canvas = (uint64_t)s.stride * h.height;
     uint64_t extra = canvas + plan.max_frame_px * 4 + (plan.uses_previous ? canvas : 0) + plan.max_stream +
                      (uint64_t)plan.max_frame_h * sizeof(void *);
-    st = ic_dec_check_size(d, h.width, h.height, plan.frames, extra);
+    st = ic__dec_check_size(d, h.width, h.height, plan.frames, extra);
     if (st != IC_OK) return st;
     prepare_color(d, &h);
-    st = ic_dec_begin(d, h.width, h.height, plan.frames);
-    if (st == IC_OK) st = ic_dec_buffer_alloc(d, (size_t)canvas, &s.canvas);
-    if (st == IC_OK) st = ic_dec_buffer_alloc(d, (size_t)plan.max_frame_px * 4, &s.frame);
+    st = ic__dec_begin(d, h.width, h.height, plan.frames);
+    if (st == IC_OK) st = ic__dec_buffer_alloc(d, (size_t)canvas, &s.canvas);
+    if (st == IC_OK) st = ic__dec_buffer_alloc(d, (size_t)plan.max_frame_px * 4, &s.frame);
     if (st == IC_OK) {
-        s.stream = ic_dec_malloc(d, (size_t)plan.max_stream);
+        s.stream = ic__dec_malloc(d, (size_t)plan.max_stream);
         s.stream_size = s.stream ? (size_t)plan.max_stream : 0;
         if (!s.stream) st = d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
     }
     if (st == IC_OK && plan.uses_previous) {
-        s.saved = ic_dec_malloc(d, (size_t)canvas);
+        s.saved = ic__dec_malloc(d, (size_t)canvas);
         s.saved_size = s.saved ? (size_t)canvas : 0;
         if (!s.saved) st = d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
     }
@@ -526,9 +526,9 @@ ic_status ic_apng_decode(ic_decoder *d) {
         memset(s.canvas.p, 0, (size_t)canvas);
         st = decode_frames(&s, &h, &plan);
     }
-    ic_dec_free(d, s.saved, s.saved_size);
-    ic_dec_free(d, s.stream, s.stream_size);
-    ic_dec_buffer_free(d, &s.frame);
-    ic_dec_buffer_free(d, &s.canvas);
+    ic__dec_free(d, s.saved, s.saved_size);
+    ic__dec_free(d, s.stream, s.stream_size);
+    ic__dec_buffer_free(d, &s.frame);
+    ic__dec_buffer_free(d, &s.canvas);
     return st;
 }

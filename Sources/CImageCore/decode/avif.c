@@ -4,7 +4,7 @@
  *
  * The container is parsed first (avifDecoderParse reads boxes, no AV1), so the
  * size, the frame count, alpha, the profile and the transforms are known before
- * anything large is allocated; ic_dec_check_size sees them with an estimate of
+ * anything large is allocated; ic__dec_check_size sees them with an estimate of
  * the codec's own memory. libavif's limits are set from ours as a second line:
  * imageSizeLimit from max_pixels (also dav1d's frame size limit), imageCountLimit
  * from max_frames when every frame is asked for.
@@ -93,7 +93,7 @@ static ic_status avif_fail(ic_error *err, const char *stage, avifResult r, const
     const char *why = diag && diag->error[0] ? diag->error : "";
     ic_status st = result_status(r);
     if (strstr(why, "imageCountLimit") || strstr(why, "too large")) st = IC_ERR_LIMIT_EXCEEDED;
-    return ic_set_error(err, st, "AVIF: %s: %s%s%s", stage, avifResultToString(r), why[0] ? " — " : "",
+    return ic__set_error(err, st, "AVIF: %s: %s%s%s", stage, avifResultToString(r), why[0] ? " — " : "",
                         why);
 }
 
@@ -102,7 +102,7 @@ static ic_status open_parsed(const uint8_t *data, size_t size, const ic_limits *
                              int threads, avifDecoder **out, ic_error *err) {
     *out = NULL;
     avifDecoder *dec = avifDecoderCreate();
-    if (!dec) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "AVIF: cannot create the decoder");
+    if (!dec) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "AVIF: cannot create the decoder");
     dec->maxThreads = threads;
     dec->ignoreExif = AVIF_TRUE;
     dec->ignoreXMP = AVIF_TRUE;
@@ -144,15 +144,15 @@ static uint64_t plane_bytes(const avifImage *img, bool alpha) {
 }
 
 /* Takes the image's profile, or one built for its CICP code points, and prepares colour. */
-static void prepare_color(ic_decoder *d, const avifImage *img) {
-    if (img->icc.size > 0) ic_color_take_profile(d, img->icc.data, img->icc.size);
-    ic_color_take_cicp(d, (uint16_t)img->colorPrimaries, (uint16_t)img->transferCharacteristics);
+static void prepare_color(ic__decoder *d, const avifImage *img) {
+    if (img->icc.size > 0) ic__color_take_profile(d, img->icc.data, img->icc.size);
+    ic__color_take_cicp(d, (uint16_t)img->colorPrimaries, (uint16_t)img->transferCharacteristics);
     bool gray = img->yuvFormat == AVIF_PIXEL_FORMAT_YUV400 && d->color.space == IC_COLOR_SPACE_GRAY;
-    ic_color_prepare(d, gray ? IC_COLOR_INPUT_GRAY : IC_COLOR_INPUT_RGBA);
+    ic__color_prepare(d, gray ? IC_COLOR_INPUT_GRAY : IC_COLOR_INPUT_RGBA);
 }
 
 /* Frame delays in milliseconds from the samples' durations. */
-static void read_delays(ic_decoder *d, const avifDecoder *dec, uint32_t frames) {
+static void read_delays(ic__decoder *d, const avifDecoder *dec, uint32_t frames) {
     uint32_t *delays = d->image->frame_delays_ms;
     if (!delays) return;
     for (uint32_t i = 0; i < frames; i++) {
@@ -164,16 +164,16 @@ static void read_delays(ic_decoder *d, const avifDecoder *dec, uint32_t frames) 
 
 /* Decodes and hands over `frames` frames; with a planned box average (shrink->small), each
  * frame is averaged into that picture first. */
-static ic_status decode_frames(ic_decoder *d, avifDecoder *dec, uint32_t frames, bool alpha,
-                               const ic_yuv_shrink *shrink) {
+static ic_status decode_frames(ic__decoder *d, avifDecoder *dec, uint32_t frames, bool alpha,
+                               const ic__yuv_shrink *shrink) {
     const avifImage *small = shrink->small;
     uint32_t w = d->source_width, h = d->source_height;
     avifImage *view = avifImageCreateEmpty();
-    if (!view) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
+    if (!view) return ic__set_error(d->err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
     ic_status st = IC_OK;
     for (uint32_t f = 0; f < frames && st == IC_OK; f++) {
-        if (ic_dec_cancelled(d)) {
-            st = ic_dec_fail_cancelled(d);
+        if (ic__dec_cancelled(d)) {
+            st = ic__dec_fail_cancelled(d);
             break;
         }
         avifResult r = avifDecoderNextImage(dec);
@@ -185,33 +185,33 @@ static ic_status decode_frames(ic_decoder *d, avifDecoder *dec, uint32_t frames,
         }
         const avifImage *img = dec->image;
         if (img->width != w || img->height != h) {
-            st = ic_set_error(d->err, IC_ERR_CORRUPT, "AVIF: frame %u is %ux%u, the image %ux%u", f,
+            st = ic__set_error(d->err, IC_ERR_CORRUPT, "AVIF: frame %u is %ux%u, the image %ux%u", f,
                               img->width, img->height, w, h);
             break;
         }
-        if (ic_dec_cancelled(d)) {
-            st = ic_dec_fail_cancelled(d);
+        if (ic__dec_cancelled(d)) {
+            st = ic__dec_fail_cancelled(d);
             break;
         }
         /* The AV1 stream may disagree with the container the plan was made from. */
         if (small && (img->depth != small->depth ||
                       (img->yuvFormat == AVIF_PIXEL_FORMAT_YUV400) != (small->yuvFormat == AVIF_PIXEL_FORMAT_YUV400))) {
-            st = ic_set_error(d->err, IC_ERR_CORRUPT,
+            st = ic__set_error(d->err, IC_ERR_CORRUPT,
                               "AVIF: frame %u is %u-bit %s, the container said %u-bit %s", f, img->depth,
                               avifPixelFormatToString(img->yuvFormat), small->depth,
                               small->yuvFormat == AVIF_PIXEL_FORMAT_YUV400 ? "YUV400" : "colour");
             break;
         }
-        if (small) ic_yuv_shrink_run(img, shrink);
-        st = ic_yuv_convert(d, small ? small : img, view, f, alpha && img->alphaPlane != NULL);
-        if (st == IC_OK && ic_dec_cancelled(d)) st = ic_dec_fail_cancelled(d);
+        if (small) ic__yuv_shrink_run(img, shrink);
+        st = ic__yuv_convert(d, small ? small : img, view, f, alpha && img->alphaPlane != NULL);
+        if (st == IC_OK && ic__dec_cancelled(d)) st = ic__dec_fail_cancelled(d);
     }
     avifImageDestroy(view);
     return st;
 }
 
-ic_status ic_avif_decode(ic_decoder *d) {
-    ic_status st = ic_avif_load("AVIF", d->err);
+ic_status ic__avif_decode(ic__decoder *d) {
+    ic_status st = ic__avif_load("AVIF", d->err);
     if (st != IC_OK) return st;
     bool all = d->opts.all_frames != 0;
     avifDecoder *dec;
@@ -225,30 +225,30 @@ ic_status ic_avif_decode(ic_decoder *d) {
     d->orientation = orientation_of(img);
     prepare_color(d, img);
     uint64_t extra = plane_bytes(img, alpha) * (count > 1 ? 9 : 2);
-    st = ic_dec_check_size(d, img->width, img->height, frames, extra);
-    if (st == IC_OK) st = ic_dec_reserve(d, extra);
+    st = ic__dec_check_size(d, img->width, img->height, frames, extra);
+    if (st == IC_OK) st = ic__dec_reserve(d, extra);
     if (st != IC_OK) {
         avifDecoderDestroy(dec);
         return st;
     }
     /* An opaque picture shrunk 4x or more: YUV planes box-averaged to no less than twice the
      * output (as libwebp's scaler is used), the resampler doing the rest (yuv.c). */
-    ic_yuv_shrink shrink = {.den = 1};
-    if (!alpha) st = ic_yuv_shrink_begin(d, img, &shrink);
+    ic__yuv_shrink shrink = {.den = 1};
+    if (!alpha) st = ic__yuv_shrink_begin(d, img, &shrink);
     uint32_t den = shrink.den;
-    if (st == IC_OK) st = ic_dec_begin(d, (img->width + den - 1) / den, (img->height + den - 1) / den, frames);
+    if (st == IC_OK) st = ic__dec_begin(d, (img->width + den - 1) / den, (img->height + den - 1) / den, frames);
     if (st == IC_OK) {
         if (count > 1) read_delays(d, dec, frames);
         st = decode_frames(d, dec, frames, alpha, &shrink);
     }
-    ic_yuv_shrink_end(d, &shrink);
+    ic__yuv_shrink_end(d, &shrink);
     avifDecoderDestroy(dec);
-    ic_dec_release(d, extra);
+    ic__dec_release(d, extra);
     return st;
 }
 
-ic_status ic_avif_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
-    ic_status st = ic_avif_load("AVIF", err);
+ic_status ic__avif_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
+    ic_status st = ic__avif_load("AVIF", err);
     if (st != IC_OK) return st;
     avifDecoder *dec;
     st = open_parsed(p, n, NULL, false, 1, &dec, err);
@@ -261,7 +261,7 @@ ic_status ic_avif_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err
     info->bit_depth = (uint8_t)img->depth;
     info->orientation = orientation_of(img);
     info->is_progressive = dec->progressiveState != AVIF_PROGRESSIVE_STATE_UNAVAILABLE;
-    if (img->icc.size > 0) ic_icc_note_probe(info, img->icc.data, img->icc.size, img->icc.size);
+    if (img->icc.size > 0) ic__icc_note_probe(info, img->icc.data, img->icc.size, img->icc.size);
     avifDecoderDestroy(dec);
     return IC_OK;
 }

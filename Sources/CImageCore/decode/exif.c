@@ -11,11 +11,11 @@
 #include "ic_exif.h"
 #include "ic_png_chunks.h"
 
-static uint32_t rd16(const uint8_t *p, bool le) { return le ? ic_le16(p) : ic_be16(p); }
+static uint32_t rd16(const uint8_t *p, bool le) { return le ? ic__le16(p) : ic__be16(p); }
 
-static uint32_t rd32(const uint8_t *p, bool le) { return le ? ic_le32(p) : ic_be32(p); }
+static uint32_t rd32(const uint8_t *p, bool le) { return le ? ic__le32(p) : ic__be32(p); }
 
-uint8_t ic_exif_orientation(const uint8_t *tiff, size_t size) {
+uint8_t ic__exif_orientation(const uint8_t *tiff, size_t size) {
     if (!tiff || size < 8) return 1;
     bool le;
     if (tiff[0] == 'I' && tiff[1] == 'I') {
@@ -48,20 +48,20 @@ static uint8_t payload_orientation(const uint8_t *p, size_t n) {
         p += 6;
         n -= 6;
     }
-    return ic_exif_orientation(p, n);
+    return ic__exif_orientation(p, n);
 }
 
-uint8_t ic_png_exif_orientation(const uint8_t *png, size_t size) {
+uint8_t ic__png_exif_orientation(const uint8_t *png, size_t size) {
     size_t pos = 8; /* after the signature */
-    ic_png_chunk c;
-    while (ic_png_next_chunk(png, size, &pos, &c)) {
-        if (ic_png_chunk_is(&c, "IDAT") || ic_png_chunk_is(&c, "IEND") || !c.data_in) return 1;
-        if (ic_png_chunk_is(&c, "eXIf")) return payload_orientation(c.data, c.length);
+    ic__png_chunk c;
+    while (ic__png_next_chunk(png, size, &pos, &c)) {
+        if (ic__png_chunk_is(&c, "IDAT") || ic__png_chunk_is(&c, "IEND") || !c.data_in) return 1;
+        if (ic__png_chunk_is(&c, "eXIf")) return payload_orientation(c.data, c.length);
     }
     return 1;
 }
 
-uint8_t ic_webp_exif_orientation(const uint8_t *webp, size_t size) {
+uint8_t ic__webp_exif_orientation(const uint8_t *webp, size_t size) {
     /* RIFF header (12), then VP8X: header (8), flags (1); bit 3 announces EXIF. */
     if (size < 30 || memcmp(webp + 12, "VP8X", 4) != 0 || !(webp[20] & 0x08)) return 1;
     uint32_t riff = rd32(webp + 4, true);

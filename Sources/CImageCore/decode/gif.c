@@ -1,6 +1,6 @@
 /*
  * gif.c — GIF decoding: block parsing, LZW and compositing, over the whole
- * file (ic_gif_decode) or, through the same walk, as the bytes arrive (the
+ * file (ic__gif_decode) or, through the same walk, as the bytes arrive (the
  * incremental engine, gif_stream.c; see ic_gif_internal.h).
  *
  * Our own LZW decoder rather than giflib's: giflib 5.2.1 loses sync on valid
@@ -21,7 +21,7 @@
  * One walk serves both ways in. Its whole state — the next block's position,
  * the graphic control extension waiting for its image, the image in progress
  * (its screen and rectangle), the sub-block bit reader and the LZW decoder's
- * table and cursor — lives in ic_gif_walk. Given the bytes so far, the walk
+ * table and cursor — lives in ic__gif_walk. Given the bytes so far, the walk
  * goes as far as they allow; where they run out and more may come, it pauses
  * (IC_OK, s->waiting), and a later call with more bytes goes on exactly as
  * one call with all of them would have. A short block that is not all in yet
@@ -29,12 +29,12 @@
  * fields) is read again from its start; sub-blocks (an extension's, an
  * image's) are read as they arrive; what is done once per image (the screen,
  * the buffers, the palette and the table) is done once its descriptor is in.
- * ic_gif_decode runs the walk once over the whole file.
+ * ic__gif_decode runs the walk once over the whole file.
  *
  * A failure met as an image starts (its pixel limit, its buffers) is reported
- * once that image's data has ended. In a whole file whose images ic_gif_decode
+ * once that image's data has ended. In a whole file whose images ic__gif_decode
  * has counted that data always ends, so the answer is the same; a walk over a
- * file that is still arriving thus fails only where ic_gif_decode would.
+ * file that is still arriving thus fails only where ic__gif_decode would.
  */
 #include <string.h>
 
@@ -137,8 +137,8 @@ static bool skip_sub_blocks(const uint8_t *p, size_t n, size_t *pos) {
 
 /* ---- Header facts and a block walker for frame counts. ---- */
 
-ic_status ic_gif_read_header(const uint8_t *p, size_t n, ic_gif_header *h, ic_error *err) {
-    if (n < 13) return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated header");
+ic_status ic__gif_read_header(const uint8_t *p, size_t n, ic__gif_header *h, ic_error *err) {
+    if (n < 13) return ic__set_error(err, IC_ERR_TRUNCATED, "GIF: truncated header");
     h->width = (uint32_t)p[6] | (uint32_t)p[7] << 8;
     h->height = (uint32_t)p[8] | (uint32_t)p[9] << 8;
     h->first_block = 13;
@@ -146,14 +146,14 @@ ic_status ic_gif_read_header(const uint8_t *p, size_t n, ic_gif_header *h, ic_er
     if (p[10] & 0x80) {
         h->colors = 2u << (p[10] & 7);
         if (n - 13 < 3 * (size_t)h->colors) {
-            return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated global colour table");
+            return ic__set_error(err, IC_ERR_TRUNCATED, "GIF: truncated global colour table");
         }
         h->first_block += 3 * (size_t)h->colors;
     }
     return IC_OK;
 }
 
-void ic_gif_scan_blocks(const uint8_t *p, size_t n, size_t i, ic_gif_scan *s) {
+void ic__gif_scan_blocks(const uint8_t *p, size_t n, size_t i, ic__gif_scan *s) {
     memset(s, 0, sizeof *s);
     s->truncated = true;
     while (i < n) {
@@ -186,12 +186,12 @@ void ic_gif_scan_blocks(const uint8_t *p, size_t n, size_t i, ic_gif_scan *s) {
 }
 
 /* The error for a file with no complete image. */
-static ic_status no_image(ic_error *err, const ic_gif_scan *scan, size_t size) {
+static ic_status no_image(ic_error *err, const ic__gif_scan *scan, size_t size) {
     if (scan->truncated) {
-        return ic_set_error(err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes, before any image",
+        return ic__set_error(err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes, before any image",
                             size);
     }
-    return ic_set_error(err, IC_ERR_CORRUPT, "GIF: no image data");
+    return ic__set_error(err, IC_ERR_CORRUPT, "GIF: no image data");
 }
 
 /* ---- The walk's state. ---- */
@@ -223,8 +223,8 @@ typedef enum gif_phase {
     GIF_DONE,   /* every frame is decoded */
 } gif_phase;
 
-struct ic_gif_walk {
-    ic_decoder *d;
+struct ic__gif_walk {
+    ic__decoder *d;
     uint32_t sw, sh;      /* the logical screen */
     size_t stride;        /* bytes a screen row */
     uint32_t frames;      /* frames to decode */
@@ -233,7 +233,7 @@ struct ic_gif_walk {
      * decode), a staging screen (resampled animations or interlaced images),
      * or nowhere — rows streamed to the resampler one by one (`stream`, for the
      * first frame of a non-interlaced GIF). */
-    ic_dec_buffer staging;
+    ic__dec_buffer staging;
     bool stream;
     uint8_t *stream_row;  /* the screen row being streamed */
     uint32_t next_row;    /* next screen row to stream */
@@ -269,24 +269,24 @@ struct ic_gif_walk {
     uint16_t stack[LZW_MAX_CODES];
 };
 
-static ic_status truncated(ic_decoder *d) {
-    return ic_set_error(d->err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes", d->size);
+static ic_status truncated(ic__decoder *d) {
+    return ic__set_error(d->err, IC_ERR_TRUNCATED, "GIF: truncated after %zu bytes", d->size);
 }
 
 /* The walk stops where the bytes so far end, to go on from there with more. */
-static ic_status wait_for_bytes(ic_gif_walk *s) {
+static ic_status wait_for_bytes(ic__gif_walk *s) {
     s->waiting = true;
     return IC_OK;
 }
 
 /* The bytes so far end inside what the walk reads next: a truncated file when no more will
  * come, else the walk waits for them. */
-static ic_status starved(ic_gif_walk *s) {
+static ic_status starved(ic__gif_walk *s) {
     return s->b.final ? truncated(s->d) : wait_for_bytes(s);
 }
 
-/* The status of a failed ic_dec_malloc. */
-static ic_status alloc_failure(const ic_decoder *d) {
+/* The status of a failed ic__dec_malloc. */
+static ic_status alloc_failure(const ic__decoder *d) {
     return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
 }
 
@@ -305,14 +305,14 @@ static uint32_t interlaced_row(uint32_t k, uint32_t h) {
 }
 
 /* Streams transparent screen rows up to (not including) y. */
-static void stream_until(ic_gif_walk *s, uint32_t y) {
+static void stream_until(ic__gif_walk *s, uint32_t y) {
     memset(s->stream_row, 0, (size_t)s->sw * 4);
     for (; s->next_row < y && s->next_row < s->sh; s->next_row++) {
-        ic_dec_put_rows(s->d, 0, s->next_row, 1, s->stream_row, s->stride, false);
+        ic__dec_put_rows(s->d, 0, s->next_row, 1, s->stream_row, s->stride, false);
     }
 }
 
-static void put_row(ic_gif_walk *s, uint8_t *frame, const gif_image *im, uint32_t k,
+static void put_row(ic__gif_walk *s, uint8_t *frame, const gif_image *im, uint32_t k,
                     const gif_gce *gce) {
     uint32_t y = im->top + (im->interlaced ? interlaced_row(k, im->height) : k);
     if (y >= s->sh || im->left >= s->sw) return;
@@ -330,12 +330,12 @@ static void put_row(ic_gif_walk *s, uint8_t *frame, const gif_image *im, uint32_
         memcpy(row + 4 * (size_t)x, &s->palette[index], 4);
     }
     if (s->stream) {
-        ic_dec_put_rows(s->d, 0, y, 1, row, s->stride, false);
+        ic__dec_put_rows(s->d, 0, y, 1, row, s->stride, false);
         s->next_row = y + 1;
     }
 }
 
-static void load_palette(ic_gif_walk *s, const gif_image *im, const gif_gce *gce) {
+static void load_palette(ic__gif_walk *s, const gif_image *im, const gif_gce *gce) {
     const uint8_t *table = s->b.data + im->palette_at;
     uint32_t count = 1u << im->min_code_size;
     if (count < 256) count = 256;
@@ -351,7 +351,7 @@ static void load_palette(ic_gif_walk *s, const gif_image *im, const gif_gce *gce
 }
 
 /* Starts the LZW decoder on the image's data. */
-static void start_lzw(ic_gif_walk *s) {
+static void start_lzw(ic__gif_walk *s) {
     s->clear = 1u << s->im.min_code_size;
     for (uint32_t c = 0; c < s->clear; c++) {
         s->suffix[c] = (uint16_t)c;
@@ -364,8 +364,8 @@ static void start_lzw(ic_gif_walk *s) {
 
 /* Decodes the image's LZW data into its screen as far as the bytes go (GIF_PIXELS); moves on
  * to GIF_SKIP once the data or the image ends. */
-static ic_status draw_pixels(ic_gif_walk *s) {
-    ic_decoder *d = s->d;
+static ic_status draw_pixels(ic__gif_walk *s) {
+    ic__decoder *d = s->d;
     /* The reader and the cursor in locals (registers) while codes are decoded, stored back when
      * the step pauses or ends (a failure is final). */
     gif_bits reader = s->b, *b = &reader;
@@ -420,7 +420,7 @@ static ic_status draw_pixels(ic_gif_walk *s) {
             s->length[next] = (uint16_t)len;
             next++;
         } else {
-            return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: invalid LZW code %u (next free code %u)",
+            return ic__set_error(d->err, IC_ERR_CORRUPT, "GIF: invalid LZW code %u (next free code %u)",
                                 c, next);
         }
         /* Codes widen once the table reaches the current width (no early change). */
@@ -438,7 +438,7 @@ static ic_status draw_pixels(ic_gif_walk *s) {
                 put_row(s, s->screen, im, k, &s->gce);
                 x = 0;
                 k++;
-                if ((k & 63) == 0 && ic_dec_cancelled(d)) return ic_dec_fail_cancelled(d);
+                if ((k & 63) == 0 && ic__dec_cancelled(d)) return ic__dec_fail_cancelled(d);
             }
         }
     }
@@ -498,7 +498,7 @@ static bool frame_has_transparency(const ic_image *img, uint32_t f) {
 }
 
 /* Reads an image descriptor and its colour table at *pos (after the 0x2C). */
-static ic_status read_image(ic_gif_walk *s, size_t *pos, gif_image *im) {
+static ic_status read_image(ic__gif_walk *s, size_t *pos, gif_image *im) {
     const uint8_t *p = s->b.data;
     size_t n = s->b.size, i = *pos;
     if (n - i < 9) return starved(s);
@@ -520,7 +520,7 @@ static ic_status read_image(ic_gif_walk *s, size_t *pos, gif_image *im) {
     if (i >= n) return starved(s);
     im->min_code_size = p[i++];
     if (im->min_code_size < 1 || im->min_code_size > 11) {
-        return ic_set_error(s->d->err, IC_ERR_CORRUPT, "GIF: LZW minimum code size %d is not 1...11",
+        return ic__set_error(s->d->err, IC_ERR_CORRUPT, "GIF: LZW minimum code size %d is not 1...11",
                             im->min_code_size);
     }
     *pos = i;
@@ -528,7 +528,7 @@ static ic_status read_image(ic_gif_walk *s, size_t *pos, gif_image *im) {
 }
 
 /* The screen for frame f, with the previous image's disposal applied. */
-static uint8_t *screen_for(ic_gif_walk *s, uint32_t f, const gif_gce *prev_gce, gif_rect prev_rect) {
+static uint8_t *screen_for(ic__gif_walk *s, uint32_t f, const gif_gce *prev_gce, gif_rect prev_rect) {
     ic_image *img = s->d->image;
     size_t bytes = s->stride * s->sh;
     uint8_t *screen;
@@ -551,18 +551,18 @@ static uint8_t *screen_for(ic_gif_walk *s, uint32_t f, const gif_gce *prev_gce, 
 /* The once-per-image work for s->im: where it is drawn (the screen, with the previous
  * image's disposal applied), its limit, and — when any of it is visible — its row buffer,
  * palette and LZW table. */
-static ic_status prepare_image(ic_gif_walk *s) {
-    ic_decoder *d = s->d;
+static ic_status prepare_image(ic__gif_walk *s) {
+    ic__decoder *d = s->d;
     const gif_image *im = &s->im;
-    if (!ic_dec_is_direct(d) && !s->staging.p && !s->stream) {
+    if (!ic__dec_is_direct(d) && !s->staging.p && !s->stream) {
         /* Resampling: stream the first frame of a plain GIF row by row; anything
          * else needs the whole screen (interlaced rows, later frames). */
         if (s->frames == 1 && !im->interlaced) {
             s->stream = true;
-            s->stream_row = ic_dec_malloc(d, s->stride);
+            s->stream_row = ic__dec_malloc(d, s->stride);
             if (!s->stream_row) return alloc_failure(d);
         } else {
-            ic_status st = ic_dec_buffer_alloc(d, s->stride * s->sh, &s->staging);
+            ic_status st = ic__dec_buffer_alloc(d, s->stride * s->sh, &s->staging);
             if (st != IC_OK) return st;
         }
     }
@@ -570,7 +570,7 @@ static ic_status prepare_image(ic_gif_walk *s) {
     s->rect = clip_rect(im, s->sw, s->sh);
     if (s->gce.disposal == 3 && s->frames > 1) {
         if (!s->saved) {
-            s->saved = ic_dec_malloc(d, s->stride * s->sh);
+            s->saved = ic__dec_malloc(d, s->stride * s->sh);
             if (!s->saved) return alloc_failure(d);
             s->saved_size = s->stride * s->sh;
         }
@@ -578,14 +578,14 @@ static ic_status prepare_image(ic_gif_walk *s) {
     }
     if (s->rect.x1 <= s->rect.x0 || s->rect.y1 <= s->rect.y0) return IC_OK;
     if ((uint64_t)im->width * im->height > d->opts.limits.max_pixels && d->opts.limits.max_pixels) {
-        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
+        return ic__set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
                             "GIF: image of %ux%u pixels is over the limit of %llu pixels",
                             im->width, im->height, (unsigned long long)d->opts.limits.max_pixels);
     }
     if ((size_t)im->width * sizeof(uint16_t) > s->line_size) {
-        ic_dec_free(d, s->line, s->line_size);
+        ic__dec_free(d, s->line, s->line_size);
         s->line_size = 0;
-        s->line = ic_dec_malloc(d, (size_t)im->width * sizeof(uint16_t));
+        s->line = ic__dec_malloc(d, (size_t)im->width * sizeof(uint16_t));
         if (!s->line) return alloc_failure(d);
         s->line_size = (size_t)im->width * sizeof(uint16_t);
     }
@@ -596,7 +596,7 @@ static ic_status prepare_image(ic_gif_walk *s) {
 
 /* Starts image `im`, whose data begins at `pos`: its pixels are decoded when any of them is
  * visible; otherwise (or when its start failed) its data is skipped. */
-static void start_image(ic_gif_walk *s, const gif_image *im, size_t pos) {
+static void start_image(ic__gif_walk *s, const gif_image *im, size_t pos) {
     s->im = *im;
     s->b = (gif_bits){.data = s->b.data, .size = s->b.size, .final = s->b.final, .pos = pos};
     s->x = s->k = 0;
@@ -607,12 +607,12 @@ static void start_image(ic_gif_walk *s, const gif_image *im, size_t pos) {
 }
 
 /* Hands a finished image's frame over and readies the walk for the next block. */
-static ic_status end_image(ic_gif_walk *s) {
-    ic_decoder *d = s->d;
+static ic_status end_image(ic__gif_walk *s) {
+    ic__decoder *d = s->d;
     if (s->stream) {
         stream_until(s, s->sh);
     } else if (s->staging.p) {
-        ic_dec_put_rows(d, s->done, 0, s->sh, s->screen, s->stride, false);
+        ic__dec_put_rows(d, s->done, 0, s->sh, s->screen, s->stride, false);
     }
     if (d->image->frame_delays_ms) d->image->frame_delays_ms[s->done] = s->gce.delay_ms;
     s->prev_gce = s->gce;
@@ -626,7 +626,7 @@ static ic_status end_image(ic_gif_walk *s) {
 
 /* Skips to the image's block terminator (GIF_SKIP), then ends the image, or reports the
  * failure met as it started. */
-static ic_status skip_rest(ic_gif_walk *s) {
+static ic_status skip_rest(ic__gif_walk *s) {
     gif_bits *b = &s->b;
     if (!finish_blocks(b)) {
         if (!b->eof) return wait_for_bytes(s);
@@ -638,7 +638,7 @@ static ic_status skip_rest(ic_gif_walk *s) {
 
 /* Skips an extension's sub-blocks as they arrive (GIF_EXTENSION: a long one is not walked
  * again at every piece), then takes its graphic control fields. */
-static ic_status skip_extension(ic_gif_walk *s) {
+static ic_status skip_extension(ic__gif_walk *s) {
     if (!finish_blocks(&s->b)) return s->b.eof ? truncated(s->d) : wait_for_bytes(s);
     s->gce = s->ext_gce;
     s->pos = s->b.pos;
@@ -647,14 +647,14 @@ static ic_status skip_extension(ic_gif_walk *s) {
 }
 
 /* Ends the walk: the frames decoded are the image's. */
-static ic_status end_frames(ic_gif_walk *s) {
-    ic_decoder *d = s->d;
+static ic_status end_frames(ic__gif_walk *s) {
+    ic__decoder *d = s->d;
     ic_image *img = d->image;
-    if (s->done == 0) return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: no image data");
+    if (s->done == 0) return ic__set_error(d->err, IC_ERR_CORRUPT, "GIF: no image data");
     if (s->done < s->frames) img->frame_count = s->done;
-    if (ic_dec_is_direct(d)) {
+    if (ic__dec_is_direct(d)) {
         for (uint32_t f = 0; f < img->frame_count && d->all_opaque; f++) {
-            if (frame_has_transparency(img, f)) ic_dec_note_transparency(d);
+            if (frame_has_transparency(img, f)) ic__dec_note_transparency(d);
         }
     }
     s->phase = GIF_DONE;
@@ -663,8 +663,8 @@ static ic_status end_frames(ic_gif_walk *s) {
 
 /* Reads the block at s->pos (GIF_BLOCKS): an extension (a graphic control extension sets the
  * next image's disposal, transparency and delay), an image descriptor, or the end. */
-static ic_status next_block(ic_gif_walk *s) {
-    ic_decoder *d = s->d;
+static ic_status next_block(ic__gif_walk *s) {
+    ic__decoder *d = s->d;
     const uint8_t *p = s->b.data;
     size_t n = s->b.size, pos = s->pos;
     if (s->done == s->frames) return end_frames(s);
@@ -690,7 +690,7 @@ static ic_status next_block(ic_gif_walk *s) {
     }
     if (kind != 0x2C) {
         if (s->done > 0) return end_frames(s); /* trailing garbage after complete frames */
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "GIF: unknown block type 0x%02x at byte %zu",
+        return ic__set_error(d->err, IC_ERR_CORRUPT, "GIF: unknown block type 0x%02x at byte %zu",
                             kind, pos - 1);
     }
     gif_image im;
@@ -700,7 +700,7 @@ static ic_status next_block(ic_gif_walk *s) {
     return IC_OK;
 }
 
-ic_status ic_gif_walk_run(ic_gif_walk *s, const uint8_t *data, size_t size, bool final) {
+ic_status ic__gif_walk_run(ic__gif_walk *s, const uint8_t *data, size_t size, bool final) {
     s->b.data = data;
     s->b.size = size;
     s->b.final = final;
@@ -718,28 +718,28 @@ ic_status ic_gif_walk_run(ic_gif_walk *s, const uint8_t *data, size_t size, bool
     return st;
 }
 
-uint32_t ic_gif_walk_rows(const ic_gif_walk *s) {
+uint32_t ic__gif_walk_rows(const ic__gif_walk *s) {
     if (s->done > 0) return s->sh;
     if (s->stream) return s->next_row;
     bool drawing = s->phase == GIF_PIXELS || s->phase == GIF_SKIP;
-    if (!drawing || s->im.interlaced || !ic_dec_is_direct(s->d)) return 0;
+    if (!drawing || s->im.interlaced || !ic__dec_is_direct(s->d)) return 0;
     uint32_t y = s->im.top + s->k;
     return y < s->sh ? y : s->sh;
 }
 
-ic_status ic_gif_check_screen(ic_decoder *d, const ic_gif_header *hdr) {
-    ic_status st = ic_dec_check_size(d, hdr->width, hdr->height, 1, 0);
+ic_status ic__gif_check_screen(ic__decoder *d, const ic__gif_header *hdr) {
+    ic_status st = ic__dec_check_size(d, hdr->width, hdr->height, 1, 0);
     if (st != IC_OK) return st;
-    return ic_dec_check_size(d, hdr->width, hdr->height, 1, sizeof(ic_gif_walk));
+    return ic__dec_check_size(d, hdr->width, hdr->height, 1, sizeof(ic__gif_walk));
 }
 
-ic_status ic_gif_walk_begin(ic_decoder *d, const ic_gif_header *hdr, uint32_t frames,
-                            ic_gif_walk **out) {
-    ic_status st = ic_dec_begin(d, hdr->width, hdr->height, frames);
+ic_status ic__gif_walk_begin(ic__decoder *d, const ic__gif_header *hdr, uint32_t frames,
+                            ic__gif_walk **out) {
+    ic_status st = ic__dec_begin(d, hdr->width, hdr->height, frames);
     if (st != IC_OK) return st;
-    ic_gif_walk *s = ic_dec_malloc(d, sizeof *s);
+    ic__gif_walk *s = ic__dec_malloc(d, sizeof *s);
     if (!s) return alloc_failure(d);
-    memset(s, 0, offsetof(ic_gif_walk, palette));
+    memset(s, 0, offsetof(ic__gif_walk, palette));
     /* The prefix table is read one step past a string's first code (a literal, whose prefix
      * nothing else writes): every entry is defined from the start. The other tables are
      * written before they are read (entries below the next free code), image by image. */
@@ -747,7 +747,7 @@ ic_status ic_gif_walk_begin(ic_decoder *d, const ic_gif_header *hdr, uint32_t fr
     s->d = d;
     s->sw = hdr->width;
     s->sh = hdr->height;
-    s->stride = ic_stride_for_width(hdr->width);
+    s->stride = ic__stride_for_width(hdr->width);
     s->frames = frames;
     s->global_colors = hdr->colors;
     s->phase = GIF_BLOCKS;
@@ -758,45 +758,45 @@ ic_status ic_gif_walk_begin(ic_decoder *d, const ic_gif_header *hdr, uint32_t fr
     return IC_OK;
 }
 
-void ic_gif_walk_free(ic_gif_walk *s) {
-    ic_decoder *d = s->d;
-    ic_dec_free(d, s->line, s->line_size);
-    ic_dec_free(d, s->saved, s->saved_size);
-    ic_dec_free(d, s->stream_row, s->stream_row ? s->stride : 0);
-    ic_dec_buffer_free(d, &s->staging);
-    ic_dec_free(d, s, sizeof *s);
+void ic__gif_walk_free(ic__gif_walk *s) {
+    ic__decoder *d = s->d;
+    ic__dec_free(d, s->line, s->line_size);
+    ic__dec_free(d, s->saved, s->saved_size);
+    ic__dec_free(d, s->stream_row, s->stream_row ? s->stride : 0);
+    ic__dec_buffer_free(d, &s->staging);
+    ic__dec_free(d, s, sizeof *s);
 }
 
-ic_status ic_gif_decode(ic_decoder *d) {
-    ic_gif_header hdr;
-    ic_status st = ic_gif_read_header(d->data, d->size, &hdr, d->err);
+ic_status ic__gif_decode(ic__decoder *d) {
+    ic__gif_header hdr;
+    ic_status st = ic__gif_read_header(d->data, d->size, &hdr, d->err);
     if (st != IC_OK) return st;
-    ic_gif_scan scan;
-    ic_gif_scan_blocks(d->data, d->size, hdr.first_block, &scan);
+    ic__gif_scan scan;
+    ic__gif_scan_blocks(d->data, d->size, hdr.first_block, &scan);
     d->loop_count = scan.loop_count;
-    st = ic_gif_check_screen(d, &hdr);
+    st = ic__gif_check_screen(d, &hdr);
     if (st != IC_OK) return st;
     if (scan.images == 0) return no_image(d->err, &scan, d->size);
     uint32_t frames = d->opts.all_frames ? scan.images : 1;
     if (frames > 1) {
-        uint64_t extra = sizeof(ic_gif_walk) + (uint64_t)ic_stride_for_width(hdr.width) * hdr.height;
-        st = ic_dec_check_size(d, hdr.width, hdr.height, frames, extra);
+        uint64_t extra = sizeof(ic__gif_walk) + (uint64_t)ic__stride_for_width(hdr.width) * hdr.height;
+        st = ic__dec_check_size(d, hdr.width, hdr.height, frames, extra);
         if (st != IC_OK) return st;
     }
-    ic_gif_walk *s;
-    st = ic_gif_walk_begin(d, &hdr, frames, &s);
+    ic__gif_walk *s;
+    st = ic__gif_walk_begin(d, &hdr, frames, &s);
     if (st != IC_OK) return st;
-    st = ic_gif_walk_run(s, d->data, d->size, true);
-    ic_gif_walk_free(s);
+    st = ic__gif_walk_run(s, d->data, d->size, true);
+    ic__gif_walk_free(s);
     return st;
 }
 
-ic_status ic_gif_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
-    ic_gif_header hdr;
-    ic_status st = ic_gif_read_header(p, n, &hdr, err);
+ic_status ic__gif_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
+    ic__gif_header hdr;
+    ic_status st = ic__gif_read_header(p, n, &hdr, err);
     if (st != IC_OK) return st;
-    ic_gif_scan scan;
-    ic_gif_scan_blocks(p, n, hdr.first_block, &scan);
+    ic__gif_scan scan;
+    ic__gif_scan_blocks(p, n, hdr.first_block, &scan);
     info->width = hdr.width;
     info->height = hdr.height;
     info->frame_count = scan.images;

@@ -10,20 +10,20 @@
 
 #include "ic_decoder.h"
 
-ic_status ic_jpeg_decode(ic_decoder *d);
-ic_status ic_png_decode(ic_decoder *d);
-ic_status ic_gif_decode(ic_decoder *d);
-ic_status ic_webp_decode(ic_decoder *d);
-ic_status ic_avif_decode(ic_decoder *d);
-ic_status ic_heif_decode(ic_decoder *d);
-ic_status ic_jxl_decode(ic_decoder *d);
+ic_status ic__jpeg_decode(ic__decoder *d);
+ic_status ic__png_decode(ic__decoder *d);
+ic_status ic__gif_decode(ic__decoder *d);
+ic_status ic__webp_decode(ic__decoder *d);
+ic_status ic__avif_decode(ic__decoder *d);
+ic_status ic__heif_decode(ic__decoder *d);
+ic_status ic__jxl_decode(ic__decoder *d);
 
-ic_status ic_jpeg_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
-ic_status ic_png_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
-ic_status ic_gif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
-ic_status ic_webp_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
-ic_status ic_avif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
-ic_status ic_heif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
-ic_status ic_jxl_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic__jpeg_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic__png_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic__gif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic__webp_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic__avif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic__heif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
+ic_status ic__jxl_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err);
 
 #endif /* IC_FORMATS_H */

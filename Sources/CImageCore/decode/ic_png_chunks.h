@@ -4,8 +4,8 @@
  * (png.c with libpng, png_fast.c and png_stream.c without; apng.c) and the header
  * readers (the probe, the EXIF orientation, the incremental header size). Not installed.
  *
- * Two ways through the same rules: over a whole buffer (ic_png_next_chunk, for the
- * chunks before the image data and APNG's), and fed the bytes in order (ic_png_walk,
+ * Two ways through the same rules: over a whole buffer (ic__png_next_chunk, for the
+ * chunks before the image data and APNG's), and fed the bytes in order (ic__png_walk,
  * from the first IDAT on, for the fast path and the streamed engine).
  *
  * CRCs are checked in every build, fuzzing builds included: a fuzz harness that wants
@@ -30,10 +30,10 @@
 #define IC_PNG_CHUNK_LIMIT (16u << 20)
 
 /** The CRC-32 of PNG (ISO 3309, the one zlib computes) of data[0..size), continuing `crc`. */
-uint32_t ic_png_crc(uint32_t crc, const uint8_t *data, size_t size);
+uint32_t ic__png_crc(uint32_t crc, const uint8_t *data, size_t size);
 
-/** A chunk of a whole buffer, as ic_png_next_chunk reads it. */
-typedef struct ic_png_chunk {
+/** A chunk of a whole buffer, as ic__png_next_chunk reads it. */
+typedef struct ic__png_chunk {
     /** Offset of its length field in the file. */
     size_t at;
     uint32_t length;
@@ -44,19 +44,19 @@ typedef struct ic_png_chunk {
     bool data_in;
     /** Its data and CRC are in the buffer. */
     bool complete;
-} ic_png_chunk;
+} ic__png_chunk;
 
 /**
  * The chunk whose length field is at *pos of p[0..n); false when fewer than 8 bytes are
  * left there. Moves *pos past the chunk, or to n when it is not complete.
  */
-bool ic_png_next_chunk(const uint8_t *p, size_t n, size_t *pos, ic_png_chunk *c);
+bool ic__png_next_chunk(const uint8_t *p, size_t n, size_t *pos, ic__png_chunk *c);
 
 /** Whether the chunk's type is `type` (4 characters). */
-bool ic_png_chunk_is(const ic_png_chunk *c, const char *type);
+bool ic__png_chunk_is(const ic__png_chunk *c, const char *type);
 
 /** Whether a complete chunk's CRC matches its type and data. */
-bool ic_png_chunk_crc_ok(const ic_png_chunk *c);
+bool ic__png_chunk_crc_ok(const ic__png_chunk *c);
 
 /**
  * The chunk walk from the first IDAT on, fed the bytes in order (all at once
@@ -69,7 +69,7 @@ bool ic_png_chunk_crc_ok(const ic_png_chunk *c);
  * limits, an invalid chunk type, a CRC mismatch, a critical chunk after the image
  * data, and an input that ends inside the IDATs.
  */
-typedef struct ic_png_walk {
+typedef struct ic__png_walk {
     uint64_t pos;       /* offset in the file of the next byte */
     uint64_t chunk_at;  /* offset of the current chunk */
     uint64_t left;      /* bytes of the current chunk's data still to come */
@@ -83,10 +83,10 @@ typedef struct ic_png_walk {
     bool idat;          /* the current chunk is an IDAT */
     uint64_t payload;   /* IDAT data bytes so far */
     uint64_t idat_end;  /* offset of the first chunk after the IDATs, once seen */
-} ic_png_walk;
+} ic__png_walk;
 
 /** Starts a walk at `idat_at`, the first IDAT chunk's offset. */
-void ic_png_walk_init(ic_png_walk *w, uint64_t idat_at);
+void ic__png_walk_init(ic__png_walk *w, uint64_t idat_at);
 
 /**
  * Walks the next bytes, data[0..size) at offset w->pos: consumes *used of
@@ -94,10 +94,10 @@ void ic_png_walk_init(ic_png_walk *w, uint64_t idat_at);
  * data (the zlib stream, for the caller to inflate). Fails as the walk
  * declines the file.
  */
-ic_status ic_png_walk_feed(ic_decoder *d, ic_png_walk *w, const uint8_t *data, size_t size,
+ic_status ic__png_walk_feed(ic__decoder *d, ic__png_walk *w, const uint8_t *data, size_t size,
                            size_t *used, bool *idat);
 
 /** The input ends where the walk is: IC_OK, or the decline of a cut inside the IDATs. */
-ic_status ic_png_walk_end(ic_decoder *d, const ic_png_walk *w);
+ic_status ic__png_walk_end(ic__decoder *d, const ic__png_walk *w);
 
 #endif /* IC_PNG_CHUNKS_H */

@@ -3,9 +3,9 @@
  * format is known (and, for PNG, until the chunks before the first IDAT are
  * in; for WebP, until the headers before the image data are; for GIF, until
  * the screen descriptor and the global colour table are); then a format with
- * an engine (ic_inc_engine: JPEG, PNG, WebP stills, GIF without all_frames)
+ * an engine (ic__inc_engine: JPEG, PNG, WebP stills, GIF without all_frames)
  * consumes every piece as it arrives, writing rows into the same sink
- * ic_decode uses, and ends through the same ic_dec_complete. An engine may
+ * ic_decode uses, and ends through the same ic__dec_complete. An engine may
  * stream with the body kept (IC_INC_STREAMING_KEPT): if it then fails on the
  * data, ic_decode decodes the kept body at finish and its answer stands. Other
  * formats and options keep the whole body and hand it to ic_decode at finish.
@@ -37,8 +37,8 @@ struct ic_incremental {
     size_t capacity;
     bool gathering;          /* decided: ic_decode at finish */
     /* The streaming decode, once started. */
-    ic_decoder d;
-    const ic_inc_engine *engine;
+    ic__decoder d;
+    const ic__inc_engine *engine;
     void *state;
     bool streamed;           /* the engine is past its header */
     bool kept;               /* ... and the bytes are kept for ic_decode should it fail */
@@ -70,7 +70,7 @@ static void drop_engine(ic_incremental *inc) {
     inc->engine->free(inc->state);
     inc->engine = NULL;
     inc->state = NULL;
-    ic_dec_abandon(&inc->d);
+    ic__dec_abandon(&inc->d);
 }
 
 /* A failure of the data (not of a limit, memory or cancellation): the kind a
@@ -106,11 +106,11 @@ static ic_status engine_failed(ic_incremental *inc, ic_error *err, ic_status st)
 
 ic_status ic_incremental_new(const ic_decode_options *options, ic_incremental **out,
                              ic_error *err) {
-    ic_clear_error(err);
-    if (!out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: NULL output pointer");
+    ic__clear_error(err);
+    if (!out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: NULL output pointer");
     *out = NULL;
     ic_incremental *inc = calloc(1, sizeof *inc);
-    if (!inc) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "incremental decode: cannot allocate its state");
+    if (!inc) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "incremental decode: cannot allocate its state");
     if (options) {
         inc->opts = *options;
     } else {
@@ -175,33 +175,33 @@ static ic_status maybe_start(ic_incremental *inc, ic_error *err) {
         if (inc->size < SNIFF_BYTES) return IC_OK;
         inc->format = ic_sniff(inc->bytes, inc->size);
     }
-    ic_decoder *d = &inc->d;
-    ic_dec_init(d, &inc->opts, &inc->failure_error);
+    ic__decoder *d = &inc->d;
+    ic__dec_init(d, &inc->opts, &inc->failure_error);
     d->format = inc->format;
     d->size = inc->total;
     ic_status st;
     if (inc->format == IC_FORMAT_JPEG) {
-        st = ic_jpeg_inc_new(d, &inc->engine, &inc->state);
+        st = ic__jpeg_inc_new(d, &inc->engine, &inc->state);
     } else if (inc->format == IC_FORMAT_PNG) {
-        size_t header = ic_png_header_size(inc->bytes, inc->size);
+        size_t header = ic__png_header_size(inc->bytes, inc->size);
         if (header == 0) return IC_OK;
-        if (header == SIZE_MAX || (inc->opts.all_frames && ic_apng_frame_count(inc->bytes, inc->size) > 0)) {
+        if (header == SIZE_MAX || (inc->opts.all_frames && ic__apng_frame_count(inc->bytes, inc->size) > 0)) {
             inc->gathering = true;
             return IC_OK;
         }
-        d->orientation = ic_png_exif_orientation(inc->bytes, inc->size);
-        st = ic_png_inc_new(d, &inc->engine, &inc->state);
+        d->orientation = ic__png_exif_orientation(inc->bytes, inc->size);
+        st = ic__png_inc_new(d, &inc->engine, &inc->state);
     } else if (inc->format == IC_FORMAT_WEBP) {
-        ic_inc_phase phase = ic_webp_inc_phase(inc->bytes, inc->size);
+        ic__inc_phase phase = ic__webp_inc_phase(inc->bytes, inc->size);
         if (phase == IC_INC_HEADER) return IC_OK;
         if (phase == IC_INC_WHOLE_BODY) {
             inc->gathering = true;
             return IC_OK;
         }
-        st = ic_webp_inc_new(d, (const uint8_t *const *)&inc->bytes, &inc->size, &inc->engine,
+        st = ic__webp_inc_new(d, (const uint8_t *const *)&inc->bytes, &inc->size, &inc->engine,
                              &inc->state);
     } else if (inc->format == IC_FORMAT_GIF && !inc->opts.all_frames) {
-        st = ic_gif_inc_new(d, (const uint8_t *const *)&inc->bytes, &inc->size, &inc->engine,
+        st = ic__gif_inc_new(d, (const uint8_t *const *)&inc->bytes, &inc->size, &inc->engine,
                             &inc->state);
     } else {
         inc->gathering = true;
@@ -214,13 +214,13 @@ static ic_status maybe_start(ic_incremental *inc, ic_error *err) {
 
 ic_status ic_incremental_feed(ic_incremental *inc, const uint8_t *data, size_t size,
                               ic_error *err) {
-    ic_clear_error(err);
+    ic__clear_error(err);
     if (!inc || (!data && size)) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: NULL decode or data");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: NULL decode or data");
     }
     if (inc->failure != IC_OK) return repeat_failure(inc, err);
     if (inc->finished) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: fed after finish");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: fed after finish");
     }
     char message[IC_ERROR_MESSAGE_CAPACITY];
     if (inc->opts.cancel_flag && ic_cancel_flag_get(inc->opts.cancel_flag)) {
@@ -267,18 +267,18 @@ uint64_t ic_incremental_buffered_bytes(const ic_incremental *inc) {
 }
 
 ic_status ic_incremental_partial(ic_incremental *inc, ic_image **out, ic_error *err) {
-    ic_clear_error(err);
-    if (!inc || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: NULL argument");
+    ic__clear_error(err);
+    if (!inc || !out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: NULL argument");
     *out = NULL;
     if (inc->failure != IC_OK) return repeat_failure(inc, err);
     if (!inc->engine || !inc->d.image) return IC_OK;
-    const ic_decoder *d = &inc->d;
+    const ic__decoder *d = &inc->d;
     uint32_t rows = inc->engine->rows(inc->state);
     if (rows == 0) return IC_OK;
-    uint32_t done = ic_dec_rows_complete(d, rows);
+    uint32_t done = ic__dec_rows_complete(d, rows);
     const ic_image *src = d->image;
     ic_image *copy;
-    ic_status st = ic_image_create_in(NULL, src->width, src->height, 1, &copy, err);
+    ic_status st = ic__image_create_in(NULL, src->width, src->height, 1, &copy, err);
     if (st != IC_OK) return st;
     size_t bytes = (size_t)src->width * 4;
     for (uint32_t y = 0; y < src->height; y++) {
@@ -317,13 +317,13 @@ static ic_status decode_kept(ic_incremental *inc, ic_image **out, ic_decode_stat
 
 ic_status ic_incremental_finish(ic_incremental *inc, ic_image **out, ic_decode_stats *stats,
                                 ic_error *err) {
-    ic_clear_error(err);
+    ic__clear_error(err);
     if (stats) memset(stats, 0, sizeof *stats);
-    if (!inc || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: NULL argument");
+    if (!inc || !out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: NULL argument");
     *out = NULL;
     if (inc->failure != IC_OK) return repeat_failure(inc, err);
     if (inc->finished) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: finished twice");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "incremental decode: finished twice");
     }
     inc->finished = 1;
     /* A decode cancelled after its last piece ends cancelled, as ic_decode does when the flag
@@ -343,7 +343,7 @@ ic_status ic_incremental_finish(ic_incremental *inc, ic_image **out, ic_decode_s
     inc->engine->free(inc->state);
     inc->engine = NULL;
     inc->state = NULL;
-    st = ic_dec_complete(&inc->d, st, out, stats);
+    st = ic__dec_complete(&inc->d, st, out, stats);
     free(inc->bytes);
     inc->bytes = NULL;
     inc->size = inc->capacity = 0;

@@ -30,7 +30,7 @@
  * With IC_COLOR_RAW no preference is set. The image keeps the file's ICC profile
  * when it embeds one.
  *
- * Limits: the size from JXL_DEC_BASIC_INFO is checked (ic_dec_check_size) with
+ * Limits: the size from JXL_DEC_BASIC_INFO is checked (ic__dec_check_size) with
  * an estimate of libjxl's working memory — one frame of float samples per
  * channel, twice when the image is animated (libjxl keeps reference frames) —
  * before the output is allocated.
@@ -95,14 +95,14 @@ static bool feed_more(JxlDecoder *dec, feeder *f) {
 }
 
 static ic_status truncated(ic_error *err, size_t size) {
-    return ic_set_error(err, IC_ERR_TRUNCATED, "JPEG XL: truncated after %zu bytes", size);
+    return ic__set_error(err, IC_ERR_TRUNCATED, "JPEG XL: truncated after %zu bytes", size);
 }
 
 /* Runs the decoder to its next event, feeding input and looking at the cancel flag. */
-static JxlDecoderStatus next_event(ic_decoder *d, JxlDecoder *dec, feeder *f, ic_status *st) {
+static JxlDecoderStatus next_event(ic__decoder *d, JxlDecoder *dec, feeder *f, ic_status *st) {
     for (;;) {
-        if (d && ic_dec_cancelled(d)) {
-            *st = ic_dec_fail_cancelled(d);
+        if (d && ic__dec_cancelled(d)) {
+            *st = ic__dec_fail_cancelled(d);
             return JXL_DEC_ERROR;
         }
         JxlDecoderStatus s = JxlDecoderProcessInput(dec);
@@ -115,18 +115,18 @@ static JxlDecoderStatus next_event(ic_decoder *d, JxlDecoder *dec, feeder *f, ic
 static ic_status event_failure(ic_error *err, JxlDecoderStatus s, size_t size, const char *when) {
     if (s == JXL_DEC_NEED_MORE_INPUT) return truncated(err, size);
     if (s == JXL_DEC_SUCCESS) {
-        return ic_set_error(err, IC_ERR_CORRUPT, "JPEG XL: the file ends %s", when);
+        return ic__set_error(err, IC_ERR_CORRUPT, "JPEG XL: the file ends %s", when);
     }
-    return ic_set_error(err, IC_ERR_CORRUPT, "JPEG XL: invalid codestream %s", when);
+    return ic__set_error(err, IC_ERR_CORRUPT, "JPEG XL: invalid codestream %s", when);
 }
 
 /* Frames the file shows (up to `stop` + 1), from their headers; their delays in ms when
  * `delays` is set. 0 with *st set on failure. */
-static uint32_t count_frames(ic_decoder *d, const uint8_t *data, size_t size, uint32_t stop,
+static uint32_t count_frames(ic__decoder *d, const uint8_t *data, size_t size, uint32_t stop,
                              uint32_t *delays, uint32_t ndelays, ic_error *err, ic_status *st) {
     JxlDecoder *dec = JxlDecoderCreate(NULL);
     if (!dec) {
-        *st = ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG XL: cannot create a decoder");
+        *st = ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG XL: cannot create a decoder");
         return 0;
     }
     JxlDecoderSubscribeEvents(dec, JXL_DEC_BASIC_INFO | JXL_DEC_FRAME);
@@ -163,7 +163,7 @@ static uint32_t count_frames(ic_decoder *d, const uint8_t *data, size_t size, ui
     }
     JxlDecoderDestroy(dec);
     if (*st == IC_OK && frames == 0) {
-        *st = ic_set_error(err, IC_ERR_CORRUPT, "JPEG XL: no frame");
+        *st = ic__set_error(err, IC_ERR_CORRUPT, "JPEG XL: no frame");
     }
     return *st == IC_OK ? frames : 0;
 }
@@ -188,22 +188,22 @@ static bool is_srgb(const JxlColorEncoding *c) {
 }
 
 /* Copies the profile libjxl reports for `target` into the decode's colour state. */
-static void take_icc(ic_decoder *d, JxlDecoder *dec, JxlColorProfileTarget target) {
+static void take_icc(ic__decoder *d, JxlDecoder *dec, JxlColorProfileTarget target) {
     size_t size = 0;
     if (JxlDecoderGetICCProfileSize(dec, NULL, target, &size) != JXL_DEC_SUCCESS || size == 0 ||
         size > IC_ICC_MAX_BYTES) {
         return;
     }
-    uint8_t *icc = ic_dec_malloc(d, size);
+    uint8_t *icc = ic__dec_malloc(d, size);
     if (!icc) return;
     if (JxlDecoderGetColorAsICCProfile(dec, NULL, target, icc, size) == JXL_DEC_SUCCESS) {
-        ic_color_take_profile(d, icc, size);
+        ic__color_take_profile(d, icc, size);
     }
-    ic_dec_free(d, icc, size);
+    ic__dec_free(d, icc, size);
 }
 
 /* At JXL_DEC_COLOR_ENCODING: chooses the output space and what the sink converts. */
-static void choose_color(ic_decoder *d, JxlDecoder *dec, const JxlBasicInfo *info) {
+static void choose_color(ic__decoder *d, JxlDecoder *dec, const JxlBasicInfo *info) {
     bool grey = info->num_color_channels == 1;
     JxlColorEncoding original;
     bool enumerated = JxlDecoderGetColorAsEncodedProfile(dec, NULL, JXL_COLOR_PROFILE_TARGET_ORIGINAL,
@@ -216,7 +216,7 @@ static void choose_color(ic_decoder *d, JxlDecoder *dec, const JxlBasicInfo *inf
     }
     if (enumerated && is_srgb(&original)) return;
     if (enumerated) take_icc(d, dec, JXL_COLOR_PROFILE_TARGET_DATA);
-    ic_color_prepare(d, grey ? IC_COLOR_INPUT_GRAY : IC_COLOR_INPUT_RGBA);
+    ic__color_prepare(d, grey ? IC_COLOR_INPUT_GRAY : IC_COLOR_INPUT_RGBA);
 }
 
 /* libjxl's working memory for w x h (see the top of the file). */
@@ -227,47 +227,47 @@ static uint64_t working_bytes(const JxlBasicInfo *info) {
 }
 
 typedef struct jxl_job {
-    ic_decoder *d;
+    ic__decoder *d;
     JxlDecoder *dec;
     feeder f;
     JxlBasicInfo info;
     uint32_t frames; /* frames to decode */
     uint64_t reserved;
-    ic_dec_buffer staging; /* a full frame when the sink resamples */
+    ic__dec_buffer staging; /* a full frame when the sink resamples */
     size_t staging_stride;
 } jxl_job;
 
 /* Sets the limits, plans and begins the output once the basic info is known. */
 static ic_status on_basic_info(jxl_job *j) {
-    ic_decoder *d = j->d;
+    ic__decoder *d = j->d;
     JxlBasicInfo *info = &j->info;
     if (JxlDecoderGetBasicInfo(j->dec, info) != JXL_DEC_SUCCESS) {
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "JPEG XL: invalid image header");
+        return ic__set_error(d->err, IC_ERR_CORRUPT, "JPEG XL: invalid image header");
     }
     uint32_t w = info->xsize, h = info->ysize;
     uint64_t work = working_bytes(info);
     /* A size check before anything else: the frame count comes after it. */
-    ic_status st = ic_dec_check_size(d, w, h, 1, work);
+    ic_status st = ic__dec_check_size(d, w, h, 1, work);
     if (st != IC_OK) return st;
     uint32_t frames = 1;
     uint32_t max = d->opts.limits.max_frames;
     if (info->have_animation && d->opts.all_frames) {
         frames = count_frames(d, d->data, d->size, max ? max : UINT32_MAX - 1, NULL, 0, d->err, &st);
         if (st != IC_OK) return st;
-        st = ic_dec_check_size(d, w, h, frames, work);
+        st = ic__dec_check_size(d, w, h, frames, work);
         if (st != IC_OK) return st;
     }
     j->frames = frames;
-    bool resample = ic_dec_plans_resize(d);
+    bool resample = ic__dec_plans_resize(d);
     if (resample) {
-        j->staging_stride = ic_stride_for_width(w);
-        st = ic_dec_buffer_alloc(d, j->staging_stride * h, &j->staging);
+        j->staging_stride = ic__stride_for_width(w);
+        st = ic__dec_buffer_alloc(d, j->staging_stride * h, &j->staging);
         if (st != IC_OK) return st;
     }
-    st = ic_dec_reserve(d, work);
+    st = ic__dec_reserve(d, work);
     if (st != IC_OK) return st;
     j->reserved = work;
-    st = ic_dec_begin(d, w, h, frames);
+    st = ic__dec_begin(d, w, h, frames);
     if (st != IC_OK) return st;
     if (info->have_animation) {
         d->loop_count = info->animation.num_loops;
@@ -280,10 +280,10 @@ static ic_status on_basic_info(jxl_job *j) {
 }
 
 static ic_status set_out_buffer(jxl_job *j, uint32_t frame) {
-    ic_decoder *d = j->d;
+    ic__decoder *d = j->d;
     uint8_t *p;
     size_t stride, size;
-    if (ic_dec_is_direct(d)) {
+    if (ic__dec_is_direct(d)) {
         p = ic_image_frame(d->image, frame);
         stride = d->image->stride;
         size = d->image->frame_size;
@@ -298,7 +298,7 @@ static ic_status set_out_buffer(jxl_job *j, uint32_t frame) {
     if (stride != ((size_t)j->info.xsize * 4 + IC_ROW_ALIGNMENT - 1) / IC_ROW_ALIGNMENT * IC_ROW_ALIGNMENT ||
         JxlDecoderImageOutBufferSize(j->dec, &fmt, &need) != JXL_DEC_SUCCESS || need > size ||
         JxlDecoderSetImageOutBuffer(j->dec, &fmt, p, need) != JXL_DEC_SUCCESS) {
-        return ic_set_error(d->err, IC_ERR_INTERNAL, "JPEG XL: the output buffer does not fit");
+        return ic__set_error(d->err, IC_ERR_INTERNAL, "JPEG XL: the output buffer does not fit");
     }
     return IC_OK;
 }
@@ -306,8 +306,8 @@ static ic_status set_out_buffer(jxl_job *j, uint32_t frame) {
 /* Associated alpha comes premultiplied, but a lossy colour may exceed its alpha by a level or
  * more: colour is clamped to alpha, which premultiplied output never exceeds. */
 static void clamp_to_alpha(jxl_job *j, uint32_t frame) {
-    ic_decoder *d = j->d;
-    bool direct = ic_dec_is_direct(d);
+    ic__decoder *d = j->d;
+    bool direct = ic__dec_is_direct(d);
     uint8_t *base = direct ? ic_image_frame(d->image, frame) : j->staging.p;
     size_t stride = direct ? d->image->stride : j->staging_stride;
     for (uint32_t y = 0; y < j->info.ysize; y++) {
@@ -322,23 +322,23 @@ static void clamp_to_alpha(jxl_job *j, uint32_t frame) {
 
 /* A frame is complete in its buffer: premultiply, convert, hand to the resampler. */
 static void frame_done(jxl_job *j, uint32_t frame) {
-    ic_decoder *d = j->d;
+    ic__decoder *d = j->d;
     uint32_t h = j->info.ysize;
     bool alpha = j->info.alpha_bits > 0;
     bool straight = alpha && !j->info.alpha_premultiplied;
     if (alpha && !straight) {
-        ic_dec_note_transparency(d);
+        ic__dec_note_transparency(d);
         clamp_to_alpha(j, frame);
     }
-    if (!ic_dec_is_direct(d)) {
-        ic_dec_put_rows(d, frame, 0, h, j->staging.p, j->staging_stride, straight);
-    } else if (straight || ic_color_sink_converts(&d->color)) {
-        ic_dec_rows_done(d, frame, 0, h, straight);
+    if (!ic__dec_is_direct(d)) {
+        ic__dec_put_rows(d, frame, 0, h, j->staging.p, j->staging_stride, straight);
+    } else if (straight || ic__color_sink_converts(&d->color)) {
+        ic__dec_rows_done(d, frame, 0, h, straight);
     }
 }
 
 static ic_status run(jxl_job *j) {
-    ic_decoder *d = j->d;
+    ic__decoder *d = j->d;
     JxlDecoder *dec = j->dec;
     JxlDecoderSubscribeEvents(dec, JXL_DEC_BASIC_INFO | JXL_DEC_COLOR_ENCODING | JXL_DEC_FRAME |
                                        JXL_DEC_FULL_IMAGE);
@@ -367,7 +367,7 @@ static ic_status run(jxl_job *j) {
             break;
         case JXL_DEC_SUCCESS:
             if (frame == 0 || !d->image) return event_failure(d->err, s, d->size, "before a frame");
-            return ic_set_error(d->err, IC_ERR_CORRUPT, "JPEG XL: %u of %u frames", frame, j->frames);
+            return ic__set_error(d->err, IC_ERR_CORRUPT, "JPEG XL: %u of %u frames", frame, j->frames);
         default: return event_failure(d->err, s, d->size, frame ? "in a frame" : "in its header");
         }
     }
@@ -392,18 +392,18 @@ static uint8_t file_orientation(const uint8_t *data, size_t size) {
     return o;
 }
 
-ic_status ic_jxl_decode(ic_decoder *d) {
-    ic_status st = ic_jxl_load("JPEG XL", d->err);
+ic_status ic__jxl_decode(ic__decoder *d) {
+    ic_status st = ic__jxl_load("JPEG XL", d->err);
     if (st != IC_OK) return st;
     jxl_job j;
     memset(&j, 0, sizeof j);
     j.d = d;
     j.dec = JxlDecoderCreate(NULL);
-    if (!j.dec) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "JPEG XL: cannot create a decoder");
+    if (!j.dec) return ic__set_error(d->err, IC_ERR_OUT_OF_MEMORY, "JPEG XL: cannot create a decoder");
     st = run(&j);
     JxlDecoderDestroy(j.dec);
-    ic_dec_buffer_free(d, &j.staging);
-    ic_dec_release(d, j.reserved);
+    ic__dec_buffer_free(d, &j.staging);
+    ic__dec_release(d, j.reserved);
     if (st == IC_OK) {
         d->codec_oriented = true;
         d->orientation = file_orientation(d->data, d->size);
@@ -411,11 +411,11 @@ ic_status ic_jxl_decode(ic_decoder *d) {
     return st;
 }
 
-ic_status ic_jxl_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err) {
-    ic_status st = ic_jxl_load("JPEG XL", err);
+ic_status ic__jxl_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err) {
+    ic_status st = ic__jxl_load("JPEG XL", err);
     if (st != IC_OK) return st;
     JxlDecoder *dec = JxlDecoderCreate(NULL);
-    if (!dec) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG XL: cannot create a decoder");
+    if (!dec) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG XL: cannot create a decoder");
     JxlDecoderSubscribeEvents(dec, JXL_DEC_BASIC_INFO | JXL_DEC_COLOR_ENCODING);
     JxlDecoderSetKeepOrientation(dec, JXL_TRUE);
     feeder f;
@@ -439,7 +439,7 @@ ic_status ic_jxl_probe(const uint8_t *data, size_t size, ic_info *info, ic_error
                 uint8_t *icc = malloc(icc_size);
                 if (icc && JxlDecoderGetColorAsICCProfile(dec, NULL, JXL_COLOR_PROFILE_TARGET_ORIGINAL,
                                                           icc, icc_size) == JXL_DEC_SUCCESS) {
-                    ic_icc_note_probe(info, icc, icc_size, icc_size);
+                    ic__icc_note_probe(info, icc, icc_size, icc_size);
                 }
                 free(icc);
             }
@@ -451,7 +451,7 @@ ic_status ic_jxl_probe(const uint8_t *data, size_t size, ic_info *info, ic_error
     }
     JxlDecoderDestroy(dec);
     if (st != IC_OK) return st;
-    if (!have_info) return ic_set_error(err, IC_ERR_CORRUPT, "JPEG XL: no image header");
+    if (!have_info) return ic__set_error(err, IC_ERR_CORRUPT, "JPEG XL: no image header");
     info->width = bi.xsize;
     info->height = bi.ysize;
     info->orientation = bi.orientation >= 1 && bi.orientation <= 8 ? (uint8_t)bi.orientation : 1;

@@ -10,17 +10,17 @@
 #include "../common/ic_bytes.h"
 #include "ic_png_chunks.h"
 
-uint32_t ic_png_crc(uint32_t crc, const uint8_t *data, size_t size) {
+uint32_t ic__png_crc(uint32_t crc, const uint8_t *data, size_t size) {
     return (uint32_t)libdeflate_crc32(crc, data, size);
 }
 
 /* ---- A whole buffer. ---- */
 
-bool ic_png_next_chunk(const uint8_t *p, size_t n, size_t *pos, ic_png_chunk *c) {
+bool ic__png_next_chunk(const uint8_t *p, size_t n, size_t *pos, ic__png_chunk *c) {
     size_t i = *pos;
     if (i > n || n - i < 8) return false;
     c->at = i;
-    c->length = ic_be32(p + i);
+    c->length = ic__be32(p + i);
     c->type = p + i + 4;
     c->data = p + i + 8;
     c->data_in = c->length <= IC_PNG_MAX_CHUNK_LENGTH && c->length <= n - i - 8;
@@ -29,23 +29,23 @@ bool ic_png_next_chunk(const uint8_t *p, size_t n, size_t *pos, ic_png_chunk *c)
     return true;
 }
 
-bool ic_png_chunk_is(const ic_png_chunk *c, const char *type) { return memcmp(c->type, type, 4) == 0; }
+bool ic__png_chunk_is(const ic__png_chunk *c, const char *type) { return memcmp(c->type, type, 4) == 0; }
 
-bool ic_png_chunk_crc_ok(const ic_png_chunk *c) {
-    return ic_png_crc(0, c->type, 4 + (size_t)c->length) == ic_be32(c->data + c->length);
+bool ic__png_chunk_crc_ok(const ic__png_chunk *c) {
+    return ic__png_crc(0, c->type, 4 + (size_t)c->length) == ic__be32(c->data + c->length);
 }
 
 /* ---- Fed in order, from the first IDAT on. ---- */
 
-static ic_status unusual(ic_decoder *d, const char *what, size_t at) {
-    return ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: %s (chunk at byte %zu)", what, at);
+static ic_status unusual(ic__decoder *d, const char *what, size_t at) {
+    return ic__set_error(d->err, IC_ERR_CORRUPT, "PNG: %s (chunk at byte %zu)", what, at);
 }
 
 static bool is_letter(uint8_t c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 
 enum { WALK_HEAD, WALK_DATA, WALK_CRC, WALK_DONE };
 
-void ic_png_walk_init(ic_png_walk *w, uint64_t idat_at) {
+void ic__png_walk_init(ic__png_walk *w, uint64_t idat_at) {
     memset(w, 0, sizeof *w);
     w->pos = w->chunk_at = idat_at;
     w->in_idat = true;
@@ -53,10 +53,10 @@ void ic_png_walk_init(ic_png_walk *w, uint64_t idat_at) {
 
 /* The rules on a chunk's length and type, once its header is in (libpng checks them before
  * it reads the data). */
-static ic_status walk_head(ic_decoder *d, ic_png_walk *w) {
+static ic_status walk_head(ic__decoder *d, ic__png_walk *w) {
     const uint8_t *type = w->head + 4;
     size_t at = (size_t)w->chunk_at;
-    w->length = ic_be32(w->head);
+    w->length = ic__be32(w->head);
     w->idat = memcmp(type, "IDAT", 4) == 0;
     if (!w->idat && w->in_idat) {
         w->in_idat = false;
@@ -74,13 +74,13 @@ static ic_status walk_head(ic_decoder *d, ic_png_walk *w) {
     if (!w->idat && !(type[0] & 0x20) && memcmp(type, "IEND", 4) != 0) {
         return unusual(d, "critical chunk after the image data", at);
     }
-    w->crc = (uint32_t)ic_png_crc(0, type, 4);
+    w->crc = (uint32_t)ic__png_crc(0, type, 4);
     w->left = w->length;
     w->part = w->length ? WALK_DATA : WALK_CRC;
     return IC_OK;
 }
 
-ic_status ic_png_walk_feed(ic_decoder *d, ic_png_walk *w, const uint8_t *data, size_t size,
+ic_status ic__png_walk_feed(ic__decoder *d, ic__png_walk *w, const uint8_t *data, size_t size,
                            size_t *used, bool *idat) {
     ic_status st = IC_OK;
     size_t n;
@@ -97,7 +97,7 @@ ic_status ic_png_walk_feed(ic_decoder *d, ic_png_walk *w, const uint8_t *data, s
         break;
     case WALK_DATA:
         n = w->left < size ? (size_t)w->left : size;
-        w->crc = (uint32_t)ic_png_crc(w->crc, data, n);
+        w->crc = (uint32_t)ic__png_crc(w->crc, data, n);
         w->left -= n;
         if (w->idat) {
             *idat = true;
@@ -111,7 +111,7 @@ ic_status ic_png_walk_feed(ic_decoder *d, ic_png_walk *w, const uint8_t *data, s
         w->have = (uint8_t)(w->have + n);
         if (w->have < 4) break;
         w->have = 0;
-        if (w->crc != ic_be32(w->crc_bytes)) {
+        if (w->crc != ic__be32(w->crc_bytes)) {
             st = unusual(d, "chunk CRC mismatch", (size_t)w->chunk_at);
         } else if (!w->idat && memcmp(w->head + 4, "IEND", 4) == 0) {
             w->part = WALK_DONE;
@@ -129,7 +129,7 @@ ic_status ic_png_walk_feed(ic_decoder *d, ic_png_walk *w, const uint8_t *data, s
     return st;
 }
 
-ic_status ic_png_walk_end(ic_decoder *d, const ic_png_walk *w) {
+ic_status ic__png_walk_end(ic__decoder *d, const ic__png_walk *w) {
     /* libpng stops at the end of the input in IEND or an ancillary chunk once it has the
      * pixels; not inside the IDATs. */
     if (w->part == WALK_DONE || !w->in_idat) return IC_OK;

@@ -33,8 +33,8 @@
 #define PNG_FAST_SSSE3 1
 #endif
 
-static ic_status unusual(ic_decoder *d, const char *what, size_t at) {
-    return ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: %s (chunk at byte %zu)", what, at);
+static ic_status unusual(ic__decoder *d, const char *what, size_t at) {
+    return ic__set_error(d->err, IC_ERR_CORRUPT, "PNG: %s (chunk at byte %zu)", what, at);
 }
 
 /* ---- Geometry. ---- */
@@ -45,7 +45,7 @@ static const uint8_t adam7_dx[7] = {8, 8, 4, 4, 2, 2, 1};
 static const uint8_t adam7_dy[7] = {8, 8, 8, 4, 4, 2, 2};
 
 /* Size of pass `pass` (0 for a plain image's only pass). */
-static void pass_size(const ic_png_header *h, int pass, uint32_t *w, uint32_t *rows) {
+static void pass_size(const ic__png_header *h, int pass, uint32_t *w, uint32_t *rows) {
     if (!h->interlace) {
         *w = h->width;
         *rows = h->height;
@@ -56,25 +56,25 @@ static void pass_size(const ic_png_header *h, int pass, uint32_t *w, uint32_t *r
     *rows = h->height > y0 ? (h->height - y0 + adam7_dy[pass] - 1) / adam7_dy[pass] : 0;
 }
 
-uint64_t ic_png_row_bytes(uint32_t width, uint32_t bits_per_pixel) {
+uint64_t ic__png_row_bytes(uint32_t width, uint32_t bits_per_pixel) {
     return ((uint64_t)width * bits_per_pixel + 7) / 8;
 }
 
 /* Bytes of the filtered image: every non-empty pass's rows, each with its filter byte. */
-static uint64_t filtered_size(const ic_png_header *h, uint32_t bits_per_pixel) {
+static uint64_t filtered_size(const ic__png_header *h, uint32_t bits_per_pixel) {
     uint64_t total = 0;
     for (int pass = 0; pass < (h->interlace ? 7 : 1); pass++) {
         uint32_t w, rows;
         pass_size(h, pass, &w, &rows);
-        if (w && rows) total += (uint64_t)rows * (1 + ic_png_row_bytes(w, bits_per_pixel));
+        if (w && rows) total += (uint64_t)rows * (1 + ic__png_row_bytes(w, bits_per_pixel));
     }
     return total;
 }
 
-ic_status ic_png_format_init(ic_decoder *d, const ic_png_header *h, ic_png_format *fmt) {
+ic_status ic__png_format_init(ic__decoder *d, const ic__png_header *h, ic__png_format *fmt) {
     static const uint8_t channels[7] = {1, 0, 3, 1, 2, 0, 4};
     if (h->color_type > 6 || channels[h->color_type] == 0) {
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: colour type %u", h->color_type);
+        return ic__set_error(d->err, IC_ERR_CORRUPT, "PNG: colour type %u", h->color_type);
     }
     fmt->bits_per_pixel = (uint32_t)channels[h->color_type] * h->bit_depth;
     fmt->filter_bpp = fmt->bits_per_pixel >= 8 ? fmt->bits_per_pixel / 8 : 1;
@@ -88,47 +88,47 @@ ic_status ic_png_format_init(ic_decoder *d, const ic_png_header *h, ic_png_forma
     return IC_OK;
 }
 
-bool ic_png_window_ok(uint8_t cmf, uint64_t filtered) {
+bool ic__png_window_ok(uint8_t cmf, uint64_t filtered) {
     return (cmf >> 4) >= 7 || filtered <= (1u << ((cmf >> 4) + 8));
 }
 
 /* ---- Inflating. ---- */
 
-/* What ic_png_fast_emit allocates besides the filtered image: the output, the sink's
+/* What ic__png_fast_emit allocates besides the filtered image: the output, the sink's
  * resampler and rows, Adam7's full-size staging frame when resampling, and its own rows. */
-static uint64_t output_bytes(const ic_decoder *d, const ic_png_header *h, const ic_png_fast *f) {
-    const ic_geometry *g = &d->plan;
-    uint64_t bytes = (uint64_t)ic_stride_for_width(g->out_w) * g->out_h;
-    if (ic_dec_plans_resize(d)) {
-        bytes += ic_scaler_bytes(h->width, h->height, &g->crop, g->out_w, g->out_h) +
-                 (uint64_t)IC_SINK_ROWS * ic_stride_for_width(h->width);
-        if (h->interlace) bytes += (uint64_t)ic_stride_for_width(h->width) * h->height;
+static uint64_t output_bytes(const ic__decoder *d, const ic__png_header *h, const ic__png_fast *f) {
+    const ic__geometry *g = &d->plan;
+    uint64_t bytes = (uint64_t)ic__stride_for_width(g->out_w) * g->out_h;
+    if (ic__dec_plans_resize(d)) {
+        bytes += ic__scaler_bytes(h->width, h->height, &g->crop, g->out_w, g->out_h) +
+                 (uint64_t)IC_SINK_ROWS * ic__stride_for_width(h->width);
+        if (h->interlace) bytes += (uint64_t)ic__stride_for_width(h->width) * h->height;
     }
-    return bytes + (uint64_t)h->width * 4 + ic_png_row_bytes(h->width, f->fmt.bits_per_pixel) + 1;
+    return bytes + (uint64_t)h->width * 4 + ic__png_row_bytes(h->width, f->fmt.bits_per_pixel) + 1;
 }
 
-ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast *f) {
+ic_status ic__png_fast_inflate(ic__decoder *d, const ic__png_header *h, ic__png_fast *f) {
     memset(f, 0, sizeof *f);
     f->h = h;
-    ic_status st = ic_png_format_init(d, h, &f->fmt);
+    ic_status st = ic__png_format_init(d, h, &f->fmt);
     if (st != IC_OK) return st;
     uint64_t size = f->fmt.filtered;
     if (size > IC_PNG_FAST_MAX_FILTERED_BYTES) {
-        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
+        return ic__set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
                             "PNG: the filtered image is %.1f MiB, over the fast path's %.1f MiB",
-                            ic_mib(size), ic_mib(IC_PNG_FAST_MAX_FILTERED_BYTES));
+                            ic__mib(size), ic__mib(IC_PNG_FAST_MAX_FILTERED_BYTES));
     }
     const uint8_t *p = d->data;
-    ic_png_walk w;
-    ic_png_walk_init(&w, h->idat_at);
+    ic__png_walk w;
+    ic__png_walk_init(&w, h->idat_at);
     for (size_t pos = h->idat_at; pos < d->size;) {
         size_t used;
         bool idat;
-        st = ic_png_walk_feed(d, &w, p + pos, d->size - pos, &used, &idat);
+        st = ic__png_walk_feed(d, &w, p + pos, d->size - pos, &used, &idat);
         if (st != IC_OK) return st;
         pos += used;
     }
-    st = ic_png_walk_end(d, &w);
+    st = ic__png_walk_end(d, &w);
     if (st != IC_OK) return st;
     size_t idat_end = (size_t)w.idat_end;
     uint64_t payload = w.payload;
@@ -136,48 +136,48 @@ ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast
     /* Once pixels are delivered there is no going back to libpng: everything the decode
      * will hold at once must fit in the memory limit now, or libpng (which needs only the
      * output and a few rows) decodes the file. */
-    st = ic_dec_reserve(d, size + payload + output_bytes(d, h, f));
+    st = ic__dec_reserve(d, size + payload + output_bytes(d, h, f));
     if (st != IC_OK) return st;
-    ic_dec_release(d, size + payload + output_bytes(d, h, f));
+    ic__dec_release(d, size + payload + output_bytes(d, h, f));
 
     /* The zlib stream, contiguous: the single IDAT's payload, or all of them copied. */
     const uint8_t *stream = p + h->idat_at + 8;
-    ic_dec_buffer joined = {0};
-    if (payload != ic_be32(p + h->idat_at)) {
-        st = ic_dec_buffer_alloc(d, (size_t)payload, &joined);
+    ic__dec_buffer joined = {0};
+    if (payload != ic__be32(p + h->idat_at)) {
+        st = ic__dec_buffer_alloc(d, (size_t)payload, &joined);
         if (st != IC_OK) return st;
         /* The walk checked every IDAT chunk, whole, up to idat_end. */
         size_t at = 0, pos = h->idat_at;
-        ic_png_chunk c;
-        while (pos < idat_end && ic_png_next_chunk(p, d->size, &pos, &c)) {
+        ic__png_chunk c;
+        while (pos < idat_end && ic__png_next_chunk(p, d->size, &pos, &c)) {
             memcpy(joined.p + at, c.data, c.length);
             at += c.length;
         }
         stream = joined.p;
     }
-    if (!ic_png_window_ok(stream[0], size)) {
-        ic_dec_buffer_free(d, &joined);
+    if (!ic__png_window_ok(stream[0], size)) {
+        ic__dec_buffer_free(d, &joined);
         return unusual(d, "zlib window smaller than the image", h->idat_at);
     }
-    st = ic_dec_buffer_alloc(d, (size_t)size, &f->filtered);
+    st = ic__dec_buffer_alloc(d, (size_t)size, &f->filtered);
     if (st != IC_OK) {
-        ic_dec_buffer_free(d, &joined);
+        ic__dec_buffer_free(d, &joined);
         return st;
     }
     struct libdeflate_decompressor *z = libdeflate_alloc_decompressor();
     if (!z) {
-        ic_dec_buffer_free(d, &joined);
-        ic_png_fast_free(d, f);
-        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot allocate the inflater");
+        ic__dec_buffer_free(d, &joined);
+        ic__png_fast_free(d, f);
+        return ic__set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot allocate the inflater");
     }
     size_t in_used = 0, out_size = 0;
     enum libdeflate_result r = libdeflate_zlib_decompress_ex(
         z, stream, (size_t)payload, f->filtered.p, (size_t)size, &in_used, &out_size);
     libdeflate_free_decompressor(z);
-    ic_dec_buffer_free(d, &joined);
+    ic__dec_buffer_free(d, &joined);
     if (r != LIBDEFLATE_SUCCESS || out_size != size) {
-        ic_png_fast_free(d, f);
-        return ic_set_error(d->err, IC_ERR_CORRUPT,
+        ic__png_fast_free(d, f);
+        return ic__set_error(d->err, IC_ERR_CORRUPT,
                             r == LIBDEFLATE_SUCCESS ? "PNG: the image data is %zu bytes, not %llu"
                                                     : "PNG: bad zlib stream in IDAT (%zu bytes "
                                                       "out of %llu)",
@@ -189,12 +189,12 @@ ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast
         uint32_t w, rows;
         pass_size(h, pass, &w, &rows);
         if (!w || !rows) continue;
-        size_t step = 1 + (size_t)ic_png_row_bytes(w, f->fmt.bits_per_pixel);
+        size_t step = 1 + (size_t)ic__png_row_bytes(w, f->fmt.bits_per_pixel);
         for (uint32_t y = 0; y < rows; y++, row += step) {
             if (*row > 4) {
                 unsigned filter = *row; /* read before the buffer goes */
-                ic_png_fast_free(d, f);
-                return ic_set_error(d->err, IC_ERR_CORRUPT,
+                ic__png_fast_free(d, f);
+                return ic__set_error(d->err, IC_ERR_CORRUPT,
                                     "PNG: bad filter type %u at row %u of pass %d", filter, y,
                                     pass);
             }
@@ -203,7 +203,7 @@ ic_status ic_png_fast_inflate(ic_decoder *d, const ic_png_header *h, ic_png_fast
     return IC_OK;
 }
 
-void ic_png_fast_free(ic_decoder *d, ic_png_fast *f) { ic_dec_buffer_free(d, &f->filtered); }
+void ic__png_fast_free(ic__decoder *d, ic__png_fast *f) { ic__dec_buffer_free(d, &f->filtered); }
 
 /* ---- Unfiltering (in place; `prev` is the previous unfiltered row or zeros). ---- */
 
@@ -306,7 +306,7 @@ unfilter_sse2(uint8_t type, uint8_t *cur, const uint8_t *prev, size_t len, size_
 }
 #endif
 
-void ic_png_unfilter_row(uint8_t type, uint8_t *cur, const uint8_t *prev, size_t len, size_t bpp) {
+void ic__png_unfilter_row(uint8_t type, uint8_t *cur, const uint8_t *prev, size_t len, size_t bpp) {
     if (type == 0) return;
 #ifdef PNG_FAST_SSE2
     if (type != 2 && bpp == 3) {
@@ -357,7 +357,7 @@ __attribute__((target("ssse3"))) static uint32_t rgb_to_rgba_ssse3(const uint8_t
 }
 #endif
 
-void ic_png_expand_row(const ic_png_header *h, const ic_png_format *fmt, const uint8_t *src,
+void ic__png_expand_row(const ic__png_header *h, const ic__png_format *fmt, const uint8_t *src,
                        uint8_t *dst, uint32_t width) {
     uint32_t depth = h->bit_depth;
     switch (h->color_type) {
@@ -446,28 +446,28 @@ void ic_png_expand_row(const ic_png_header *h, const ic_png_format *fmt, const u
 /* ---- Output. ---- */
 
 /* Unfilters the rows of one pass in place; the row before the first is zeros. */
-static void unfilter_pass(ic_png_fast *f, uint8_t *rows_at, uint32_t w, uint32_t rows,
+static void unfilter_pass(ic__png_fast *f, uint8_t *rows_at, uint32_t w, uint32_t rows,
                           const uint8_t *zeros) {
-    size_t len = (size_t)ic_png_row_bytes(w, f->fmt.bits_per_pixel), step = len + 1;
+    size_t len = (size_t)ic__png_row_bytes(w, f->fmt.bits_per_pixel), step = len + 1;
     for (uint32_t y = 0; y < rows; y++) {
         uint8_t *row = rows_at + (size_t)y * step;
         const uint8_t *prev = y ? row - step + 1 : zeros;
-        ic_png_unfilter_row(row[0], row + 1, prev, len, f->fmt.filter_bpp);
+        ic__png_unfilter_row(row[0], row + 1, prev, len, f->fmt.filter_bpp);
     }
 }
 
-ic_status ic_png_fast_emit(ic_decoder *d, ic_png_fast *f) {
-    const ic_png_header *h = f->h;
+ic_status ic__png_fast_emit(ic__decoder *d, ic__png_fast *f) {
+    const ic__png_header *h = f->h;
     bool has_alpha = f->fmt.has_alpha;
-    ic_status st = ic_dec_begin(d, h->width, h->height, 1);
+    ic_status st = ic__dec_begin(d, h->width, h->height, 1);
     if (st != IC_OK) {
-        ic_png_fast_free(d, f);
+        ic__png_fast_free(d, f);
         return st;
     }
-    size_t max_len = (size_t)ic_png_row_bytes(h->width, f->fmt.bits_per_pixel);
-    uint8_t *zeros = ic_dec_malloc(d, max_len + 1);
+    size_t max_len = (size_t)ic__png_row_bytes(h->width, f->fmt.bits_per_pixel);
+    uint8_t *zeros = ic__dec_malloc(d, max_len + 1);
     if (!zeros) {
-        ic_png_fast_free(d, f);
+        ic__png_fast_free(d, f);
         return d->err && d->err->code ? d->err->code : IC_ERR_OUT_OF_MEMORY;
     }
     memset(zeros, 0, max_len + 1);
@@ -476,37 +476,37 @@ ic_status ic_png_fast_emit(ic_decoder *d, ic_png_fast *f) {
     if (!h->interlace) {
         size_t step = max_len + 1;
         for (uint32_t y = 0; y < h->height; y++) {
-            if ((y & 63) == 0 && ic_dec_cancelled(d)) {
-                st = ic_dec_fail_cancelled(d);
+            if ((y & 63) == 0 && ic__dec_cancelled(d)) {
+                st = ic__dec_fail_cancelled(d);
                 break;
             }
             uint8_t *row = data + (size_t)y * step;
-            ic_png_unfilter_row(row[0], row + 1, y ? row - step + 1 : zeros, max_len, f->fmt.filter_bpp);
-            ic_png_expand_row(h, &f->fmt, row + 1, ic_dec_row(d, 0, y), h->width);
-            ic_dec_rows_done(d, 0, y, 1, has_alpha);
+            ic__png_unfilter_row(row[0], row + 1, y ? row - step + 1 : zeros, max_len, f->fmt.filter_bpp);
+            ic__png_expand_row(h, &f->fmt, row + 1, ic__dec_row(d, 0, y), h->width);
+            ic__dec_rows_done(d, 0, y, 1, has_alpha);
         }
     } else {
         /* Every row exists at once: the output itself, or a full-size staging frame when
          * resampling (as png.c's libpng path does). The pass row is expanded first. */
-        size_t stride = ic_stride_for_width(h->width);
-        ic_dec_buffer staging = {0};
-        uint8_t *line = ic_dec_malloc(d, (size_t)h->width * 4);
+        size_t stride = ic__stride_for_width(h->width);
+        ic__dec_buffer staging = {0};
+        uint8_t *line = ic__dec_malloc(d, (size_t)h->width * 4);
         if (!line) st = d->err && d->err->code ? d->err->code : IC_ERR_OUT_OF_MEMORY;
-        if (st == IC_OK && !ic_dec_is_direct(d)) st = ic_dec_buffer_alloc(d, stride * h->height, &staging);
+        if (st == IC_OK && !ic__dec_is_direct(d)) st = ic__dec_buffer_alloc(d, stride * h->height, &staging);
         for (int pass = 0; pass < 7 && st == IC_OK; pass++) {
-            if (ic_dec_cancelled(d)) {
-                st = ic_dec_fail_cancelled(d);
+            if (ic__dec_cancelled(d)) {
+                st = ic__dec_fail_cancelled(d);
                 break;
             }
             uint32_t w, rows;
             pass_size(h, pass, &w, &rows);
             if (!w || !rows) continue;
-            size_t step = (size_t)ic_png_row_bytes(w, f->fmt.bits_per_pixel) + 1;
+            size_t step = (size_t)ic__png_row_bytes(w, f->fmt.bits_per_pixel) + 1;
             unfilter_pass(f, data, w, rows, zeros);
             for (uint32_t i = 0; i < rows; i++) {
-                ic_png_expand_row(h, &f->fmt, data + (size_t)i * step + 1, line, w);
+                ic__png_expand_row(h, &f->fmt, data + (size_t)i * step + 1, line, w);
                 uint32_t y = adam7_y0[pass] + i * adam7_dy[pass];
-                uint8_t *out = staging.p ? staging.p + (size_t)y * stride : ic_dec_row(d, 0, y);
+                uint8_t *out = staging.p ? staging.p + (size_t)y * stride : ic__dec_row(d, 0, y);
                 for (uint32_t x = 0; x < w; x++) {
                     memcpy(out + 4 * ((size_t)adam7_x0[pass] + (size_t)x * adam7_dx[pass]),
                            line + 4 * (size_t)x, 4);
@@ -516,15 +516,15 @@ ic_status ic_png_fast_emit(ic_decoder *d, ic_png_fast *f) {
         }
         if (st == IC_OK) {
             if (staging.p) {
-                ic_dec_put_rows(d, 0, 0, h->height, staging.p, stride, has_alpha);
+                ic__dec_put_rows(d, 0, 0, h->height, staging.p, stride, has_alpha);
             } else {
-                ic_dec_rows_done(d, 0, 0, h->height, has_alpha);
+                ic__dec_rows_done(d, 0, 0, h->height, has_alpha);
             }
         }
-        ic_dec_buffer_free(d, &staging);
-        ic_dec_free(d, line, (size_t)h->width * 4);
+        ic__dec_buffer_free(d, &staging);
+        ic__dec_free(d, line, (size_t)h->width * 4);
     }
-    ic_dec_free(d, zeros, max_len + 1);
-    ic_png_fast_free(d, f);
+    ic__dec_free(d, zeros, max_len + 1);
+    ic__png_fast_free(d, f);
     return st;
 }

@@ -4,10 +4,10 @@
  * inflate in place of libdeflate (which cannot stream).
  *
  * incremental.c starts the engine once the chunks before the first IDAT are
- * in. libpng reads them exactly as for ic_decode (ic_png_read_header: IHDR,
+ * in. libpng reads them exactly as for ic_decode (ic__png_read_header: IHDR,
  * PLTE, tRNS, iCCP, the pixel limit), so a limit fails there and then. From
  * that point the engine streams with the body kept (IC_INC_STREAMING_KEPT):
- * each piece goes through the fast path's chunk walk (ic_png_walk: IDAT order,
+ * each piece goes through the fast path's chunk walk (ic__png_walk: IDAT order,
  * lengths, chunk types, every CRC as its chunk completes), IDAT data through
  * zlib into a few filtered rows (about 64 KiB of them, two rows at least),
  * and each row, once complete, is unfiltered and expanded by png_fast.c's
@@ -15,9 +15,9 @@
  * resampler), those rows and zlib's state — not the filtered image.
  *
  * What is decided how. The engine succeeds only on a file the fast path's
- * rules accept: the walk accepts it (ic_png_walk_end at the end of the input
+ * rules accept: the walk accepts it (ic__png_walk_end at the end of the input
  * included), the declared zlib window is the one the fast path accepts
- * (ic_png_window_ok), the zlib stream ends (its Adler-32 checked) within the
+ * (ic__png_window_ok), the zlib stream ends (its Adler-32 checked) within the
  * IDATs after exactly the filtered image's bytes (data after its end is
  * ignored, as libdeflate ignores it; the Adler-32 is libdeflate's, checked
  * against the trailer zlib stops after), and every filter byte is 0…4. On such a
@@ -56,12 +56,12 @@
 #define ROUND_BYTES (64u * 1024)
 
 typedef struct png_stream {
-    ic_decoder *d;
+    ic__decoder *d;
     bool started;       /* the header is read */
     bool whole_body;    /* Adam7: ic_decode on the whole body */
-    ic_png_header h;
-    ic_png_format fmt;
-    ic_png_walk walk;
+    ic__png_header h;
+    ic__png_format fmt;
+    ic__png_walk walk;
     z_stream z;
     bool z_ready;       /* inflateInit done */
     bool first_byte;    /* the zlib stream's first byte (its window) is checked */
@@ -83,9 +83,9 @@ typedef struct png_stream {
 /* zlib's allocations go through the decode's memory accounting; a 16-byte header keeps
  * each block's size. */
 static voidpf z_alloc(voidpf opaque, uInt items, uInt size) {
-    ic_decoder *d = opaque;
+    ic__decoder *d = opaque;
     size_t bytes = (size_t)items * size;
-    uint8_t *p = ic_dec_malloc(d, bytes + 16);
+    uint8_t *p = ic__dec_malloc(d, bytes + 16);
     if (!p) return Z_NULL;
     memcpy(p, &bytes, sizeof bytes);
     return p + 16;
@@ -96,56 +96,56 @@ static void z_free(voidpf opaque, voidpf ptr) {
     uint8_t *p = (uint8_t *)ptr - 16;
     size_t bytes;
     memcpy(&bytes, p, sizeof bytes);
-    ic_dec_free(opaque, p, bytes + 16);
+    ic__dec_free(opaque, p, bytes + 16);
 }
 
 /* A file the fast path would decline: ic_decode decides (see the file comment). */
 static ic_status decline(png_stream *s, const char *what) {
-    return ic_set_error(s->d->err, IC_ERR_CORRUPT, "PNG: %s", what);
+    return ic__set_error(s->d->err, IC_ERR_CORRUPT, "PNG: %s", what);
 }
 
 /* Reads the header (the first feed holds it whole: incremental.c starts the engine once
- * ic_png_header_size bytes are in) and starts the output, the rows and zlib. */
+ * ic__png_header_size bytes are in) and starts the output, the rows and zlib. */
 static ic_status start(png_stream *s, const uint8_t *data, size_t size) {
-    ic_decoder *d = s->d;
-    size_t header = ic_png_header_size(data, size);
+    ic__decoder *d = s->d;
+    size_t header = ic__png_header_size(data, size);
     if (header == 0 || header == SIZE_MAX) {
-        return ic_set_error(d->err, IC_ERR_INTERNAL, "PNG: the engine started before the header");
+        return ic__set_error(d->err, IC_ERR_INTERNAL, "PNG: the engine started before the header");
     }
     bool unused;
-    ic_status st = ic_png_read_header(d, data, header, &s->h, &unused);
+    ic_status st = ic__png_read_header(d, data, header, &s->h, &unused);
     if (st != IC_OK) return st;
     s->started = true;
     if (s->h.interlace) {
         s->whole_body = true;
         return IC_OK;
     }
-    st = ic_png_format_init(d, &s->h, &s->fmt);
+    st = ic__png_format_init(d, &s->h, &s->fmt);
     if (st != IC_OK) return st;
-    st = ic_dec_begin(d, s->h.width, s->h.height, 1);
+    st = ic__dec_begin(d, s->h.width, s->h.height, 1);
     if (st != IC_OK) return st;
-    s->row_len = (size_t)ic_png_row_bytes(s->h.width, s->fmt.bits_per_pixel);
+    s->row_len = (size_t)ic__png_row_bytes(s->h.width, s->fmt.bits_per_pixel);
     s->step = s->row_len + 1;
     /* About 64 KiB of rows a round (zlib runs its fast loop on large outputs), one at least. */
     size_t slots = ROUND_BYTES / s->step;
     if (slots > s->h.height) slots = s->h.height;
     s->slots = slots ? (uint32_t)slots : 1;
     s->buf_size = (1 + (size_t)s->slots) * s->step;
-    s->buf = ic_dec_malloc(d, s->buf_size);
+    s->buf = ic__dec_malloc(d, s->buf_size);
     if (!s->buf) return d->err && d->err->code ? d->err->code : IC_ERR_OUT_OF_MEMORY;
     memset(s->buf, 0, s->step);
     s->z.zalloc = z_alloc;
     s->z.zfree = z_free;
     s->z.opaque = d;
     if (inflateInit(&s->z) != Z_OK) {
-        return ic_set_error(d->err, d->err && d->err->code ? d->err->code : IC_ERR_OUT_OF_MEMORY,
+        return ic__set_error(d->err, d->err && d->err->code ? d->err->code : IC_ERR_OUT_OF_MEMORY,
                             "PNG: cannot start the inflater");
     }
     s->z_ready = true;
     /* zlib skips the checksum; inflate_data checks it against the stream's trailer. */
     inflateValidate(&s->z, 0);
     s->adler = 1;
-    ic_png_walk_init(&s->walk, s->h.idat_at);
+    ic__png_walk_init(&s->walk, s->h.idat_at);
     return IC_OK;
 }
 
@@ -153,19 +153,19 @@ static ic_status start(png_stream *s, const uint8_t *data, size_t size) {
  * the one before it, expanded into the output and reported. After the last slot, that row
  * moves to slot 0 and a new round starts. */
 static ic_status put_rows(png_stream *s) {
-    ic_decoder *d = s->d;
+    ic__decoder *d = s->d;
     uint8_t *area = s->buf + s->step;
     while (s->filled - s->done >= s->step) {
         uint32_t y = s->rows;
-        if ((y & 63) == 0 && ic_dec_cancelled(d)) return ic_dec_fail_cancelled(d);
+        if ((y & 63) == 0 && ic__dec_cancelled(d)) return ic__dec_fail_cancelled(d);
         uint8_t *row = area + s->done;
         if (row[0] > 4) {
-            return ic_set_error(d->err, IC_ERR_CORRUPT, "PNG: bad filter type %u at row %u",
+            return ic__set_error(d->err, IC_ERR_CORRUPT, "PNG: bad filter type %u at row %u",
                                 row[0], y);
         }
-        ic_png_unfilter_row(row[0], row + 1, row - s->step + 1, s->row_len, s->fmt.filter_bpp);
-        ic_png_expand_row(&s->h, &s->fmt, row + 1, ic_dec_row(d, 0, y), s->h.width);
-        ic_dec_rows_done(d, 0, y, 1, s->fmt.has_alpha);
+        ic__png_unfilter_row(row[0], row + 1, row - s->step + 1, s->row_len, s->fmt.filter_bpp);
+        ic__png_expand_row(&s->h, &s->fmt, row + 1, ic__dec_row(d, 0, y), s->h.width);
+        ic__dec_rows_done(d, 0, y, 1, s->fmt.has_alpha);
         s->rows = y + 1;
         s->done += s->step;
     }
@@ -182,7 +182,7 @@ static ic_status inflate_data(png_stream *s, const uint8_t *in, size_t size) {
     if (s->ended) return IC_OK; /* data after the zlib stream, which libdeflate ignores */
     if (!s->first_byte) {
         s->first_byte = true;
-        if (!ic_png_window_ok(in[0], s->fmt.filtered)) return decline(s, "zlib window smaller than the image");
+        if (!ic__png_window_ok(in[0], s->fmt.filtered)) return decline(s, "zlib window smaller than the image");
     }
     z_stream *z = &s->z;
     z->next_in = (Bytef *)in;
@@ -214,13 +214,13 @@ static ic_status inflate_data(png_stream *s, const uint8_t *in, size_t size) {
         }
         if (r == Z_STREAM_END) {
             /* zlib stops right after the stream's trailer, its Adler-32. */
-            uint32_t trailer = ic_be32(s->tail);
+            uint32_t trailer = ic__be32(s->tail);
             if (trailer != s->adler) return decline(s, "Adler-32 mismatch in the image data");
             s->ended = true;
             return s->rows == s->h.height ? IC_OK : decline(s, "the image data ends early");
         }
         if (r != Z_OK && (r != Z_BUF_ERROR || (out == 0 && z->avail_in == offered))) {
-            return ic_set_error(s->d->err, IC_ERR_CORRUPT, "PNG: bad zlib stream in IDAT (%s)",
+            return ic__set_error(s->d->err, IC_ERR_CORRUPT, "PNG: bad zlib stream in IDAT (%s)",
                                 z->msg ? z->msg : "no progress");
         }
     }
@@ -229,8 +229,8 @@ static ic_status inflate_data(png_stream *s, const uint8_t *in, size_t size) {
 
 static ic_status stream_feed(void *state, const uint8_t *data, size_t size) {
     png_stream *s = state;
-    ic_decoder *d = s->d;
-    if (ic_dec_cancelled(d)) return ic_dec_fail_cancelled(d);
+    ic__decoder *d = s->d;
+    if (ic__dec_cancelled(d)) return ic__dec_fail_cancelled(d);
     size_t at = 0;
     if (!s->started) {
         ic_status st = start(s, data, size);
@@ -240,7 +240,7 @@ static ic_status stream_feed(void *state, const uint8_t *data, size_t size) {
     while (at < size) {
         size_t used;
         bool idat;
-        ic_status st = ic_png_walk_feed(d, &s->walk, data + at, size - at, &used, &idat);
+        ic_status st = ic__png_walk_feed(d, &s->walk, data + at, size - at, &used, &idat);
         if (st != IC_OK) return st;
         if (idat) {
             st = inflate_data(s, data + at, used);
@@ -255,12 +255,12 @@ static ic_status stream_feed(void *state, const uint8_t *data, size_t size) {
 
 static ic_status stream_end(void *state) {
     png_stream *s = state;
-    ic_status st = ic_png_walk_end(s->d, &s->walk);
+    ic_status st = ic__png_walk_end(s->d, &s->walk);
     if (st != IC_OK) return st;
     return s->ended ? IC_OK : decline(s, "the zlib stream is not complete");
 }
 
-static ic_inc_phase stream_phase(const void *state) {
+static ic__inc_phase stream_phase(const void *state) {
     const png_stream *s = state;
     return s->whole_body ? IC_INC_WHOLE_BODY : IC_INC_STREAMING_KEPT;
 }
@@ -276,16 +276,16 @@ static uint32_t stream_rows(const void *state) { return ((const png_stream *)sta
 static void stream_free(void *state) {
     png_stream *s = state;
     if (s->z_ready) inflateEnd(&s->z);
-    ic_dec_free(s->d, s->buf, s->buf_size);
+    ic__dec_free(s->d, s->buf, s->buf_size);
     free(s);
 }
 
-static const ic_inc_engine png_engine = {stream_feed, stream_end, stream_phase,
+static const ic__inc_engine png_engine = {stream_feed, stream_end, stream_phase,
                                          stream_buffered, stream_rows, stream_free};
 
-ic_status ic_png_inc_new(ic_decoder *d, const ic_inc_engine **engine, void **state) {
+ic_status ic__png_inc_new(ic__decoder *d, const ic__inc_engine **engine, void **state) {
     png_stream *s = calloc(1, sizeof *s);
-    if (!s) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot allocate a decoder");
+    if (!s) return ic__set_error(d->err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot allocate a decoder");
     s->d = d;
     *engine = &png_engine;
     *state = s;

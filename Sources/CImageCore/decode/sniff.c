@@ -28,7 +28,7 @@ static ic_format brand_format(const uint8_t *b) {
  * compatible ones; a generic HEIF major brand is refined by AVIF/HEIC compatibles. */
 static ic_format sniff_ftyp(const uint8_t *d, size_t n) {
     if (n < 12 || memcmp(d + 4, "ftyp", 4) != 0) return IC_FORMAT_UNKNOWN;
-    uint32_t box = ic_be32(d);
+    uint32_t box = ic__be32(d);
     if (box < 16 || box > 4096) return IC_FORMAT_UNKNOWN;
     size_t end = box < n ? box : n;
     ic_format major = brand_format(d + 8);
@@ -49,10 +49,10 @@ static bool sniff_svg(const uint8_t *d, size_t n) {
     size_t i = 0;
     if (n >= 3 && d[0] == 0xEF && d[1] == 0xBB && d[2] == 0xBF) i = 3;
     while (i < n) {
-        while (i < n && ic_is_space(d[i])) i++;
+        while (i < n && ic__is_space(d[i])) i++;
         if (i >= n || d[i] != '<') return false;
         if (i + 4 <= n && memcmp(d + i, "<svg", 4) == 0) {
-            return i + 4 == n || ic_is_space(d[i + 4]) || d[i + 4] == '>' || d[i + 4] == '/';
+            return i + 4 == n || ic__is_space(d[i + 4]) || d[i + 4] == '>' || d[i + 4] == '/';
         }
         const char *close;
         if (i + 4 <= n && memcmp(d + i, "<!--", 4) == 0) {
@@ -73,7 +73,7 @@ static bool sniff_svg(const uint8_t *d, size_t n) {
 
 static bool sniff_bmp(const uint8_t *d, size_t n) {
     if (n < 18 || d[0] != 'B' || d[1] != 'M') return false;
-    uint32_t dib = ic_le32(d + 14);
+    uint32_t dib = ic__le32(d + 14);
     return dib == 12 || dib == 16 || dib == 40 || dib == 52 || dib == 56 || dib == 64 ||
            dib == 108 || dib == 124;
 }

@@ -55,7 +55,7 @@ static const char *vp8_status_text(VP8StatusCode code) {
 #define WEBP_MIN_STEP ((size_t)64 * 1024)
 #define WEBP_STEPS 8
 
-static ic_status vp8_failure(ic_decoder *d, VP8StatusCode code) {
+static ic_status vp8_failure(ic__decoder *d, VP8StatusCode code) {
     ic_status st;
     switch (code) {
     case VP8_STATUS_OUT_OF_MEMORY: st = IC_ERR_OUT_OF_MEMORY; break;
@@ -65,18 +65,18 @@ static ic_status vp8_failure(ic_decoder *d, VP8StatusCode code) {
     default: st = IC_ERR_CORRUPT; break;
     }
     if (st == IC_ERR_TRUNCATED) {
-        return ic_set_error(d->err, st, "WebP: truncated after %zu bytes", d->size);
+        return ic__set_error(d->err, st, "WebP: truncated after %zu bytes", d->size);
     }
-    return ic_set_error(d->err, st, "WebP: %s", vp8_status_text(code));
+    return ic__set_error(d->err, st, "WebP: %s", vp8_status_text(code));
 }
 
 /* Whether the RIFF container, or a chunk up to and including the image data, claims more bytes
  * than the input has (or the input ends before the image data). */
 static bool container_overruns(const uint8_t *p, size_t n) {
-    if (n < 12 || ic_le32(p + 4) > n - 8) return true;
+    if (n < 12 || ic__le32(p + 4) > n - 8) return true;
     size_t at = 12;
     while (n - at >= 8) {
-        uint32_t size = ic_le32(p + at + 4);
+        uint32_t size = ic__le32(p + at + 4);
         if (size > n - at - 8) return true;
         if (memcmp(p + at, "VP8 ", 4) == 0 || memcmp(p + at, "VP8L", 4) == 0) return false;
         at += 8 + (size_t)size + (size & 1);
@@ -86,7 +86,7 @@ static bool container_overruns(const uint8_t *p, size_t n) {
 }
 
 /* A thumbnail's codec-size picture (straight RGBA, `height` rows, in the sink's frame:
- * ic_dec_frame_alloc), whose rows go to the sink as libwebp finishes them. */
+ * ic__dec_frame_alloc), whose rows go to the sink as libwebp finishes them. */
 typedef struct codec_rows {
     uint32_t height;
     bool alpha;
@@ -96,16 +96,16 @@ typedef struct codec_rows {
 /* Hands rows [r->done, end) to the sink. libwebp writes a row once, and the sink reads the
  * rows without changing them (the resampler premultiplies as it reads), there or, with
  * use_helper_thread, on a helper thread while libwebp decodes the next ones. */
-static void hand_rows(ic_decoder *d, codec_rows *r, uint32_t end) {
+static void hand_rows(ic__decoder *d, codec_rows *r, uint32_t end) {
     if (end <= r->done) return;
-    ic_dec_put_frame_rows(d, r->done, end - r->done, r->alpha);
+    ic__dec_put_frame_rows(d, r->done, end - r->done, r->alpha);
     r->done = end;
 }
 
 /* Runs libwebp's incremental decoder over the input with `config`, a step at a time, handing
  * the rows each step finishes to `rows` (NULL: none); stops with *cancelled set once the
  * cancel flag is. */
-static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, codec_rows *rows,
+static VP8StatusCode decode_in_steps(ic__decoder *d, WebPDecoderConfig *config, codec_rows *rows,
                                      bool *cancelled) {
     WebPIDecoder *idec = WebPIDecode(NULL, 0, config);
     if (!idec) return VP8_STATUS_OUT_OF_MEMORY;
@@ -114,7 +114,7 @@ static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, c
     size_t fed = 0;
     VP8StatusCode code = VP8_STATUS_SUSPENDED;
     while (code == VP8_STATUS_SUSPENDED && fed < d->size) {
-        if (ic_dec_cancelled(d)) {
+        if (ic__dec_cancelled(d)) {
             *cancelled = true;
             break;
         }
@@ -132,7 +132,7 @@ static VP8StatusCode decode_in_steps(ic_decoder *d, WebPDecoderConfig *config, c
 
 /* libwebp's settings for a still: straight RGBA into `buf` (`stride` apart, `size`
  * bytes), at scaled_w x scaled_h (0: full size); false if libwebp refuses its version. */
-static bool init_config(const ic_decoder *d, WebPDecoderConfig *config, uint8_t *buf,
+static bool init_config(const ic__decoder *d, WebPDecoderConfig *config, uint8_t *buf,
                         size_t stride, size_t size, uint32_t scaled_w, uint32_t scaled_h) {
     if (!WebPInitDecoderConfig(config)) return false;
     config->output.colorspace = MODE_RGBA;
@@ -162,7 +162,7 @@ static bool init_config(const ic_decoder *d, WebPDecoderConfig *config, uint8_t 
  * against the input, and then refuses the buffer — and says what went wrong
  * when the incremental decode fails.
  */
-static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t size,
+static ic_status decode_into(ic__decoder *d, uint8_t *buf, size_t stride, size_t size,
                              uint32_t scaled_w, uint32_t scaled_h, codec_rows *rows) {
     WebPDecoderConfig config;
     if (!init_config(d, &config, buf, stride, 0, scaled_w, scaled_h)) {
@@ -175,10 +175,10 @@ static ic_status decode_into(ic_decoder *d, uint8_t *buf, size_t stride, size_t 
     config.output.u.RGBA.size = size;
     bool cancelled = false;
     VP8StatusCode code = decode_in_steps(d, &config, rows, &cancelled);
-    if (cancelled) return ic_dec_fail_cancelled(d);
+    if (cancelled) return ic__dec_fail_cancelled(d);
     if (code != VP8_STATUS_OK) {
         /* WebPDecode writes the picture again: the rows handed over are read first. */
-        if (rows) ic_dec_frame_wait(d);
+        if (rows) ic__dec_frame_wait(d);
         code = WebPDecode(d->data, d->size, &config);
     }
     WebPFreeDecBuffer(&config.output);
@@ -198,12 +198,12 @@ static bool may_have_alpha(const WebPBitstreamFeatures *f) { return f->has_alpha
  * transparent edges, and a lossless one's premultiplied values with its own
  * rounding; so pictures with alpha are decoded at full size and resampled
  * premultiplied, and their thumbnails are those of the full decode. */
-static void thumbnail_codec_size(const ic_decoder *d, uint32_t w, uint32_t h, bool alpha,
+static void thumbnail_codec_size(const ic__decoder *d, uint32_t w, uint32_t h, bool alpha,
                                  uint32_t *cw, uint32_t *ch) {
     *cw = w;
     *ch = h;
     if (alpha) return;
-    const ic_geometry *g = &d->plan;
+    const ic__geometry *g = &d->plan;
     double k = 2.0 * g->out_w / g->crop.w;
     double ky = 2.0 * g->out_h / g->crop.h;
     if (ky > k) k = ky;
@@ -213,40 +213,40 @@ static void thumbnail_codec_size(const ic_decoder *d, uint32_t w, uint32_t h, bo
     }
 }
 
-static ic_status decode_still(ic_decoder *d, const WebPBitstreamFeatures *f) {
+static ic_status decode_still(ic__decoder *d, const WebPBitstreamFeatures *f) {
     uint32_t w = (uint32_t)f->width, h = (uint32_t)f->height;
     bool alpha = may_have_alpha(f);
-    ic_status st = ic_dec_check_size(d, w, h, 1, 0);
+    ic_status st = ic__dec_check_size(d, w, h, 1, 0);
     if (st != IC_OK) return st;
-    if (!ic_dec_plans_resize(d)) {
-        st = ic_dec_begin(d, w, h, 1);
+    if (!ic__dec_plans_resize(d)) {
+        st = ic__dec_begin(d, w, h, 1);
         if (st != IC_OK) return st;
         ic_image *img = d->image;
         st = decode_into(d, img->pixels, img->stride, img->frame_size, 0, 0, NULL);
         if (st != IC_OK) return st;
-        if (alpha || ic_color_sink_converts(&d->color)) ic_dec_rows_done(d, 0, 0, h, alpha);
+        if (alpha || ic__color_sink_converts(&d->color)) ic__dec_rows_done(d, 0, 0, h, alpha);
         return IC_OK;
     }
     uint32_t cw, ch;
     thumbnail_codec_size(d, w, h, alpha, &cw, &ch);
-    size_t stride = ic_stride_for_width(cw);
+    size_t stride = ic__stride_for_width(cw);
     uint8_t *frame;
-    st = ic_dec_frame_alloc(d, stride, ch, &frame);
+    st = ic__dec_frame_alloc(d, stride, ch, &frame);
     if (st != IC_OK) return st;
-    st = ic_dec_begin(d, cw, ch, 1);
+    st = ic__dec_begin(d, cw, ch, 1);
     if (st != IC_OK) return st;
     codec_rows rows = {ch, alpha, 0};
     return decode_into(d, frame, stride, stride * ch, cw == w ? 0 : cw, ch, &rows);
 }
 
-static ic_status decode_animation(ic_decoder *d) {
+static ic_status decode_animation(ic__decoder *d) {
     WebPData data = {d->data, d->size};
     WebPDemuxState state;
     WebPDemuxer *demux = WebPDemuxPartial(&data, &state);
-    if (!demux) return ic_set_error(d->err, IC_ERR_CORRUPT, "WebP: invalid container");
+    if (!demux) return ic__set_error(d->err, IC_ERR_CORRUPT, "WebP: invalid container");
     if (state != WEBP_DEMUX_DONE) {
         WebPDemuxDelete(demux);
-        return ic_set_error(d->err, IC_ERR_TRUNCATED, "WebP: truncated after %zu bytes", d->size);
+        return ic__set_error(d->err, IC_ERR_TRUNCATED, "WebP: truncated after %zu bytes", d->size);
     }
     uint32_t w = WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH);
     uint32_t h = WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT);
@@ -256,19 +256,19 @@ static ic_status decode_animation(ic_decoder *d) {
     uint32_t *delays = NULL;
     if (count == 0) {
         WebPDemuxDelete(demux);
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "WebP: animation has no frames");
+        return ic__set_error(d->err, IC_ERR_CORRUPT, "WebP: animation has no frames");
     }
     /* The animation decoder keeps two canvases of its own. */
     uint64_t canvas = (uint64_t)w * h * 4;
-    ic_status st = ic_dec_check_size(d, w, h, d->opts.all_frames ? count : 1, 2 * canvas);
-    if (st == IC_OK) st = ic_dec_reserve(d, 2 * canvas);
+    ic_status st = ic__dec_check_size(d, w, h, d->opts.all_frames ? count : 1, 2 * canvas);
+    if (st == IC_OK) st = ic__dec_reserve(d, 2 * canvas);
     if (st != IC_OK) {
         WebPDemuxDelete(demux);
         return st;
     }
-    st = ic_dec_begin(d, w, h, frames);
+    st = ic__dec_begin(d, w, h, frames);
     if (st != IC_OK) {
-        ic_dec_release(d, 2 * canvas);
+        ic__dec_release(d, 2 * canvas);
         WebPDemuxDelete(demux);
         return st;
     }
@@ -285,44 +285,44 @@ static ic_status decode_animation(ic_decoder *d) {
 
     WebPAnimDecoderOptions aopts;
     if (!WebPAnimDecoderOptionsInit(&aopts)) {
-        ic_dec_release(d, 2 * canvas);
-        return ic_set_error(d->err, IC_ERR_INTERNAL, "WebP: library version mismatch");
+        ic__dec_release(d, 2 * canvas);
+        return ic__set_error(d->err, IC_ERR_INTERNAL, "WebP: library version mismatch");
     }
     aopts.color_mode = MODE_RGBA;
     aopts.use_threads = d->opts.use_helper_thread != 0;
     WebPAnimDecoder *dec = WebPAnimDecoderNew(&data, &aopts);
     if (!dec) {
-        ic_dec_release(d, 2 * canvas);
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "WebP: invalid animation");
+        ic__dec_release(d, 2 * canvas);
+        return ic__set_error(d->err, IC_ERR_CORRUPT, "WebP: invalid animation");
     }
     st = IC_OK;
     for (uint32_t f = 0; f < frames; f++) {
-        if (ic_dec_cancelled(d)) {
-            st = ic_dec_fail_cancelled(d);
+        if (ic__dec_cancelled(d)) {
+            st = ic__dec_fail_cancelled(d);
             break;
         }
         uint8_t *buf;
         int timestamp;
         if (!WebPAnimDecoderHasMoreFrames(dec) || !WebPAnimDecoderGetNext(dec, &buf, &timestamp)) {
-            st = ic_set_error(d->err, IC_ERR_CORRUPT, "WebP: frame %u cannot be decoded", f);
+            st = ic__set_error(d->err, IC_ERR_CORRUPT, "WebP: frame %u cannot be decoded", f);
             break;
         }
-        ic_dec_put_rows(d, f, 0, h, buf, (size_t)w * 4, true);
+        ic__dec_put_rows(d, f, 0, h, buf, (size_t)w * 4, true);
     }
     WebPAnimDecoderDelete(dec);
-    ic_dec_release(d, 2 * canvas);
+    ic__dec_release(d, 2 * canvas);
     return st;
 }
 
-ic_status ic_webp_decode(ic_decoder *d) {
+ic_status ic__webp_decode(ic__decoder *d) {
     WebPBitstreamFeatures f;
     VP8StatusCode code = WebPGetFeatures(d->data, d->size, &f);
     if (code != VP8_STATUS_OK) return vp8_failure(d, code);
-    d->orientation = ic_webp_exif_orientation(d->data, d->size);
+    d->orientation = ic__webp_exif_orientation(d->data, d->size);
     const uint8_t *icc;
     size_t icc_size;
-    if (ic_icc_webp_find(d->data, d->size, &icc, &icc_size)) ic_color_take_profile(d, icc, icc_size);
-    ic_color_prepare(d, IC_COLOR_INPUT_RGBA);
+    if (ic__icc_webp_find(d->data, d->size, &icc, &icc_size)) ic__color_take_profile(d, icc, icc_size);
+    ic__color_prepare(d, IC_COLOR_INPUT_RGBA);
     if (f.has_animation) return decode_animation(d);
     return decode_still(d, &f);
 }
@@ -347,7 +347,7 @@ ic_status ic_webp_decode(ic_decoder *d) {
 #define WEBP_LOSSY_STEP ((size_t)16 * 1024)
 
 typedef struct webp_inc {
-    ic_decoder *d;
+    ic__decoder *d;
     const uint8_t *const *body; /* incremental.c's kept body and its size */
     const size_t *body_size;
     bool started;
@@ -366,15 +366,15 @@ typedef struct webp_inc {
 
 static ic_status inc_data_failure(webp_inc *s, VP8StatusCode code) {
     if (code == VP8_STATUS_NOT_ENOUGH_DATA || code == VP8_STATUS_SUSPENDED) {
-        return ic_set_error(s->d->err, IC_ERR_TRUNCATED, "WebP: truncated after %zu bytes",
+        return ic__set_error(s->d->err, IC_ERR_TRUNCATED, "WebP: truncated after %zu bytes",
                             *s->body_size);
     }
-    return ic_set_error(s->d->err, IC_ERR_CORRUPT, "WebP: %s", vp8_status_text(code));
+    return ic__set_error(s->d->err, IC_ERR_CORRUPT, "WebP: %s", vp8_status_text(code));
 }
 
-/* Reads the headers and starts libwebp, as ic_webp_decode and decode_still do. */
+/* Reads the headers and starts libwebp, as ic__webp_decode and decode_still do. */
 static ic_status inc_start(webp_inc *s) {
-    ic_decoder *d = s->d;
+    ic__decoder *d = s->d;
     const uint8_t *p = *s->body;
     size_t n = *s->body_size;
     s->started = true;
@@ -390,31 +390,31 @@ static ic_status inc_start(webp_inc *s) {
         s->whole_body = true;
         return IC_OK;
     }
-    d->orientation = ic_webp_exif_orientation(p, n);
+    d->orientation = ic__webp_exif_orientation(p, n);
     const uint8_t *icc;
     size_t icc_size;
-    if (ic_icc_webp_find(p, n, &icc, &icc_size)) ic_color_take_profile(d, icc, icc_size);
-    ic_color_prepare(d, IC_COLOR_INPUT_RGBA);
+    if (ic__icc_webp_find(p, n, &icc, &icc_size)) ic__color_take_profile(d, icc, icc_size);
+    ic__color_prepare(d, IC_COLOR_INPUT_RGBA);
 
     uint32_t w = (uint32_t)f->width, h = (uint32_t)f->height;
     s->alpha = may_have_alpha(f);
-    ic_status st = ic_dec_check_size(d, w, h, 1, 0);
+    ic_status st = ic__dec_check_size(d, w, h, 1, 0);
     if (st != IC_OK) return st;
     uint32_t cw = w, ch = h;
     uint8_t *buf;
     size_t stride, size;
-    if (!ic_dec_plans_resize(d)) {
-        st = ic_dec_begin(d, w, h, 1);
+    if (!ic__dec_plans_resize(d)) {
+        st = ic__dec_begin(d, w, h, 1);
         if (st != IC_OK) return st;
         buf = d->image->pixels;
         stride = d->image->stride;
         size = d->image->frame_size;
     } else {
         thumbnail_codec_size(d, w, h, s->alpha, &cw, &ch);
-        stride = ic_stride_for_width(cw);
+        stride = ic__stride_for_width(cw);
         s->resampled = true;
-        st = ic_dec_frame_alloc(d, stride, ch, &buf);
-        if (st == IC_OK) st = ic_dec_begin(d, cw, ch, 1);
+        st = ic__dec_frame_alloc(d, stride, ch, &buf);
+        if (st == IC_OK) st = ic__dec_begin(d, cw, ch, 1);
         if (st != IC_OK) return st;
         size = stride * ch;
     }
@@ -424,7 +424,7 @@ static ic_status inc_start(webp_inc *s) {
     }
     s->idec = WebPIDecode(NULL, 0, &s->config);
     if (!s->idec) return vp8_failure(d, VP8_STATUS_OUT_OF_MEMORY);
-    size_t total = (size_t)ic_le32(p + 4) + 8;
+    size_t total = (size_t)ic__le32(p + 4) + 8;
     s->step = f->format == 1 ? WEBP_LOSSY_STEP
               : total / WEBP_STEPS > WEBP_MIN_STEP ? total / WEBP_STEPS : WEBP_MIN_STEP;
     return IC_OK;
@@ -435,11 +435,11 @@ static void inc_emit(webp_inc *s) {
     int last_y = 0;
     if (!WebPIDecGetRGB(s->idec, &last_y, NULL, NULL, NULL) || last_y <= (int)s->rows) return;
     uint32_t y = s->rows, count = (uint32_t)last_y - y;
-    ic_decoder *d = s->d;
+    ic__decoder *d = s->d;
     if (s->resampled) {
-        ic_dec_put_frame_rows(d, y, count, s->alpha);
-    } else if (s->alpha || ic_color_sink_converts(&d->color)) {
-        ic_dec_rows_done(d, 0, y, count, s->alpha);
+        ic__dec_put_frame_rows(d, y, count, s->alpha);
+    } else if (s->alpha || ic__color_sink_converts(&d->color)) {
+        ic__dec_rows_done(d, 0, y, count, s->alpha);
     }
     s->rows = (uint32_t)last_y;
 }
@@ -469,7 +469,7 @@ static ic_status inc_feed(void *state, const uint8_t *data, size_t size) {
 
 static ic_status inc_end(void *state) {
     webp_inc *s = state;
-    ic_decoder *d = s->d;
+    ic__decoder *d = s->d;
     if (!s->done) {
         ic_status st = inc_update(s);
         if (st != IC_OK) return st;
@@ -482,13 +482,13 @@ static ic_status inc_end(void *state) {
         f.width != s->features.width || f.height != s->features.height ||
         f.has_alpha != s->features.has_alpha || f.has_animation || f.format != s->features.format ||
         s->rows != s->height) {
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "WebP: the container reads differently whole");
+        return ic__set_error(d->err, IC_ERR_CORRUPT, "WebP: the container reads differently whole");
     }
-    d->orientation = ic_webp_exif_orientation(p, n);
+    d->orientation = ic__webp_exif_orientation(p, n);
     return IC_OK;
 }
 
-static ic_inc_phase inc_phase(const void *state) {
+static ic__inc_phase inc_phase(const void *state) {
     const webp_inc *s = state;
     return s->whole_body ? IC_INC_WHOLE_BODY : IC_INC_STREAMING_KEPT;
 }
@@ -509,25 +509,25 @@ static void inc_free(void *state) {
     free(s);
 }
 
-static const ic_inc_engine webp_engine = {inc_feed, inc_end, inc_phase, inc_buffered, inc_rows,
+static const ic__inc_engine webp_engine = {inc_feed, inc_end, inc_phase, inc_buffered, inc_rows,
                                           inc_free};
 
 /* Chunks a still's headers may have before its image data (VP8X, ICCP, ALPH, EXIF, ...);
  * a file with more is left to ic_decode rather than walked again at every piece. */
 #define WEBP_MAX_HEADER_CHUNKS 16
 
-ic_inc_phase ic_webp_inc_phase(const uint8_t *p, size_t n) {
+ic__inc_phase ic__webp_inc_phase(const uint8_t *p, size_t n) {
     /* Given fewer bytes than its headers, WebPGetFeatures answers from VP8X alone: the
      * walk waits for the image data's chunk header and bitstream header (10 bytes for
      * VP8, 5 for VP8L), within the size the RIFF header gives, as libwebp reads it. */
     if (n < 21) return IC_INC_HEADER;
     if (memcmp(p + 12, "VP8X", 4) == 0 && (p[20] & 0x02)) return IC_INC_WHOLE_BODY;
-    uint32_t riff = ic_le32(p + 4);
+    uint32_t riff = ic__le32(p + 4);
     if ((uint64_t)riff + 8 < n) n = (size_t)riff + 8;
     size_t at = 12;
     for (int chunk = 0; chunk < WEBP_MAX_HEADER_CHUNKS; chunk++) {
         if (at > n || n - at < 8) return IC_INC_HEADER;
-        uint32_t size = ic_le32(p + at + 4);
+        uint32_t size = ic__le32(p + at + 4);
         bool lossy = memcmp(p + at, "VP8 ", 4) == 0;
         if (lossy || memcmp(p + at, "VP8L", 4) == 0) {
             if (n - at - 8 < (lossy ? 10u : 5u)) return IC_INC_HEADER;
@@ -540,10 +540,10 @@ ic_inc_phase ic_webp_inc_phase(const uint8_t *p, size_t n) {
     return IC_INC_WHOLE_BODY;
 }
 
-ic_status ic_webp_inc_new(ic_decoder *d, const uint8_t *const *body, const size_t *body_size,
-                          const ic_inc_engine **engine, void **state) {
+ic_status ic__webp_inc_new(ic__decoder *d, const uint8_t *const *body, const size_t *body_size,
+                          const ic__inc_engine **engine, void **state) {
     webp_inc *s = calloc(1, sizeof *s);
-    if (!s) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "WebP: cannot allocate a decoder");
+    if (!s) return ic__set_error(d->err, IC_ERR_OUT_OF_MEMORY, "WebP: cannot allocate a decoder");
     s->d = d;
     s->body = body;
     s->body_size = body_size;
@@ -552,21 +552,21 @@ ic_status ic_webp_inc_new(ic_decoder *d, const uint8_t *const *body, const size_
     return IC_OK;
 }
 
-ic_status ic_webp_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
+ic_status ic__webp_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
     WebPBitstreamFeatures f;
     VP8StatusCode code = WebPGetFeatures(p, n, &f);
     if (code != VP8_STATUS_OK) {
-        return ic_set_error(err, code == VP8_STATUS_NOT_ENOUGH_DATA ? IC_ERR_TRUNCATED : IC_ERR_CORRUPT,
+        return ic__set_error(err, code == VP8_STATUS_NOT_ENOUGH_DATA ? IC_ERR_TRUNCATED : IC_ERR_CORRUPT,
                             "WebP: %s", vp8_status_text(code));
     }
     info->width = (uint32_t)f.width;
     info->height = (uint32_t)f.height;
     info->has_alpha = (uint8_t)(f.has_alpha != 0);
     info->frame_count = 1;
-    info->orientation = ic_webp_exif_orientation(p, n);
+    info->orientation = ic__webp_exif_orientation(p, n);
     const uint8_t *icc;
     size_t icc_size;
-    if (ic_icc_webp_find(p, n, &icc, &icc_size)) ic_icc_note_probe(info, icc, icc_size, icc_size);
+    if (ic__icc_webp_find(p, n, &icc, &icc_size)) ic__icc_note_probe(info, icc, icc_size, icc_size);
     if (f.has_animation) {
         WebPData data = {p, n};
         WebPDemuxer *demux = WebPDemux(&data);

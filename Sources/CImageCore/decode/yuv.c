@@ -17,12 +17,12 @@
 #include "ic_sink.h"
 
 /* libavif's conversion failure as an ImageKit error. */
-static ic_status convert_failure(ic_decoder *d, avifResult r) {
+static ic_status convert_failure(ic__decoder *d, avifResult r) {
     ic_status st = r == AVIF_RESULT_OUT_OF_MEMORY ? IC_ERR_OUT_OF_MEMORY
                    : r == AVIF_RESULT_NOT_IMPLEMENTED || r == AVIF_RESULT_UNSUPPORTED_DEPTH
                        ? IC_ERR_UNSUPPORTED_FEATURE
                        : IC_ERR_CORRUPT;
-    return ic_set_error(d->err, st, "%s: cannot convert YUV to RGB: %s", ic_format_name(d->format),
+    return ic__set_error(d->err, st, "%s: cannot convert YUV to RGB: %s", ic_format_name(d->format),
                         avifResultToString(r));
 }
 
@@ -46,10 +46,10 @@ static bool clamp_premultiplied(uint8_t *rows, size_t stride, uint32_t width, ui
 
 /* Converts a decoded frame to RGBA8 and hands it to the sink: in place in direct mode,
  * else in strips of IC_SINK_ROWS rows (a multiple of 2, so chroma rows line up). */
-ic_status ic_yuv_convert(ic_decoder *d, const avifImage *img, avifImage *view, uint32_t f, bool alpha) {
-    bool keep_premultiplied = alpha && img->alphaPremultiplied && !ic_color_sink_converts(&d->color);
+ic_status ic__yuv_convert(ic__decoder *d, const avifImage *img, avifImage *view, uint32_t f, bool alpha) {
+    bool keep_premultiplied = alpha && img->alphaPremultiplied && !ic__color_sink_converts(&d->color);
     bool straight = alpha && !keep_premultiplied;
-    bool through_sink = straight || ic_color_sink_converts(&d->color);
+    bool through_sink = straight || ic__color_sink_converts(&d->color);
     avifRGBImage rgb;
     avifRGBImageSetDefaults(&rgb, img);
     rgb.format = AVIF_RGB_FORMAT_RGBA;
@@ -58,32 +58,32 @@ ic_status ic_yuv_convert(ic_decoder *d, const avifImage *img, avifImage *view, u
     /* 10/12-bit: libavif's float path, rounded to nearest, not libyuv's fixed point. */
     rgb.avoidLibYUV = img->depth > 8 ? AVIF_TRUE : AVIF_FALSE;
     uint32_t w = img->width, h = img->height;
-    if (ic_dec_is_direct(d)) {
-        rgb.pixels = ic_dec_row(d, f, 0);
+    if (ic__dec_is_direct(d)) {
+        rgb.pixels = ic__dec_row(d, f, 0);
         rgb.rowBytes = (uint32_t)d->image->stride;
         avifResult r = avifImageYUVToRGB(img, &rgb);
         if (r != AVIF_RESULT_OK) return convert_failure(d, r);
         if (keep_premultiplied && clamp_premultiplied(rgb.pixels, rgb.rowBytes, w, h)) {
-            ic_dec_note_transparency(d);
+            ic__dec_note_transparency(d);
         }
-        if (through_sink) ic_dec_rows_done(d, f, 0, h, straight);
+        if (through_sink) ic__dec_rows_done(d, f, 0, h, straight);
         return IC_OK;
     }
     for (uint32_t y = 0; y < h; y += IC_SINK_ROWS) {
-        if (ic_dec_cancelled(d)) return ic_dec_fail_cancelled(d);
+        if (ic__dec_cancelled(d)) return ic__dec_fail_cancelled(d);
         uint32_t n = h - y < IC_SINK_ROWS ? h - y : IC_SINK_ROWS;
         avifCropRect rect = {0, y, w, n};
         avifResult r = avifImageSetViewRect(view, img, &rect);
         if (r == AVIF_RESULT_OK) {
             rgb.width = w;
             rgb.height = n;
-            rgb.pixels = ic_dec_row(d, f, y);
+            rgb.pixels = ic__dec_row(d, f, y);
             rgb.rowBytes = (uint32_t)d->scratch_stride;
             r = avifImageYUVToRGB(view, &rgb);
         }
         if (r != AVIF_RESULT_OK) return convert_failure(d, r);
         if (keep_premultiplied) clamp_premultiplied(rgb.pixels, rgb.rowBytes, w, n);
-        ic_dec_rows_done(d, f, y, n, straight);
+        ic__dec_rows_done(d, f, y, n, straight);
     }
     return IC_OK;
 }
@@ -158,22 +158,22 @@ static void reduce(const avifImage *img, avifImage *small, uint32_t den, uint16_
 }
 
 
-ic_status ic_yuv_shrink_begin(ic_decoder *d, const avifImage *like, ic_yuv_shrink *s) {
+ic_status ic__yuv_shrink_begin(ic__decoder *d, const avifImage *like, ic__yuv_shrink *s) {
     memset(s, 0, sizeof *s);
-    uint32_t den = ic_dec_shrink_denominator(d, 8);
-    const ic_geometry *g = &d->plan;
+    uint32_t den = ic__dec_shrink_denominator(d, 8);
+    const ic__geometry *g = &d->plan;
     while (den > 1 && (g->crop.w / den < 2.0 * g->out_w || g->crop.h / den < 2.0 * g->out_h)) den /= 2;
     s->den = den;
     if (den == 1) return IC_OK;
     uint32_t cw = (like->width + den - 1) / den, ch = (like->height + den - 1) / den;
     s->small_bytes = (uint64_t)cw * ch * 3 * (like->depth > 8 ? 2 : 1);
-    ic_status st = ic_dec_reserve(d, s->small_bytes);
+    ic_status st = ic__dec_reserve(d, s->small_bytes);
     if (st != IC_OK) {
         s->small_bytes = 0;
         return st;
     }
     s->sums_size = sizeof *s->sums * ((size_t)like->width + 1);
-    if (!(s->sums = ic_dec_malloc(d, s->sums_size))) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
+    if (!(s->sums = ic__dec_malloc(d, s->sums_size))) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
     bool mono = like->yuvFormat == AVIF_PIXEL_FORMAT_YUV400;
     s->small = avifImageCreate(cw, ch, like->depth, mono ? AVIF_PIXEL_FORMAT_YUV400 : AVIF_PIXEL_FORMAT_YUV444);
     if (s->small) {
@@ -183,18 +183,18 @@ ic_status ic_yuv_shrink_begin(ic_decoder *d, const avifImage *like, ic_yuv_shrin
         s->small->matrixCoefficients = like->matrixCoefficients;
     }
     if (!s->small || avifImageAllocatePlanes(s->small, AVIF_PLANES_YUV) != AVIF_RESULT_OK) {
-        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: out of memory", ic_format_name(d->format));
+        return ic__set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: out of memory", ic_format_name(d->format));
     }
     return IC_OK;
 }
 
-void ic_yuv_shrink_run(const avifImage *img, const ic_yuv_shrink *s) {
+void ic__yuv_shrink_run(const avifImage *img, const ic__yuv_shrink *s) {
     reduce(img, s->small, s->den, s->sums);
 }
 
-void ic_yuv_shrink_end(ic_decoder *d, ic_yuv_shrink *s) {
+void ic__yuv_shrink_end(ic__decoder *d, ic__yuv_shrink *s) {
     if (s->small) avifImageDestroy(s->small);
-    ic_dec_free(d, s->sums, s->sums_size);
-    ic_dec_release(d, s->small_bytes);
+    ic__dec_free(d, s->sums, s->sums_size);
+    ic__dec_release(d, s->small_bytes);
     memset(s, 0, sizeof *s);
 }

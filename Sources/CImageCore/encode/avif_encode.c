@@ -28,23 +28,23 @@ static ic_status avif_encode_fail(ic_error *err, const char *stage, avifResult r
                                   const avifDiagnostics *diag) {
     const char *why = diag && diag->error[0] ? diag->error : "";
     ic_status st = r == AVIF_RESULT_OUT_OF_MEMORY ? IC_ERR_OUT_OF_MEMORY : IC_ERR_ENCODE;
-    return ic_set_error(err, st, "AVIF: %s: %s%s%s", stage, avifResultToString(r),
+    return ic__set_error(err, st, "AVIF: %s: %s%s%s", stage, avifResultToString(r),
                         why[0] ? " — " : "", why);
 }
 
-ic_status ic_encode_avif(const ic_image *img, const uint8_t *frame, const ic_encode_options *o,
+ic_status ic__encode_avif(const ic_image *img, const uint8_t *frame, const ic_encode_options *o,
                          uint8_t **out, size_t *out_size, ic_error *err) {
     if (o->quality < 0 || o->quality > 100) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "AVIF: quality %d is not 0...100", o->quality);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "AVIF: quality %d is not 0...100", o->quality);
     }
     if (o->speed < AVIF_SPEED_SLOWEST || o->speed > AVIF_SPEED_FASTEST) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "AVIF: speed %d is not 0...10", o->speed);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "AVIF: speed %d is not 0...10", o->speed);
     }
-    ic_status loaded = ic_avif_load("AVIF", err);
+    ic_status loaded = ic__avif_load("AVIF", err);
     if (loaded != IC_OK) return loaded;
     avifImage *image = avifImageCreate(img->width, img->height, 8,
                                        o->yuv444 ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420);
-    if (!image) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
+    if (!image) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
     image->yuvRange = AVIF_RANGE_FULL;
     image->colorPrimaries = AVIF_COLOR_PRIMARIES_BT709;
     image->transferCharacteristics = AVIF_TRANSFER_CHARACTERISTICS_SRGB;
@@ -64,7 +64,7 @@ ic_status ic_encode_avif(const ic_image *img, const uint8_t *frame, const ic_enc
         straight = malloc(img->frame_size);
         if (!straight) {
             avifImageDestroy(image);
-            return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
+            return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
         }
         for (uint32_t y = 0; y < img->height; y++) {
             ic_unpremultiply_row(straight + (size_t)y * img->stride, frame + (size_t)y * img->stride,
@@ -82,7 +82,7 @@ ic_status ic_encode_avif(const ic_image *img, const uint8_t *frame, const ic_enc
     avifEncoder *enc = avifEncoderCreate();
     if (!enc) {
         avifImageDestroy(image);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "AVIF: cannot create the encoder");
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "AVIF: cannot create the encoder");
     }
     int quantizer = ((100 - o->quality) * AVIF_QUANTIZER_WORST_QUALITY + 50) / 100;
     enc->maxThreads = 1;
@@ -95,7 +95,7 @@ ic_status ic_encode_avif(const ic_image *img, const uint8_t *frame, const ic_enc
     if (r != AVIF_RESULT_OK) {
         st = avif_encode_fail(err, "the encoder failed", r, &enc->diag);
     } else if (!(*out = malloc(output.size))) {
-        st = ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
+        st = ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "AVIF: out of memory");
     } else {
         memcpy(*out, output.data, output.size);
         *out_size = output.size;

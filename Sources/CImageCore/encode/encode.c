@@ -43,26 +43,26 @@ static ic_status check_icc(const ic_encode_options *o, ic_error *err) {
     size_t n = o->icc_profile_size;
     if (!p) {
         if (n == 0) return IC_OK;
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "%s: ICC profile of %zu bytes at NULL",
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "%s: ICC profile of %zu bytes at NULL",
                             name, n);
     }
     if (n < 132) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "%s: the ICC profile is %zu bytes, shorter than a profile header and "
                             "tag count (132 bytes)", name, n);
     }
     uint32_t declared = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
     if (declared != n) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "%s: the ICC profile's header says %u bytes, but it is %zu bytes",
                             name, declared, n);
     }
     if (memcmp(p + 36, "acsp", 4) != 0) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "%s: the ICC profile has no 'acsp' signature at byte 36", name);
     }
     if (o->format == IC_FORMAT_JPEG && n > (size_t)ICC_MAX_MARKERS * ICC_MARKER_DATA) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "JPEG: the ICC profile is %zu bytes, more than %d APP2 markers hold "
                             "(%d bytes)", n, ICC_MAX_MARKERS, ICC_MAX_MARKERS * ICC_MARKER_DATA);
     }
@@ -76,13 +76,13 @@ static ic_status splice_icc(const uint8_t *jpeg, size_t size, const ic_encode_op
     size_t at = 2;
     if (size >= 6 && jpeg[2] == 0xFF && jpeg[3] == 0xE0) at = 4 + ((size_t)jpeg[4] << 8 | jpeg[5]);
     if (size < 2 || at > size) {
-        return ic_set_error(err, IC_ERR_INTERNAL, "JPEG: unexpected encoder output");
+        return ic__set_error(err, IC_ERR_INTERNAL, "JPEG: unexpected encoder output");
     }
     size_t icc = o->icc_profile_size;
     size_t markers = (icc + ICC_MARKER_DATA - 1) / ICC_MARKER_DATA;
     size_t total = size + icc + markers * (2 + ICC_MARKER_OVERHEAD);
     uint8_t *p = malloc(total);
-    if (!p) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG: out of memory");
+    if (!p) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG: out of memory");
     memcpy(p, jpeg, at);
     uint8_t *q = p + at;
     for (size_t i = 0; i < markers; i++) {
@@ -111,20 +111,20 @@ static ic_status splice_icc(const uint8_t *jpeg, size_t size, const ic_encode_op
 static ic_status encode_jpeg(const ic_image *img, const uint8_t *frame, const ic_encode_options *o,
                              uint8_t **out, size_t *out_size, ic_error *err) {
     if (o->quality < 1 || o->quality > 100) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "JPEG: quality %d is not 1...100", o->quality);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "JPEG: quality %d is not 1...100", o->quality);
     }
     const uint8_t *src = frame;
     uint8_t *composited = NULL;
     if (!img->is_opaque) {
         /* Over the background: c + bg * (255 - a) / 255, exact on premultiplied pixels. */
         composited = malloc(img->frame_size);
-        if (!composited) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG: out of memory");
+        if (!composited) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG: out of memory");
         for (uint32_t y = 0; y < img->height; y++) {
             const uint8_t *s = frame + (size_t)y * img->stride;
             uint8_t *d = composited + (size_t)y * img->stride;
             for (uint32_t x = 0; x < img->width; x++, s += 4, d += 4) {
                 uint32_t rest = 255u - s[3];
-                for (int c = 0; c < 3; c++) d[c] = (uint8_t)(s[c] + ic_mul255(o->background[c], rest));
+                for (int c = 0; c < 3; c++) d[c] = (uint8_t)(s[c] + ic__mul255(o->background[c], rest));
                 d[3] = 255;
             }
         }
@@ -133,7 +133,7 @@ static ic_status encode_jpeg(const ic_image *img, const uint8_t *frame, const ic
     tjhandle tj = tjInitCompress();
     if (!tj) {
         free(composited);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot create encoder");
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot create encoder");
     }
     unsigned char *buf = NULL;
     unsigned long size = 0;
@@ -141,11 +141,11 @@ static ic_status encode_jpeg(const ic_image *img, const uint8_t *frame, const ic
                          &buf, &size, TJSAMP_420, o->quality, o->progressive ? TJFLAG_PROGRESSIVE : 0);
     ic_status st = IC_OK;
     if (rc != 0) {
-        st = ic_set_error(err, IC_ERR_ENCODE, "JPEG: %s", tjGetErrorStr2(tj));
+        st = ic__set_error(err, IC_ERR_ENCODE, "JPEG: %s", tjGetErrorStr2(tj));
     } else if (o->icc_profile) {
         st = splice_icc(buf, size, o, out, out_size, err);
     } else if (!(*out = malloc(size))) {
-        st = ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG: out of memory");
+        st = ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "JPEG: out of memory");
     } else {
         memcpy(*out, buf, size);
         *out_size = size;
@@ -196,7 +196,7 @@ static void png_warning_fn(png_structp png, png_const_charp msg) {
 static ic_status encode_png(const ic_image *img, const uint8_t *frame, const ic_encode_options *o,
                             uint8_t **out, size_t *out_size, ic_error *err) {
     if (o->compression_level < 0 || o->compression_level > 9) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "PNG: compression level %d is not 0...9",
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "PNG: compression level %d is not 0...9",
                             o->compression_level);
     }
     png_out sink;
@@ -206,17 +206,17 @@ static ic_status encode_png(const ic_image *img, const uint8_t *frame, const ic_
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!png || !info) {
         png_destroy_write_struct(&png, &info);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create encoder");
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "PNG: cannot create encoder");
     }
     if (setjmp(sink.jump)) {
         png_destroy_write_struct(&png, &info);
         free(row);
         free(sink.data);
         if (sink.in_icc) {
-            return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "PNG: libpng refused the ICC profile: %s",
+            return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "PNG: libpng refused the ICC profile: %s",
                                 sink.message);
         }
-        return ic_set_error(err, IC_ERR_ENCODE, "PNG: %s", sink.message);
+        return ic__set_error(err, IC_ERR_ENCODE, "PNG: %s", sink.message);
     }
     png_set_write_fn(png, &sink, png_write_fn, png_flush_fn);
     png_set_compression_level(png, o->compression_level);
@@ -263,35 +263,35 @@ static ic_status encode_png(const ic_image *img, const uint8_t *frame, const ic_
 
 ic_status ic_encode(const ic_image *image, const ic_encode_options *options, uint8_t **out,
                     size_t *out_size, ic_error *err) {
-    ic_clear_error(err);
+    ic__clear_error(err);
     if (!image || !options || !out || !out_size) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "encode: NULL argument");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "encode: NULL argument");
     }
     *out = NULL;
     *out_size = 0;
     if (options->frame >= image->frame_count) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "encode: frame %u of %u", options->frame,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "encode: frame %u of %u", options->frame,
                             image->frame_count);
     }
     ic_format f = options->format;
     if (f != IC_FORMAT_JPEG && f != IC_FORMAT_PNG && f != IC_FORMAT_WEBP && f != IC_FORMAT_AVIF &&
         f != IC_FORMAT_GIF) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "encode: cannot encode %s",
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "encode: cannot encode %s",
                             ic_format_name(f));
     }
     ic_status st = check_icc(options, err);
     if (st != IC_OK) return st;
     if (f == IC_FORMAT_GIF) {
         if (options->icc_profile) {
-            return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "GIF: ImageKit embeds no ICC profile in GIF");
+            return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "GIF: ImageKit embeds no ICC profile in GIF");
         }
-        return ic_encode_gif(image, options, out, out_size, err);
+        return ic__encode_gif(image, options, out, out_size, err);
     }
-    if (f == IC_FORMAT_WEBP) return ic_encode_webp(image, options, out, out_size, err);
+    if (f == IC_FORMAT_WEBP) return ic__encode_webp(image, options, out, out_size, err);
     const uint8_t *frame = ic_image_frame(image, options->frame);
     switch (f) {
     case IC_FORMAT_JPEG: return encode_jpeg(image, frame, options, out, out_size, err);
     case IC_FORMAT_PNG: return encode_png(image, frame, options, out, out_size, err);
-    default: return ic_encode_avif(image, frame, options, out, out_size, err);
+    default: return ic__encode_avif(image, frame, options, out, out_size, err);
     }
 }

@@ -203,7 +203,7 @@ static bool exact_palette(gif_frame *f) {
 
 static ic_status quantized_palette(gif_frame *f, liq_attr *attr, float dither, ic_error *err) {
     liq_image *image = liq_image_create_rgba(attr, f->rgba, (int)f->width, (int)f->height, 0);
-    if (!image) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "GIF: libimagequant cannot take the frame");
+    if (!image) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "GIF: libimagequant cannot take the frame");
     liq_result *result = NULL;
     liq_error e = liq_image_quantize(image, attr, &result);
     if (e == LIQ_OK) e = liq_set_dithering_level(result, dither);
@@ -211,7 +211,7 @@ static ic_status quantized_palette(gif_frame *f, liq_attr *attr, float dither, i
     if (e != LIQ_OK) {
         if (result) liq_result_destroy(result);
         liq_image_destroy(image);
-        return ic_set_error(err, e == LIQ_OUT_OF_MEMORY ? IC_ERR_OUT_OF_MEMORY : IC_ERR_ENCODE,
+        return ic__set_error(err, e == LIQ_OUT_OF_MEMORY ? IC_ERR_OUT_OF_MEMORY : IC_ERR_ENCODE,
                             "GIF: libimagequant failed to quantise a frame (liq_error %d)", (int)e);
     }
     const liq_palette *pal = liq_get_palette(result);
@@ -292,27 +292,27 @@ static void write_frame(gif_out *o, lzw_writer *w, const gif_frame *f, int dispo
     lzw_encode(w, o, f->indices, (size_t)f->width * f->height, bits < 2 ? 2 : bits);
 }
 
-ic_status ic_encode_gif(const ic_image *img, const ic_encode_options *opt, uint8_t **out,
+ic_status ic__encode_gif(const ic_image *img, const ic_encode_options *opt, uint8_t **out,
                         size_t *out_size, ic_error *err) {
     if (opt->quality < 0 || opt->quality > 100) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "GIF: quality %d is not 0...100", opt->quality);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "GIF: quality %d is not 0...100", opt->quality);
     }
     if (opt->speed < 1 || opt->speed > 10) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "GIF: speed %d is not 1...10", opt->speed);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "GIF: speed %d is not 1...10", opt->speed);
     }
     if (!(opt->dither_level >= 0.0f && opt->dither_level <= 1.0f)) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "GIF: dither level %g is not 0...1",
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "GIF: dither level %g is not 0...1",
                             (double)opt->dither_level);
     }
     if (img->width > GIF_MAX_DIMENSION || img->height > GIF_MAX_DIMENSION) {
-        return ic_set_error(err, IC_ERR_ENCODE, "GIF: %ux%u is larger than GIF's %ux%u", img->width,
+        return ic__set_error(err, IC_ERR_ENCODE, "GIF: %ux%u is larger than GIF's %ux%u", img->width,
                             img->height, GIF_MAX_DIMENSION, GIF_MAX_DIMENSION);
     }
-    ic_status loaded = ic_liq_load("GIF", err);
+    ic_status loaded = ic__liq_load("GIF", err);
     if (loaded != IC_OK) return loaded;
     bool animated = opt->all_frames && img->frame_count > 1;
     if (animated && img->loop_count > 65535) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "GIF: loop count %u is more than the NETSCAPE2.0 extension holds (65535)",
                             img->loop_count);
     }
@@ -328,12 +328,12 @@ ic_status ic_encode_gif(const ic_image *img, const ic_encode_options *opt, uint8
     gif_out o = {0};
     ic_status st = IC_OK;
     if (!f.rgba || !f.indices || !w || !attr) {
-        st = ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "GIF: out of memory for a %ux%u frame",
+        st = ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "GIF: out of memory for a %ux%u frame",
                           img->width, img->height);
         goto done;
     }
     if (liq_set_quality(attr, 0, opt->quality) != LIQ_OK || liq_set_speed(attr, opt->speed) != LIQ_OK) {
-        st = ic_set_error(err, IC_ERR_INTERNAL, "GIF: libimagequant refused quality %d, speed %d",
+        st = ic__set_error(err, IC_ERR_INTERNAL, "GIF: libimagequant refused quality %d, speed %d",
                           opt->quality, opt->speed);
         goto done;
     }
@@ -366,7 +366,7 @@ ic_status ic_encode_gif(const ic_image *img, const ic_encode_options *opt, uint8
     }
     put_byte(&o, 0x3B);
     if (o.failed) {
-        st = ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "GIF: out of memory for the file");
+        st = ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "GIF: out of memory for the file");
         goto done;
     }
     *out = o.data;

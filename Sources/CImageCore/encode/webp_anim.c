@@ -22,16 +22,16 @@ static uint32_t frame_ms(const ic_image *img, uint32_t i) {
     return d > WEBP_MAX_FRAME_MS ? WEBP_MAX_FRAME_MS : d;
 }
 
-ic_status ic_encode_webp_animation(const ic_image *img, const ic_encode_options *o, WebPData *out,
+ic_status ic__encode_webp_animation(const ic_image *img, const ic_encode_options *o, WebPData *out,
                                    ic_error *err) {
     if (img->loop_count > 65535) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "WebP: loop count %u is more than an animation holds (65535)", img->loop_count);
     }
     uint64_t total_ms = 0;
     for (uint32_t i = 0; i < img->frame_count; i++) total_ms += frame_ms(img, i);
     if (total_ms > INT_MAX) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "WebP: the animation lasts %llu ms, more than WebPAnimEncoder counts (%d ms)",
                             (unsigned long long)total_ms, INT_MAX);
     }
@@ -39,7 +39,7 @@ ic_status ic_encode_webp_animation(const ic_image *img, const ic_encode_options 
     WebPConfig config;
     WebPPicture pic;
     if (!WebPAnimEncoderOptionsInit(&anim) || !WebPConfigInit(&config) || !WebPPictureInit(&pic)) {
-        return ic_set_error(err, IC_ERR_INTERNAL, "WebP: libwebp version mismatch");
+        return ic__set_error(err, IC_ERR_INTERNAL, "WebP: libwebp version mismatch");
     }
     anim.anim_params.loop_count = (int)img->loop_count;
     config.lossless = o->lossless ? 1 : 0;
@@ -52,7 +52,7 @@ ic_status ic_encode_webp_animation(const ic_image *img, const ic_encode_options 
     WebPData assembled = {NULL, 0};
     ic_status st = IC_OK;
     if (!straight || !enc) {
-        st = ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory for a %ux%u animation",
+        st = ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory for a %ux%u animation",
                           img->width, img->height);
         goto done;
     }
@@ -63,19 +63,19 @@ ic_status ic_encode_webp_animation(const ic_image *img, const ic_encode_options 
             ic_unpremultiply_row(straight + (size_t)y * img->stride, frame + (size_t)y * img->stride, img->width);
         }
         if (!WebPPictureImportRGBA(&pic, straight, (int)img->stride)) {
-            st = ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory importing frame %u", i);
+            st = ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory importing frame %u", i);
             goto done;
         }
         int ok = WebPAnimEncoderAdd(enc, &pic, timestamp, &config);
         WebPPictureFree(&pic);
         if (!ok) {
-            st = ic_set_error(err, IC_ERR_ENCODE, "WebP: frame %u: %s", i, WebPAnimEncoderGetError(enc));
+            st = ic__set_error(err, IC_ERR_ENCODE, "WebP: frame %u: %s", i, WebPAnimEncoderGetError(enc));
             goto done;
         }
         timestamp += (int)frame_ms(img, i);
     }
     if (!WebPAnimEncoderAdd(enc, NULL, timestamp, NULL) || !WebPAnimEncoderAssemble(enc, &assembled)) {
-        st = ic_set_error(err, IC_ERR_ENCODE, "WebP: cannot assemble the animation: %s",
+        st = ic__set_error(err, IC_ERR_ENCODE, "WebP: cannot assemble the animation: %s",
                           WebPAnimEncoderGetError(enc));
         goto done;
     }

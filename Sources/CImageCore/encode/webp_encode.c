@@ -26,13 +26,13 @@ static ic_status add_iccp(const uint8_t *webp, size_t size, const ic_encode_opti
     WebPMuxDelete(mux);
     if (e != WEBP_MUX_OK) {
         WebPDataClear(&assembled);
-        return ic_set_error(err, e == WEBP_MUX_MEMORY_ERROR ? IC_ERR_OUT_OF_MEMORY : IC_ERR_ENCODE,
+        return ic__set_error(err, e == WEBP_MUX_MEMORY_ERROR ? IC_ERR_OUT_OF_MEMORY : IC_ERR_ENCODE,
                             "WebP: cannot add the ICC profile (libwebpmux error %d)", (int)e);
     }
     *out = malloc(assembled.size);
     if (!*out) {
         WebPDataClear(&assembled);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory");
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory");
     }
     memcpy(*out, assembled.bytes, assembled.size);
     *out_size = assembled.size;
@@ -45,7 +45,7 @@ static ic_status deliver(const uint8_t *webp, size_t size, const ic_encode_optio
                          size_t *out_size, ic_error *err) {
     if (o->icc_profile) return add_iccp(webp, size, o, out, out_size, err);
     *out = malloc(size);
-    if (!*out) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory");
+    if (!*out) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory");
     memcpy(*out, webp, size);
     *out_size = size;
     return IC_OK;
@@ -55,7 +55,7 @@ static ic_status deliver(const uint8_t *webp, size_t size, const ic_encode_optio
  * side over 65535): the still and the animation encoders both refuse a side over 16383. */
 static ic_status webp_fits(const ic_image *img, ic_error *err) {
     if (img->width <= WEBP_MAX_DIMENSION && img->height <= WEBP_MAX_DIMENSION) return IC_OK;
-    return ic_set_error(err, IC_ERR_ENCODE, "WebP: %ux%u is larger than WebP's %dx%d", img->width,
+    return ic__set_error(err, IC_ERR_ENCODE, "WebP: %ux%u is larger than WebP's %dx%d", img->width,
                         img->height, WEBP_MAX_DIMENSION, WEBP_MAX_DIMENSION);
 }
 
@@ -64,10 +64,10 @@ static ic_status encode_animation(const ic_image *img, const ic_encode_options *
     ic_status st = webp_fits(img, err);
     if (st != IC_OK) return st;
     if (!o->lossless && (o->quality < 0 || o->quality > 100)) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "WebP: quality %d is not 0...100", o->quality);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "WebP: quality %d is not 0...100", o->quality);
     }
     WebPData assembled = {NULL, 0};
-    st = ic_encode_webp_animation(img, o, &assembled, err);
+    st = ic__encode_webp_animation(img, o, &assembled, err);
     if (st == IC_OK) st = deliver(assembled.bytes, assembled.size, o, out, out_size, err);
     WebPDataClear(&assembled);
     return st;
@@ -76,7 +76,7 @@ static ic_status encode_animation(const ic_image *img, const ic_encode_options *
 static ic_status encode_still(const ic_image *img, const uint8_t *frame, const ic_encode_options *o,
                               uint8_t **out, size_t *out_size, ic_error *err) {
     if (!o->lossless && (o->quality < 0 || o->quality > 100)) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "WebP: quality %d is not 0...100", o->quality);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "WebP: quality %d is not 0...100", o->quality);
     }
     ic_status st = webp_fits(img, err);
     if (st != IC_OK) return st;
@@ -85,7 +85,7 @@ static ic_status encode_still(const ic_image *img, const uint8_t *frame, const i
     uint8_t *straight = NULL;
     if (!img->is_opaque) {
         straight = malloc(img->frame_size);
-        if (!straight) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory");
+        if (!straight) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "WebP: out of memory");
         for (uint32_t y = 0; y < img->height; y++) {
             ic_unpremultiply_row(straight + (size_t)y * stride, frame + (size_t)y * stride, img->width);
         }
@@ -97,13 +97,13 @@ static ic_status encode_still(const ic_image *img, const uint8_t *frame, const i
                       : WebPEncodeRGBA(src, (int)img->width, (int)img->height, (int)stride,
                                        (float)o->quality, &buf);
     free(straight);
-    if (size == 0) return ic_set_error(err, IC_ERR_ENCODE, "WebP: the encoder failed");
+    if (size == 0) return ic__set_error(err, IC_ERR_ENCODE, "WebP: the encoder failed");
     st = deliver(buf, size, o, out, out_size, err);
     WebPFree(buf);
     return st;
 }
 
-ic_status ic_encode_webp(const ic_image *image, const ic_encode_options *options, uint8_t **out,
+ic_status ic__encode_webp(const ic_image *image, const ic_encode_options *options, uint8_t **out,
                          size_t *out_size, ic_error *err) {
     if (options->all_frames && image->frame_count > 1) {
         return encode_animation(image, options, out, out_size, err);

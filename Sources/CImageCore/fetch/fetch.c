@@ -23,15 +23,15 @@
 struct ic_fetch {
     CURLM *multi;
     CURLSH *share; /* the cookie jar of requests that opt in */
-    ic_body_pool *bodies;
-    ic_conn_watch *conns; /* idle HTTP/1 connections, engine thread only */
+    ic__body_pool *bodies;
+    ic__conn_watch *conns; /* idle HTTP/1 connections, engine thread only */
     pthread_t thread;
     pthread_mutex_t lock;
     char thread_name[16];
 
     /* Guarded by lock. */
-    ic_xfer *live;                   /* every transfer not yet completed */
-    ic_xfer *queue_head, *queue_tail; /* submitted, not yet in the multi handle */
+    ic__xfer *live;                   /* every transfer not yet completed */
+    ic__xfer *queue_head, *queue_tail; /* submitted, not yet in the multi handle */
     uint64_t next_id;
     bool wake_pending;
     bool cancel_pending;
@@ -103,14 +103,14 @@ static bool on_engine_thread(const ic_fetch *f) {
 }
 
 
-static void live_link(ic_fetch *f, ic_xfer *x) {
+static void live_link(ic_fetch *f, ic__xfer *x) {
     x->live_prev = NULL;
     x->live_next = f->live;
     if (f->live) f->live->live_prev = x;
     f->live = x;
 }
 
-static void live_unlink(ic_fetch *f, ic_xfer *x) {
+static void live_unlink(ic_fetch *f, ic__xfer *x) {
     if (x->live_prev) x->live_prev->live_next = x->live_next;
     else f->live = x->live_next;
     if (x->live_next) x->live_next->live_prev = x->live_prev;
@@ -120,8 +120,8 @@ static void live_unlink(ic_fetch *f, ic_xfer *x) {
 /* ---- Engine thread. ---- */
 
 /* Takes x out of curl and the live list, reports its outcome and frees it. */
-static void finish(ic_fetch *f, ic_xfer *x, CURLcode code, bool cancelled) {
-    if (x->in_multi && !cancelled && code == CURLE_OK) ic_conn_watch_note(f->conns, x->easy);
+static void finish(ic_fetch *f, ic__xfer *x, CURLcode code, bool cancelled) {
+    if (x->in_multi && !cancelled && code == CURLE_OK) ic__conn_watch_note(f->conns, x->easy);
     if (x->in_multi) {
         curl_multi_remove_handle(f->multi, x->easy);
         x->in_multi = false;
@@ -130,8 +130,8 @@ static void finish(ic_fetch *f, ic_xfer *x, CURLcode code, bool cancelled) {
     pthread_mutex_lock(&f->lock);
     live_unlink(f, x);
     pthread_mutex_unlock(&f->lock);
-    ic_xfer_complete(x, code, cancelled);
-    CURL *reusable = ic_xfer_take_handle(x);
+    ic__xfer_complete(x, code, cancelled);
+    CURL *reusable = ic__xfer_take_handle(x);
     if (reusable) {
         pthread_mutex_lock(&f->lock);
         if (f->idle_count < IC_FETCH_IDLE_HANDLES) {
@@ -142,7 +142,7 @@ static void finish(ic_fetch *f, ic_xfer *x, CURLcode code, bool cancelled) {
         pthread_mutex_unlock(&f->lock);
         if (reusable) curl_easy_cleanup(reusable);
     }
-    ic_xfer_destroy(x);
+    ic__xfer_destroy(x);
     atomic_fetch_sub(&f->easy_handles, 1);
     atomic_fetch_add(&f->completed, 1);
 }
@@ -150,13 +150,13 @@ static void finish(ic_fetch *f, ic_xfer *x, CURLcode code, bool cancelled) {
 /* Hands newly submitted transfers to curl and stops the ones cancelled; false once stopping. */
 static bool take_requests(ic_fetch *f) {
     pthread_mutex_lock(&f->lock);
-    ic_xfer *queued = f->queue_head;
+    ic__xfer *queued = f->queue_head;
     f->queue_head = f->queue_tail = NULL;
     f->wake_pending = false;
-    ic_xfer *cancelled = NULL;
+    ic__xfer *cancelled = NULL;
     if (f->cancel_pending) {
         f->cancel_pending = false;
-        for (ic_xfer *x = f->live; x; x = x->live_next) {
+        for (ic__xfer *x = f->live; x; x = x->live_next) {
             if (x->cancel_requested && !x->cancel_taken) {
                 x->cancel_taken = true;
                 x->cancel_next = cancelled;
@@ -168,7 +168,7 @@ static bool take_requests(ic_fetch *f) {
     pthread_mutex_unlock(&f->lock);
 
     while (queued) {
-        ic_xfer *x = queued;
+        ic__xfer *x = queued;
         queued = x->queue_next;
         atomic_fetch_sub(&f->queued, 1);
         if (x->cancel_taken) continue; /* finished below without ever starting */
@@ -187,7 +187,7 @@ static bool take_requests(ic_fetch *f) {
         atomic_fetch_add(&f->active, 1);
     }
     while (cancelled) {
-        ic_xfer *x = cancelled;
+        ic__xfer *x = cancelled;
         cancelled = x->cancel_next;
         finish(f, x, CURLE_OK, true);
     }
@@ -206,7 +206,7 @@ static void reap_done(ic_fetch *f) {
     int left;
     while ((msg = curl_multi_info_read(f->multi, &left))) {
         if (msg->msg != CURLMSG_DONE) continue;
-        ic_xfer *x = NULL;
+        ic__xfer *x = NULL;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
         CURLcode code = msg->data.result; /* msg is invalid once the handle is removed */
         if (x) finish(f, x, code, false);
@@ -217,7 +217,7 @@ static void reap_done(ic_fetch *f) {
 static void cancel_all(ic_fetch *f) {
     for (;;) {
         pthread_mutex_lock(&f->lock);
-        ic_xfer *x = f->live;
+        ic__xfer *x = f->live;
         if (x) x->cancel_taken = true;
         pthread_mutex_unlock(&f->lock);
         if (!x) break;
@@ -229,8 +229,8 @@ static void release(ic_fetch *f) {
     for (size_t i = 0; i < f->idle_count; i++) curl_easy_cleanup(f->idle[i]);
     if (f->multi) curl_multi_cleanup(f->multi);
     if (f->share) curl_share_cleanup(f->share);
-    ic_body_pool_close(f->bodies);
-    ic_conn_watch_destroy(f->conns);
+    ic__body_pool_close(f->bodies);
+    ic__conn_watch_destroy(f->conns);
     pthread_mutex_destroy(&f->lock);
     free(f);
 }
@@ -271,7 +271,7 @@ static void *engine_main(void *arg) {
 /* ---- Public API. ---- */
 
 ic_status ic_fetch_create(const ic_fetch_config *cfg, ic_fetch **out, ic_error *err) {
-    if (!out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: no place for the engine");
+    if (!out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: no place for the engine");
     *out = NULL;
     ic_fetch_config defaults;
     if (!cfg) {
@@ -280,21 +280,21 @@ ic_status ic_fetch_create(const ic_fetch_config *cfg, ic_fetch **out, ic_error *
     }
     pthread_once(&g_curl_once, curl_init_once);
     if (g_curl_init_result != CURLE_OK) {
-        return ic_set_error(err, IC_ERR_INTERNAL, "fetch: curl_global_init failed: %s",
+        return ic__set_error(err, IC_ERR_INTERNAL, "fetch: curl_global_init failed: %s",
                             curl_easy_strerror(g_curl_init_result));
     }
     ic_fetch *f = calloc(1, sizeof *f);
-    if (!f) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate the engine");
+    if (!f) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate the engine");
     pthread_mutex_init(&f->lock, NULL);
     f->progress_interval_ms = cfg->progress_interval_ms;
     snprintf(f->thread_name, sizeof f->thread_name, "%s", cfg->thread_name ? cfg->thread_name : "imagekit-fetch");
     f->multi = curl_multi_init();
     f->share = curl_share_init();
-    f->bodies = ic_body_pool_create(cfg->max_pooled_body_bytes);
-    f->conns = ic_conn_watch_create();
+    f->bodies = ic__body_pool_create(cfg->max_pooled_body_bytes);
+    f->conns = ic__conn_watch_create();
     if (!f->multi || !f->share || !f->bodies || !f->conns) {
         release(f);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot create the curl multi handle");
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot create the curl multi handle");
     }
     curl_share_setopt(f->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE);
     curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
@@ -306,7 +306,7 @@ ic_status ic_fetch_create(const ic_fetch_config *cfg, ic_fetch **out, ic_error *
     int rc = pthread_create(&f->thread, NULL, engine_main, f);
     if (rc != 0) {
         release(f);
-        return ic_set_error(err, IC_ERR_INTERNAL, "fetch: cannot start the engine thread: %s", strerror(rc));
+        return ic__set_error(err, IC_ERR_INTERNAL, "fetch: cannot start the engine thread: %s", strerror(rc));
     }
     /* Named here rather than by the thread itself, so the name is there when create returns. */
     (void)pthread_setname_np(f->thread, f->thread_name);
@@ -329,10 +329,10 @@ void ic_fetch_destroy(ic_fetch *f) {
 
 ic_status ic_fetch_start(ic_fetch *f, const ic_fetch_request *req, uint64_t *id, ic_error *err) {
     if (!f || !req || !req->url || !req->callbacks.on_complete) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: a request needs an engine, a URL and on_complete");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: a request needs an engine, a URL and on_complete");
     }
     if (req->headers == NULL && req->header_count > 0) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: header_count is set but headers is NULL");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: header_count is set but headers is NULL");
     }
     pthread_mutex_lock(&f->lock);
     CURL *recycled = NULL;
@@ -341,15 +341,15 @@ ic_status ic_fetch_start(ic_fetch *f, const ic_fetch_request *req, uint64_t *id,
         atomic_fetch_sub(&f->idle_handles, 1);
     }
     pthread_mutex_unlock(&f->lock);
-    ic_xfer *x;
-    ic_status st = ic_xfer_create(req, recycled, f->bodies, f->conns, f->progress_interval_ms, &x, err);
+    ic__xfer *x;
+    ic_status st = ic__xfer_create(req, recycled, f->bodies, f->conns, f->progress_interval_ms, &x, err);
     if (st != IC_OK) return st;
 
     pthread_mutex_lock(&f->lock);
     if (f->stopping) {
         pthread_mutex_unlock(&f->lock);
-        ic_xfer_destroy(x);
-        return ic_set_error(err, IC_ERR_CANCELLED, "fetch: the engine is stopping");
+        ic__xfer_destroy(x);
+        return ic__set_error(err, IC_ERR_CANCELLED, "fetch: the engine is stopping");
     }
     x->id = ++f->next_id;
     if (id) *id = x->id;
@@ -372,7 +372,7 @@ void ic_fetch_cancel(ic_fetch *f, uint64_t id) {
     if (!f) return;
     bool wake = false;
     pthread_mutex_lock(&f->lock);
-    for (ic_xfer *x = f->live; x; x = x->live_next) {
+    for (ic__xfer *x = f->live; x; x = x->live_next) {
         if (x->id != id) continue;
         if (!x->cancel_requested) {
             x->cancel_requested = true;
@@ -396,7 +396,7 @@ void ic_fetch_get_stats(ic_fetch *f, ic_fetch_stats *stats) {
     stats->easy_handles = (uint32_t)atomic_load(&f->easy_handles);
     stats->idle_handles = (uint32_t)atomic_load(&f->idle_handles);
     size_t bodies = 0, bytes = 0;
-    ic_body_pool_outstanding(f->bodies, &bodies, &bytes);
+    ic__body_pool_outstanding(f->bodies, &bodies, &bytes);
     stats->bodies_out = (uint32_t)bodies;
     stats->body_bytes_out = bytes;
 }

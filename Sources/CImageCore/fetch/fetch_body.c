@@ -28,11 +28,11 @@
 #define IC_BODY_POOL_LARGEST (4u * 1024u * 1024u)
 
 typedef struct body_header {
-    ic_body_pool *_Atomic pool; /* stored last (release), after capacity */
+    ic__body_pool *_Atomic pool; /* stored last (release), after capacity */
     size_t capacity;
 } body_header;
 
-struct ic_body_pool {
+struct ic__body_pool {
     pthread_mutex_t lock;
     size_t refs; /* the engine, while open, plus every buffer not in `idle` */
     size_t out;  /* buffers handed out */
@@ -46,8 +46,8 @@ struct ic_body_pool {
 
 static body_header *header_of(uint8_t *body) { return (body_header *)(void *)body - 1; }
 
-ic_body_pool *ic_body_pool_create(size_t max_bytes) {
-    ic_body_pool *p = calloc(1, sizeof *p);
+ic__body_pool *ic__body_pool_create(size_t max_bytes) {
+    ic__body_pool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     pthread_mutex_init(&p->lock, NULL);
     p->refs = 1;
@@ -55,7 +55,7 @@ ic_body_pool *ic_body_pool_create(size_t max_bytes) {
     return p;
 }
 
-static void drop_ref(ic_body_pool *p) {
+static void drop_ref(ic__body_pool *p) {
     /* lock held on entry; released here */
     bool last = --p->refs == 0;
     pthread_mutex_unlock(&p->lock);
@@ -65,7 +65,7 @@ static void drop_ref(ic_body_pool *p) {
     }
 }
 
-void ic_body_pool_close(ic_body_pool *p) {
+void ic__body_pool_close(ic__body_pool *p) {
     if (!p) return;
     pthread_mutex_lock(&p->lock);
     p->closed = true;
@@ -75,7 +75,7 @@ void ic_body_pool_close(ic_body_pool *p) {
     drop_ref(p);
 }
 
-uint8_t *ic_body_alloc(ic_body_pool *p, size_t capacity) {
+uint8_t *ic__body_alloc(ic__body_pool *p, size_t capacity) {
     pthread_mutex_lock(&p->lock);
     body_header *h = NULL;
     /* Newest first (its pages are warmest); not more than twice the size asked for. */
@@ -104,8 +104,8 @@ uint8_t *ic_body_alloc(ic_body_pool *p, size_t capacity) {
     return (uint8_t *)(h + 1);
 }
 
-uint8_t *ic_body_resize(uint8_t *body, size_t capacity) {
-    ic_body_pool *p = atomic_load_explicit(&header_of(body)->pool, memory_order_relaxed);
+uint8_t *ic__body_resize(uint8_t *body, size_t capacity) {
+    ic__body_pool *p = atomic_load_explicit(&header_of(body)->pool, memory_order_relaxed);
     size_t old = header_of(body)->capacity;
     body_header *h = realloc(header_of(body), sizeof *h + capacity);
     if (!h) return NULL;
@@ -117,9 +117,9 @@ uint8_t *ic_body_resize(uint8_t *body, size_t capacity) {
     return (uint8_t *)(h + 1);
 }
 
-size_t ic_body_capacity(uint8_t *body) { return header_of(body)->capacity; }
+size_t ic__body_capacity(uint8_t *body) { return header_of(body)->capacity; }
 
-void ic_body_pool_outstanding(ic_body_pool *p, size_t *count, size_t *bytes) {
+void ic__body_pool_outstanding(ic__body_pool *p, size_t *count, size_t *bytes) {
     pthread_mutex_lock(&p->lock);
     *count = p->out;
     *bytes = p->out_bytes;
@@ -129,7 +129,7 @@ void ic_body_pool_outstanding(ic_body_pool *p, size_t *count, size_t *bytes) {
 void ic_fetch_body_release(uint8_t *body) {
     if (!body) return;
     body_header *h = header_of(body);
-    ic_body_pool *p = atomic_load_explicit(&h->pool, memory_order_acquire);
+    ic__body_pool *p = atomic_load_explicit(&h->pool, memory_order_acquire);
     pthread_mutex_lock(&p->lock);
     p->out--;
     p->out_bytes -= h->capacity;

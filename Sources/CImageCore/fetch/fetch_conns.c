@@ -11,7 +11,7 @@
  * this does the same on any version:
  *
  * - when an HTTP/1 transfer completes on a connection libcurl keeps, its socket
- *   is noted under the connection's address pair (ic_conn_watch_note);
+ *   is noted under the connection's address pair (ic__conn_watch_note);
  * - just before a request goes over a connection (the pre-request callback of
  *   fetch_guard.c), the pair is looked up; when bytes are waiting on a noted
  *   socket, the socket is shut down. Sending the request then fails on a reused
@@ -50,20 +50,20 @@ typedef struct conn_entry {
     bool used;
 } conn_entry;
 
-struct ic_conn_watch {
+struct ic__conn_watch {
     int heads[IC_CONN_BUCKETS]; /* first socket of each bucket, -1 when empty */
     conn_entry *by_socket;      /* indexed by socket number */
     size_t capacity;
 };
 
-ic_conn_watch *ic_conn_watch_create(void) {
-    ic_conn_watch *w = calloc(1, sizeof *w);
+ic__conn_watch *ic__conn_watch_create(void) {
+    ic__conn_watch *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     for (size_t i = 0; i < IC_CONN_BUCKETS; i++) w->heads[i] = -1;
     return w;
 }
 
-void ic_conn_watch_destroy(ic_conn_watch *w) {
+void ic__conn_watch_destroy(ic__conn_watch *w) {
     if (!w) return;
     free(w->by_socket);
     free(w);
@@ -112,7 +112,7 @@ static bool key_of_socket(int fd, conn_key *k) {
     return read_sockaddr(&local, k->local, &k->local_port) && read_sockaddr(&peer, k->peer, &k->peer_port);
 }
 
-static void unlink_socket(ic_conn_watch *w, int fd) {
+static void unlink_socket(ic__conn_watch *w, int fd) {
     conn_entry *e = &w->by_socket[fd];
     int *link = &w->heads[bucket_of(&e->key)];
     while (*link != -1 && *link != fd) link = &w->by_socket[*link].next;
@@ -120,7 +120,7 @@ static void unlink_socket(ic_conn_watch *w, int fd) {
     e->used = false;
 }
 
-void ic_conn_watch_note(ic_conn_watch *w, CURL *easy) {
+void ic__conn_watch_note(ic__conn_watch *w, CURL *easy) {
     long version = 0;
     curl_socket_t fd = CURL_SOCKET_BAD;
     if (!w || curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version) != CURLE_OK) return;
@@ -149,7 +149,7 @@ void ic_conn_watch_note(ic_conn_watch *w, CURL *easy) {
     w->heads[b] = fd;
 }
 
-bool ic_conn_watch_check(ic_conn_watch *w, const char *local_ip, int local_port, const char *peer_ip,
+bool ic__conn_watch_check(ic__conn_watch *w, const char *local_ip, int local_port, const char *peer_ip,
                          int peer_port) {
     if (!w || !local_ip || !peer_ip || local_port <= 0 || local_port > 65535 || peer_port <= 0 || peer_port > 65535) {
         return false;

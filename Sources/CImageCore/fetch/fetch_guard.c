@@ -28,12 +28,12 @@
 #include "ic_fetch_policy.h"
 
 /* A transfer reports the refusal in its message buffer whole. */
-_Static_assert(sizeof(((ic_xfer *)0)->message) >= IC_FETCH_POLICY_REASON, "ic_xfer.message cannot hold a refusal");
+_Static_assert(sizeof(((ic__xfer *)0)->message) >= IC_FETCH_POLICY_REASON, "ic__xfer.message cannot hold a refusal");
 
-struct ic_fetch_guard {
+struct ic__fetch_guard {
     CURL *easy;
     const ic_fetch_policy *policy; /* retained, or the default */
-    ic_conn_watch *conns;          /* the engine's, outlives the transfer; may be NULL */
+    ic__conn_watch *conns;          /* the engine's, outlives the transfer; may be NULL */
     bool via_proxy;
     struct curl_slist *resolve;
     CURLU *url;        /* reused to read the host of the current URL */
@@ -46,14 +46,14 @@ struct ic_fetch_guard {
 };
 
 /* Keeps the first refusal: the one that explains the failure. */
-static void refuse(ic_fetch_guard *g, const char *why) {
+static void refuse(ic__fetch_guard *g, const char *why) {
     if (g->refused) return;
     g->refused = true;
     snprintf(g->reason, sizeof g->reason, "%s", why);
 }
 
 /* Reads the host, scheme and port of the URL being fetched now (the latest redirect's); false when it cannot. */
-static bool read_current(ic_fetch_guard *g) {
+static bool read_current(ic__fetch_guard *g) {
     char *url = NULL, *host = NULL, *scheme = NULL, *port = NULL;
     if (curl_easy_getinfo(g->easy, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK || !url) return false;
     if (g->last_url && strcmp(g->last_url, url) == 0) return true;
@@ -84,7 +84,7 @@ static bool read_current(ic_fetch_guard *g) {
 }
 
 /* Checks the destination of the URL being fetched now (with `addr` when known). */
-static bool check(ic_fetch_guard *g, const ic_net_addr *addr) {
+static bool check(ic__fetch_guard *g, const ic_net_addr *addr) {
     if (!read_current(g)) {
         refuse(g, "the destination's host cannot be read from the URL");
         return false;
@@ -104,7 +104,7 @@ static int on_resolver_start(void *resolver_state, void *reserved, void *userdat
 
 static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *address) {
     (void)purpose;
-    ic_fetch_guard *g = clientp;
+    ic__fetch_guard *g = clientp;
     if (!g->via_proxy) {
         ic_net_addr a;
         if (address->family == AF_INET && address->addrlen >= sizeof(struct sockaddr_in)) {
@@ -127,9 +127,9 @@ static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose, struct 
 }
 
 static int on_prereq(void *clientp, char *primary_ip, char *local_ip, int primary_port, int local_port) {
-    ic_fetch_guard *g = clientp;
+    ic__fetch_guard *g = clientp;
     /* Leftover input of an earlier response: libcurl resends this request over a new connection. */
-    (void)ic_conn_watch_check(g->conns, local_ip, local_port, primary_ip, primary_port);
+    (void)ic__conn_watch_check(g->conns, local_ip, local_port, primary_ip, primary_port);
     if (g->via_proxy) return check(g, NULL) ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT;
     ic_net_addr a;
     if (!primary_ip || !ic_net_addr_parse(primary_ip, strlen(primary_ip), &a)) {
@@ -139,33 +139,33 @@ static int on_prereq(void *clientp, char *primary_ip, char *local_ip, int primar
     return check(g, &a) ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT;
 }
 
-ic_status ic_fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic_conn_watch *conns, ic_fetch_guard **out,
+ic_status ic__fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic__conn_watch *conns, ic__fetch_guard **out,
                                 ic_error *err) {
     *out = NULL;
-    ic_fetch_guard *g = calloc(1, sizeof *g);
-    if (!g) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate a transfer's guard");
+    ic__fetch_guard *g = calloc(1, sizeof *g);
+    if (!g) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate a transfer's guard");
     g->easy = easy;
     g->conns = conns;
     g->policy = req->policy ? ic_fetch_policy_retain(req->policy) : ic_fetch_policy_default();
     g->via_proxy = req->proxy && req->proxy[0];
     g->url = curl_url();
     if (!g->url) {
-        ic_fetch_guard_destroy(g);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate a URL parser");
+        ic__fetch_guard_destroy(g);
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate a URL parser");
     }
     if (req->resolve_count > 0 && !req->resolve) {
-        ic_fetch_guard_destroy(g);
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: resolve_count is set but resolve is NULL");
+        ic__fetch_guard_destroy(g);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: resolve_count is set but resolve is NULL");
     }
     for (size_t i = 0; i < req->resolve_count; i++) {
         if (!req->resolve[i]) {
-            ic_fetch_guard_destroy(g);
-            return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: resolve entry %zu is NULL", i);
+            ic__fetch_guard_destroy(g);
+            return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: resolve entry %zu is NULL", i);
         }
         struct curl_slist *next = curl_slist_append(g->resolve, req->resolve[i]);
         if (!next) {
-            ic_fetch_guard_destroy(g);
-            return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot copy the resolve entries");
+            ic__fetch_guard_destroy(g);
+            return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot copy the resolve entries");
         }
         g->resolve = next;
     }
@@ -188,19 +188,19 @@ ic_status ic_fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic_conn
     if (g->resolve) SET(CURLOPT_RESOLVE, g->resolve);
 #undef SET
     if (rc != CURLE_OK) {
-        ic_fetch_guard_destroy(g);
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: libcurl refused an option: %s: %s", failed,
+        ic__fetch_guard_destroy(g);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: libcurl refused an option: %s: %s", failed,
                             curl_easy_strerror(rc));
     }
     *out = g;
     return IC_OK;
 }
 
-const char *ic_fetch_guard_refusal(const ic_fetch_guard *g) {
+const char *ic__fetch_guard_refusal(const ic__fetch_guard *g) {
     return g && g->refused ? g->reason : NULL;
 }
 
-void ic_fetch_guard_destroy(ic_fetch_guard *g) {
+void ic__fetch_guard_destroy(ic__fetch_guard *g) {
     if (!g) return;
     ic_fetch_policy_release(g->policy);
     curl_slist_free_all(g->resolve);

@@ -187,32 +187,32 @@ static bool parse_origin(const char *entry, size_t len, policy_origin *out) {
 static ic_status build_list(const char *const *entries, size_t count, const char *what, bool origins, policy_list *l,
                             ic_error *err) {
     if (count == 0) return IC_OK;
-    if (!entries) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch policy: the %s has a count but no entries", what);
+    if (!entries) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch policy: the %s has a count but no entries", what);
     if (count > IC_FETCH_POLICY_MAX_ENTRIES) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch policy: the %s has %zu entries, over the limit of %u",
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch policy: the %s has %zu entries, over the limit of %u",
                             what, count, IC_FETCH_POLICY_MAX_ENTRIES);
     }
     l->prefixes = calloc(count, sizeof *l->prefixes);
     l->names = calloc(count, sizeof *l->names);
     l->origins = origins ? calloc(count, sizeof *l->origins) : NULL;
-    if (!l->prefixes || !l->names || (origins && !l->origins)) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch policy: cannot allocate the %s", what);
+    if (!l->prefixes || !l->names || (origins && !l->origins)) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch policy: cannot allocate the %s", what);
     for (size_t i = 0; i < count; i++) {
         const char *e = entries[i];
-        if (!e) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch policy: entry %zu of the %s is NULL", i, what);
+        if (!e) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch policy: entry %zu of the %s is NULL", i, what);
         size_t len = strlen(e);
         if (is_origin_entry(e, len)) {
             if (!origins) {
-                return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+                return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                                     "fetch policy: %s entry \"%.80s\" is an origin; the %s takes host names, addresses "
                                     "and CIDR prefixes", what, e, what);
             }
             if (memchr(e, '@', len)) { /* never echoed: the user part may hold a password */
-                return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+                return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                                     "fetch policy: %s entry %zu is an origin with a user part, which an origin cannot have",
                                     what, i);
             }
             if (!parse_origin(e, len, &l->origins[l->origin_count])) {
-                return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+                return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                                     "fetch policy: %s entry \"%.80s\" is not an origin (scheme://host[:port], no path "
                                     "or user)", what, e);
             }
@@ -222,7 +222,7 @@ static ic_status build_list(const char *const *entries, size_t count, const char
         } else if (len > 0 && len < IC_NET_HOST_TEXT && parse_name(e, len, &l->names[l->name_count])) {
             l->name_count++;
         } else {
-            return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+            return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                                 "fetch policy: %s entry \"%.80s\" is not a host name, an IP address or a CIDR prefix",
                                 what, e);
         }
@@ -231,14 +231,14 @@ static ic_status build_list(const char *const *entries, size_t count, const char
 }
 
 ic_status ic_fetch_policy_create(const ic_fetch_policy_spec *spec, ic_fetch_policy **out, ic_error *err) {
-    if (!spec || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch policy: no spec or no place for the policy");
+    if (!spec || !out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch policy: no spec or no place for the policy");
     *out = NULL;
     const uint32_t known = IC_FETCH_ALLOW_LOOPBACK | IC_FETCH_ALLOW_PRIVATE | IC_FETCH_ALLOW_LINK_LOCAL;
     if (spec->allow & ~known) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch policy: unknown allow bits 0x%x", spec->allow & ~known);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch policy: unknown allow bits 0x%x", spec->allow & ~known);
     }
     ic_fetch_policy *p = calloc(1, sizeof *p);
-    if (!p) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch policy: cannot allocate the policy");
+    if (!p) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch policy: cannot allocate the policy");
     atomic_init(&p->refs, 1);
     p->allow = spec->allow;
     ic_status st = build_list(spec->allow_list, spec->allow_count, "allow-list", true, &p->allowed, err);

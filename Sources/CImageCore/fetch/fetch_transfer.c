@@ -2,7 +2,7 @@
  * fetch_transfer.c — one transfer: its easy handle, the curl callbacks that
  * collect the head and body, and the outcome it reports.
  *
- * Everything here except ic_xfer_create runs on the engine thread. The
+ * Everything here except ic__xfer_create runs on the engine thread. The
  * callbacks only copy bytes and check limits; the caller's callbacks get the
  * head once (before the first body byte), the body, throttled progress and
  * one completion.
@@ -23,14 +23,14 @@ static const char k_protocols[] = "http,https";
 
 /* ---- Setup (caller's thread). ---- */
 
-static bool append_header(ic_xfer *x, const char *line) {
+static bool append_header(ic__xfer *x, const char *line) {
     struct curl_slist *next = curl_slist_append(x->header_list, line);
     if (!next) return false;
     x->header_list = next;
     return true;
 }
 
-static bool append_header_pair(ic_xfer *x, const char *name, const char *value) {
+static bool append_header_pair(ic__xfer *x, const char *name, const char *value) {
     size_t n = strlen(name) + strlen(value) + 3;
     char *line = malloc(n);
     if (!line) return false;
@@ -44,7 +44,7 @@ static size_t on_curl_header(char *buf, size_t size, size_t count, void *userdat
 static size_t on_curl_write(char *buf, size_t size, size_t count, void *userdata);
 
 /* Sets every option of the easy handle; false when libcurl refused one. */
-static bool configure(ic_xfer *x, const ic_fetch_request *req) {
+static bool configure(ic__xfer *x, const ic_fetch_request *req) {
     CURL *e = x->easy;
     CURLcode rc = CURLE_OK;
     const char *failed = "";
@@ -109,13 +109,13 @@ static bool configure(ic_xfer *x, const ic_fetch_request *req) {
     return true;
 }
 
-ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *pool, ic_conn_watch *conns,
-                         uint32_t progress_interval_ms, ic_xfer **out, ic_error *err) {
+ic_status ic__xfer_create(const ic_fetch_request *req, CURL *easy, ic__body_pool *pool, ic__conn_watch *conns,
+                         uint32_t progress_interval_ms, ic__xfer **out, ic_error *err) {
     *out = NULL;
-    ic_xfer *x = calloc(1, sizeof *x);
+    ic__xfer *x = calloc(1, sizeof *x);
     if (!x) {
         if (easy) curl_easy_cleanup(easy);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate a transfer");
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot allocate a transfer");
     }
     x->cb = req->callbacks;
     x->ctx = req->ctx;
@@ -130,13 +130,13 @@ ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *
     x->easy = easy ? easy : curl_easy_init();
     if (!x->easy) {
         free(x);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot create a curl handle");
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot create a curl handle");
     }
     bool ok = true;
     for (size_t i = 0; ok && i < req->header_count; i++) {
         if (!req->headers[i]) {
-            ic_xfer_destroy(x);
-            return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: header %zu is NULL", i);
+            ic__xfer_destroy(x);
+            return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: header %zu is NULL", i);
         }
         ok = append_header(x, req->headers[i]);
     }
@@ -144,25 +144,25 @@ ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *
     if (ok && req->if_modified_since)
         ok = append_header_pair(x, "If-Modified-Since", req->if_modified_since);
     if (!ok) {
-        ic_xfer_destroy(x);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot copy the request headers");
+        ic__xfer_destroy(x);
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "fetch: cannot copy the request headers");
     }
-    ic_status guarded = ic_fetch_guard_create(x->easy, req, conns, &x->guard, err);
+    ic_status guarded = ic__fetch_guard_create(x->easy, req, conns, &x->guard, err);
     if (guarded != IC_OK) {
-        ic_xfer_destroy(x);
+        ic__xfer_destroy(x);
         return guarded;
     }
     if (!configure(x, req)) {
-        ic_status st = ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: libcurl refused an option: %s",
+        ic_status st = ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "fetch: libcurl refused an option: %s",
                                     x->message);
-        ic_xfer_destroy(x);
+        ic__xfer_destroy(x);
         return st;
     }
     *out = x;
     return IC_OK;
 }
 
-CURL *ic_xfer_take_handle(ic_xfer *x) {
+CURL *ic__xfer_take_handle(ic__xfer *x) {
     CURL *e = x->easy;
     if (!e || x->cookies) return NULL;
     x->easy = NULL;
@@ -170,10 +170,10 @@ CURL *ic_xfer_take_handle(ic_xfer *x) {
     return e;
 }
 
-void ic_xfer_destroy(ic_xfer *x) {
+void ic__xfer_destroy(ic__xfer *x) {
     if (!x) return;
     if (x->easy) curl_easy_cleanup(x->easy);
-    ic_fetch_guard_destroy(x->guard);
+    ic__fetch_guard_destroy(x->guard);
     curl_slist_free_all(x->header_list);
     free(x->raw_headers);
     free(x->fields);
@@ -184,7 +184,7 @@ void ic_xfer_destroy(ic_xfer *x) {
 /* ---- The response head. ---- */
 
 static size_t on_curl_header(char *buf, size_t size, size_t count, void *userdata) {
-    ic_xfer *x = userdata;
+    ic__xfer *x = userdata;
     size_t len = size * count;
     /* Trailers after the body are not part of the head. */
     if (x->head_ready) return len;
@@ -214,8 +214,8 @@ static size_t on_curl_header(char *buf, size_t size, size_t count, void *userdat
  * line break and the white space around it become spaces, so the value reads as one. */
 static void unfold(ic_fetch_header *field, char *line, const char *eol) {
     const char *start = line, *stop = eol;
-    while (start < stop && ic_is_space(*start)) start++;
-    while (stop > start && ic_is_space(stop[-1])) stop--;
+    while (start < stop && ic__is_space(*start)) start++;
+    while (stop > start && ic__is_space(stop[-1])) stop--;
     if (start == stop) return; /* nothing but white space */
     if (field->value_len == 0) {
         field->value = start;
@@ -227,7 +227,7 @@ static void unfold(ic_fetch_header *field, char *line, const char *eol) {
 
 /* Splits the stored header lines into fields pointing into raw_headers. A folded line continues
  * the field above it; one that follows no field is ignored, as is a line without a name. */
-static bool parse_fields(ic_xfer *x) {
+static bool parse_fields(ic__xfer *x) {
     size_t lines = 0;
     for (size_t i = 0; i < x->raw_len; i++) lines += x->raw_headers[i] == '\n';
     if (lines == 0) return true;
@@ -247,8 +247,8 @@ static bool parse_fields(ic_xfer *x) {
         const char *colon = memchr(p, ':', (size_t)(eol - p));
         if (colon && colon > p) {
             const char *v = colon + 1, *ve = eol;
-            while (v < ve && ic_is_space(*v)) v++;
-            while (ve > v && ic_is_space(ve[-1])) ve--;
+            while (v < ve && ic__is_space(*v)) v++;
+            while (ve > v && ic__is_space(ve[-1])) ve--;
             last = &x->fields[x->field_count++];
             last->name = p;
             last->name_len = (size_t)(colon - p);
@@ -260,7 +260,7 @@ static bool parse_fields(ic_xfer *x) {
     return true;
 }
 
-static bool has_field(const ic_xfer *x, const char *name) {
+static bool has_field(const ic__xfer *x, const char *name) {
     size_t n = strlen(name);
     for (size_t i = 0; i < x->field_count; i++) {
         if (x->fields[i].name_len == n && strncasecmp(x->fields[i].name, name, n) == 0) return true;
@@ -279,7 +279,7 @@ static int http_version_number(long v) {
 }
 
 /* Room for `need` body bytes: exactly that when `exact` (a known length), else by doubling. */
-static bool reserve_body(ic_xfer *x, size_t need, bool exact) {
+static bool reserve_body(ic__xfer *x, size_t need, bool exact) {
     if (need <= x->body_cap) return true;
     size_t cap = need;
     if (!exact) {
@@ -287,10 +287,10 @@ static bool reserve_body(ic_xfer *x, size_t need, bool exact) {
         while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
         if (cap > x->max_body && need <= x->max_body) cap = (size_t)x->max_body;
     }
-    uint8_t *grown = x->body ? ic_body_resize(x->body, cap) : ic_body_alloc(x->pool, cap);
+    uint8_t *grown = x->body ? ic__body_resize(x->body, cap) : ic__body_alloc(x->pool, cap);
     if (!grown) return false;
     x->body = grown;
-    x->body_cap = ic_body_capacity(grown);
+    x->body_cap = ic__body_capacity(grown);
     return true;
 }
 
@@ -298,7 +298,7 @@ static bool reserve_body(ic_xfer *x, size_t need, bool exact) {
  * Builds the head of the final response and offers it to on_head. Returns
  * false when the transfer must stop (on_head refused it, or no memory).
  */
-static bool deliver_head(ic_xfer *x) {
+static bool deliver_head(ic__xfer *x) {
     x->head_ready = true;
     if (!parse_fields(x)) {
         x->out_of_memory = true;
@@ -342,14 +342,14 @@ static bool deliver_head(ic_xfer *x) {
 
 /* ---- The body. ---- */
 
-static void report_progress(ic_xfer *x) {
+static void report_progress(ic__xfer *x) {
     x->progress_sent = true;
     x->progress_reported = x->received;
     x->cb.on_progress(x->ctx, x->received, x->expected);
 }
 
 static size_t on_curl_write(char *buf, size_t size, size_t count, void *userdata) {
-    ic_xfer *x = userdata;
+    ic__xfer *x = userdata;
     size_t len = size * count;
     if (!x->head_ready && !deliver_head(x)) return 0;
     if (len > x->max_body - x->received) {
@@ -371,7 +371,7 @@ static size_t on_curl_write(char *buf, size_t size, size_t count, void *userdata
         x->body_len += len;
     }
     if (x->cb.on_progress) {
-        uint64_t now = ic_monotonic_ms();
+        uint64_t now = ic__monotonic_ms();
         if (!x->progress_sent || now - x->progress_at_ms >= x->progress_interval_ms) {
             x->progress_at_ms = now;
             report_progress(x);
@@ -420,7 +420,7 @@ static ic_fetch_result result_for_code(CURLcode code) {
     }
 }
 
-static ic_fetch_result classify(ic_xfer *x, CURLcode code) {
+static ic_fetch_result classify(ic__xfer *x, CURLcode code) {
     if (x->out_of_memory) {
         snprintf(x->message, sizeof x->message, "fetch: out of memory while receiving the response");
         return IC_FETCH_OTHER;
@@ -439,7 +439,7 @@ static ic_fetch_result classify(ic_xfer *x, CURLcode code) {
         snprintf(x->message, sizeof x->message, "the transfer was stopped by its receiver");
         return IC_FETCH_ABORTED;
     }
-    const char *refusal = ic_fetch_guard_refusal(x->guard);
+    const char *refusal = ic__fetch_guard_refusal(x->guard);
     if (code != CURLE_OK && refusal) {
         snprintf(x->message, sizeof x->message, "%s", refusal);
         return IC_FETCH_DESTINATION_REFUSED;
@@ -458,7 +458,7 @@ static uint64_t info_off(CURL *e, CURLINFO what) {
     return curl_easy_getinfo(e, what, &v) == CURLE_OK && v > 0 ? (uint64_t)v : 0;
 }
 
-static void collect_metrics(ic_xfer *x, ic_fetch_metrics *m) {
+static void collect_metrics(ic__xfer *x, ic_fetch_metrics *m) {
     CURL *e = x->easy;
     long redirects = 0, connects = 0, header_bytes = 0;
     m->dns_us = info_off(e, CURLINFO_NAMELOOKUP_TIME_T);
@@ -477,7 +477,7 @@ static void collect_metrics(ic_xfer *x, ic_fetch_metrics *m) {
     m->new_connections = connects > 0 ? (uint32_t)connects : 0;
 }
 
-void ic_xfer_complete(ic_xfer *x, CURLcode code, bool cancelled) {
+void ic__xfer_complete(ic__xfer *x, CURLcode code, bool cancelled) {
     ic_fetch_outcome out;
     memset(&out, 0, sizeof out);
     /* A response without a body (HEAD, 204, 304) has not shown its head yet. */
@@ -496,7 +496,7 @@ void ic_xfer_complete(ic_xfer *x, CURLcode code, bool cancelled) {
     out.head = x->head_ready && !x->bad_status ? &x->head : NULL;
     if (out.result == IC_FETCH_OK && x->buffers_body) {
         if (x->body_cap > x->body_len + x->body_len / 4 && x->body_len > 0) {
-            uint8_t *fit = ic_body_resize(x->body, x->body_len);
+            uint8_t *fit = ic__body_resize(x->body, x->body_len);
             if (fit) x->body = fit;
         }
         out.body = x->body;

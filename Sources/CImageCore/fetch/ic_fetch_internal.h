@@ -17,47 +17,47 @@
 /* ---- Body buffers (fetch_body.c). ---- */
 
 /** Recycled body buffers of one engine; outlives it until every body is released. */
-typedef struct ic_body_pool ic_body_pool;
+typedef struct ic__body_pool ic__body_pool;
 
 /** A pool keeping at most `max_bytes` of idle buffers; NULL when out of memory. */
-ic_body_pool *ic_body_pool_create(size_t max_bytes);
+ic__body_pool *ic__body_pool_create(size_t max_bytes);
 /** The engine is done with the pool: idle buffers are freed, later releases free theirs. */
-void ic_body_pool_close(ic_body_pool *p);
+void ic__body_pool_close(ic__body_pool *p);
 /** A buffer of at least `capacity` bytes (recycled when one fits); NULL when out of memory. */
-uint8_t *ic_body_alloc(ic_body_pool *p, size_t capacity);
-/** Resizes a buffer from ic_body_alloc (like realloc); NULL, leaving it unchanged, on failure. */
-uint8_t *ic_body_resize(uint8_t *body, size_t capacity);
-/** The usable size of a buffer from ic_body_alloc. */
-size_t ic_body_capacity(uint8_t *body);
+uint8_t *ic__body_alloc(ic__body_pool *p, size_t capacity);
+/** Resizes a buffer from ic__body_alloc (like realloc); NULL, leaving it unchanged, on failure. */
+uint8_t *ic__body_resize(uint8_t *body, size_t capacity);
+/** The usable size of a buffer from ic__body_alloc. */
+size_t ic__body_capacity(uint8_t *body);
 /** Buffers handed out and not yet released, and their capacity in bytes. */
-void ic_body_pool_outstanding(ic_body_pool *p, size_t *count, size_t *bytes);
+void ic__body_pool_outstanding(ic__body_pool *p, size_t *count, size_t *bytes);
 
 /* ---- Idle HTTP/1 connections (fetch_conns.c). ---- */
 
 /** The sockets of an engine's idle HTTP/1 connections; engine thread only. */
-typedef struct ic_conn_watch ic_conn_watch;
+typedef struct ic__conn_watch ic__conn_watch;
 
 /** An empty watch; NULL when out of memory. */
-ic_conn_watch *ic_conn_watch_create(void);
+ic__conn_watch *ic__conn_watch_create(void);
 /** Frees the watch (NULL is ignored). */
-void ic_conn_watch_destroy(ic_conn_watch *w);
+void ic__conn_watch_destroy(ic__conn_watch *w);
 /**
  * Notes the connection a completed transfer leaves in libcurl's pool, when the
  * response was HTTP/1 (call before the handle leaves the multi handle).
  */
-void ic_conn_watch_note(ic_conn_watch *w, CURL *easy);
+void ic__conn_watch_note(ic__conn_watch *w, CURL *easy);
 /**
  * Called before a request is sent over the connection between the two ends:
  * when it is a noted connection with unread input, shuts its socket down so
  * libcurl retries the request over a new connection, and returns true.
  */
-bool ic_conn_watch_check(ic_conn_watch *w, const char *local_ip, int local_port, const char *peer_ip,
+bool ic__conn_watch_check(ic__conn_watch *w, const char *local_ip, int local_port, const char *peer_ip,
                          int peer_port);
 
 /* ---- Destination checks (fetch_guard.c). ---- */
 
 /** The destination policy of one transfer and what it refused. */
-typedef struct ic_fetch_guard ic_fetch_guard;
+typedef struct ic__fetch_guard ic__fetch_guard;
 
 /**
  * Installs the checks of req's policy (or the default policy) on `easy`, with
@@ -66,37 +66,37 @@ typedef struct ic_fetch_guard ic_fetch_guard;
  * be NULL). Fails when an entry is NULL, libcurl refuses an option or memory
  * runs out.
  */
-ic_status ic_fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic_conn_watch *conns, ic_fetch_guard **out,
+ic_status ic__fetch_guard_create(CURL *easy, const ic_fetch_request *req, ic__conn_watch *conns, ic__fetch_guard **out,
                                 ic_error *err);
 
 /** The sentence of the first refusal, or NULL when the guard refused nothing. */
-const char *ic_fetch_guard_refusal(const ic_fetch_guard *g);
+const char *ic__fetch_guard_refusal(const ic__fetch_guard *g);
 
 /** Frees the guard (NULL is ignored). The easy handle must no longer run. */
-void ic_fetch_guard_destroy(ic_fetch_guard *g);
+void ic__fetch_guard_destroy(ic__fetch_guard *g);
 
 /* ---- Transfers (fetch_transfer.c). ---- */
 
 /** One transfer from ic_fetch_start to on_complete. */
-typedef struct ic_xfer ic_xfer;
-struct ic_xfer {
+typedef struct ic__xfer ic__xfer;
+struct ic__xfer {
     /* Owned by the engine: links and flags guarded by the engine lock. */
-    ic_xfer *live_prev, *live_next; /* every transfer not yet completed */
-    ic_xfer *queue_next;            /* submitted, waiting for the engine thread */
-    ic_xfer *cancel_next;           /* picked up for cancellation */
+    ic__xfer *live_prev, *live_next; /* every transfer not yet completed */
+    ic__xfer *queue_next;            /* submitted, waiting for the engine thread */
+    ic__xfer *cancel_next;           /* picked up for cancellation */
     uint64_t id;
     bool cancel_requested;
     bool cancel_taken;
 
-    /* Engine thread only from here on (set up by ic_xfer_create before submission). */
+    /* Engine thread only from here on (set up by ic__xfer_create before submission). */
     bool in_multi;
     CURL *easy;
     struct curl_slist *header_list;
-    ic_fetch_guard *guard;         /* destination policy checks (fetch_guard.c) */
+    ic__fetch_guard *guard;         /* destination policy checks (fetch_guard.c) */
     ic_fetch_callbacks cb;
     void *ctx;
     bool cookies;
-    ic_body_pool *pool;
+    ic__body_pool *pool;
     uint64_t max_body;
     /* No on_body, or on_body with keep_body: the body is gathered for on_complete. */
     bool buffers_body;
@@ -132,22 +132,22 @@ struct ic_xfer {
  * Builds a transfer around `easy` (a recycled handle, or NULL for a new one)
  * and configures it, on the caller's thread. Takes `easy` even on failure.
  */
-ic_status ic_xfer_create(const ic_fetch_request *req, CURL *easy, ic_body_pool *pool, ic_conn_watch *conns,
-                         uint32_t progress_interval_ms, ic_xfer **out, ic_error *err);
+ic_status ic__xfer_create(const ic_fetch_request *req, CURL *easy, ic__body_pool *pool, ic__conn_watch *conns,
+                         uint32_t progress_interval_ms, ic__xfer **out, ic_error *err);
 
 /**
  * Reports the end of the transfer to on_complete: `code` is curl's result,
  * or ignored when `cancelled`. The easy handle must be out of the multi handle.
  */
-void ic_xfer_complete(ic_xfer *x, CURLcode code, bool cancelled);
+void ic__xfer_complete(ic__xfer *x, CURLcode code, bool cancelled);
 
 /**
  * Takes the easy handle out of a completed transfer, reset for another request,
  * or returns NULL when it must not be reused (it carried the cookie jar).
  */
-CURL *ic_xfer_take_handle(ic_xfer *x);
+CURL *ic__xfer_take_handle(ic__xfer *x);
 
 /** Frees the transfer, its easy handle (unless taken) and every buffer it still owns. */
-void ic_xfer_destroy(ic_xfer *x);
+void ic__xfer_destroy(ic__xfer *x);
 
 #endif /* IC_FETCH_INTERNAL_H */

@@ -11,7 +11,7 @@ enum { IC_ALLOC_HEAP = 1, IC_ALLOC_MAP = 2 };
 #define IC_MAP_THRESHOLD ((size_t)1 << 20)
 #define IC_HUGE_PAGE ((size_t)2 << 20)
 
-void *ic_buffer_alloc(ic_pool *pool, size_t size, int *kind, size_t *capacity) {
+void *ic__buffer_alloc(ic_pool *pool, size_t size, int *kind, size_t *capacity) {
     if (size == 0) size = IC_ROW_ALIGNMENT;
     if (size < IC_MAP_THRESHOLD) {
         size_t rounded = (size + IC_ROW_ALIGNMENT - 1) & ~(size_t)(IC_ROW_ALIGNMENT - 1);
@@ -25,7 +25,7 @@ void *ic_buffer_alloc(ic_pool *pool, size_t size, int *kind, size_t *capacity) {
     size_t mapped = (size + IC_HUGE_PAGE - 1) & ~(IC_HUGE_PAGE - 1);
     *kind = IC_ALLOC_MAP;
     if (pool) {
-        void *reused = ic_pool_take(pool, mapped, capacity);
+        void *reused = ic__pool_take(pool, mapped, capacity);
         if (reused) return reused;
     }
     void *p = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -33,23 +33,23 @@ void *ic_buffer_alloc(ic_pool *pool, size_t size, int *kind, size_t *capacity) {
 #ifdef MADV_HUGEPAGE
     (void)madvise(p, mapped, MADV_HUGEPAGE);
 #endif
-    if (pool) ic_pool_retain(pool);
+    if (pool) ic__pool_retain(pool);
     *capacity = mapped;
     return p;
 }
 
-void ic_buffer_free(ic_pool *pool, void *p, size_t capacity, int kind) {
+void ic__buffer_free(ic_pool *pool, void *p, size_t capacity, int kind) {
     if (!p) return;
     if (kind != IC_ALLOC_MAP) {
         free(p);
     } else if (pool) {
-        ic_pool_put(pool, p, capacity);
+        ic__pool_put(pool, p, capacity);
     } else {
         munmap(p, capacity);
     }
 }
 
-size_t ic_stride_for_width(uint32_t width) {
+size_t ic__stride_for_width(uint32_t width) {
     uint64_t bytes = (uint64_t)width * 4u;
     uint64_t stride = (bytes + IC_ROW_ALIGNMENT - 1) & ~(uint64_t)(IC_ROW_ALIGNMENT - 1);
     if (stride > SIZE_MAX / 2) return 0;
@@ -58,20 +58,20 @@ size_t ic_stride_for_width(uint32_t width) {
 
 ic_status ic_image_create(uint32_t width, uint32_t height, uint32_t frame_count,
                           ic_image **out, ic_error *err) {
-    return ic_image_create_in(NULL, width, height, frame_count, out, err);
+    return ic__image_create_in(NULL, width, height, frame_count, out, err);
 }
 
-ic_status ic_image_create_in(ic_pool *pool, uint32_t width, uint32_t height, uint32_t frame_count,
+ic_status ic__image_create_in(ic_pool *pool, uint32_t width, uint32_t height, uint32_t frame_count,
                              ic_image **out, ic_error *err) {
-    if (!out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "image: NULL output pointer");
+    if (!out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "image: NULL output pointer");
     *out = NULL;
     if (width == 0 || height == 0 || frame_count == 0) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "image: empty size %ux%u with %u frames", width, height, frame_count);
     }
-    size_t stride = ic_stride_for_width(width);
+    size_t stride = ic__stride_for_width(width);
     if (stride == 0 || (uint64_t)stride * height > SIZE_MAX / frame_count) {
-        return ic_set_error(err, IC_ERR_LIMIT_EXCEEDED,
+        return ic__set_error(err, IC_ERR_LIMIT_EXCEEDED,
                             "image: %ux%u with %u frames does not fit in memory",
                             width, height, frame_count);
     }
@@ -80,11 +80,11 @@ ic_status ic_image_create_in(ic_pool *pool, uint32_t width, uint32_t height, uin
 
     size_t delays = frame_count > 1 ? (size_t)frame_count * sizeof(uint32_t) : 0;
     ic_image *img = calloc(1, sizeof *img + delays);
-    if (!img) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "image: out of memory");
-    img->pixels = ic_buffer_alloc(pool, total, &img->ic_alloc_kind, &img->ic_alloc_size);
+    if (!img) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "image: out of memory");
+    img->pixels = ic__buffer_alloc(pool, total, &img->ic_alloc_kind, &img->ic_alloc_size);
     if (!img->pixels) {
         free(img);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY,
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY,
                             "image: cannot allocate %zu bytes for %ux%u x %u frames",
                             total, width, height, frame_count);
     }
@@ -107,12 +107,12 @@ ic_status ic_image_create_in(ic_pool *pool, uint32_t width, uint32_t height, uin
 
 void ic_image_free(ic_image *image) {
     if (!image) return;
-    ic_buffer_free(image->ic_pool, image->pixels, image->ic_alloc_size, image->ic_alloc_kind);
+    ic__buffer_free(image->ic_pool, image->pixels, image->ic_alloc_size, image->ic_alloc_kind);
     free(image->icc_profile);
     free(image);
 }
 
-void ic_image_copy_metadata(ic_image *dst, const ic_image *src) {
+void ic__image_copy_metadata(ic_image *dst, const ic_image *src) {
     dst->source_format = src->source_format;
     dst->source_width = src->source_width;
     dst->source_height = src->source_height;
@@ -125,11 +125,11 @@ void ic_image_copy_metadata(ic_image *dst, const ic_image *src) {
     }
 }
 
-void ic_image_update_opacity(ic_image *img) {
+void ic__image_update_opacity(ic_image *img) {
     for (uint32_t f = 0; f < img->frame_count; f++) {
         const uint8_t *frame = ic_image_frame(img, f);
         for (uint32_t y = 0; y < img->height; y++) {
-            if (!ic_pixels_opaque(frame + (size_t)y * img->stride, img->width)) {
+            if (!ic__pixels_opaque(frame + (size_t)y * img->stride, img->width)) {
                 img->is_opaque = 0;
                 return;
             }

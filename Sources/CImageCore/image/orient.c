@@ -52,23 +52,23 @@ static void orient_frame(const uint8_t *src, size_t sstride, uint32_t sw, uint32
 
 ic_status ic_image_orient(const ic_image *src, ic_orientation orientation, ic_image **out,
                           ic_error *err) {
-    if (!src || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "orient: NULL argument");
+    if (!src || !out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "orient: NULL argument");
     *out = NULL;
     int o = (int)orientation;
     if (o < 1 || o > 8) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "orient: orientation %d is not 1...8", o);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "orient: orientation %d is not 1...8", o);
     }
     bool swap = o >= 5;
     uint32_t dw = swap ? src->height : src->width;
     uint32_t dh = swap ? src->width : src->height;
     ic_image *dst;
-    ic_status st = ic_image_create_in(src->ic_pool, dw, dh, src->frame_count, &dst, err);
+    ic_status st = ic__image_create_in(src->ic_pool, dw, dh, src->frame_count, &dst, err);
     if (st != IC_OK) return st;
     for (uint32_t f = 0; f < src->frame_count; f++) {
         orient_frame(ic_image_frame(src, f), src->stride, src->width, src->height,
                      ic_image_frame(dst, f), dst->stride, dw, dh, o);
     }
-    ic_image_copy_metadata(dst, src);
+    ic__image_copy_metadata(dst, src);
     dst->orientation_applied = 1;
     dst->is_opaque = src->is_opaque;
     *out = dst;

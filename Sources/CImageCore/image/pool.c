@@ -26,9 +26,9 @@ struct ic_pool {
 };
 
 ic_status ic_pool_create(size_t max_idle_bytes, uint32_t max_idle_ms, ic_pool **out, ic_error *err) {
-    if (!out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "pool: NULL output pointer");
+    if (!out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "pool: NULL output pointer");
     ic_pool *pool = calloc(1, sizeof *pool);
-    if (!pool) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "pool: out of memory");
+    if (!pool) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "pool: out of memory");
     pthread_mutex_init(&pool->mutex, NULL);
     pool->refs = 1;
     pool->max_idle_bytes = max_idle_bytes;
@@ -99,11 +99,11 @@ uint64_t ic_pool_reuse_count(ic_pool *pool) {
     return n;
 }
 
-void *ic_pool_take(ic_pool *pool, size_t size, size_t *capacity) {
+void *ic__pool_take(ic_pool *pool, size_t size, size_t *capacity) {
     pool_slot victims[IC_POOL_SLOTS];
     void *found = NULL;
     pthread_mutex_lock(&pool->mutex);
-    int n = expire_locked(pool, ic_monotonic_ms(), victims);
+    int n = expire_locked(pool, ic__monotonic_ms(), victims);
     int best = -1;
     for (int i = 0; i < pool->count; i++) {
         size_t cap = pool->slots[i].capacity;
@@ -123,13 +123,13 @@ void *ic_pool_take(ic_pool *pool, size_t size, size_t *capacity) {
     return found;
 }
 
-void ic_pool_retain(ic_pool *pool) { __atomic_add_fetch(&pool->refs, 1, __ATOMIC_RELAXED); }
+void ic__pool_retain(ic_pool *pool) { __atomic_add_fetch(&pool->refs, 1, __ATOMIC_RELAXED); }
 
-void ic_pool_put(ic_pool *pool, void *p, size_t capacity) {
+void ic__pool_put(ic_pool *pool, void *p, size_t capacity) {
     pool_slot victims[IC_POOL_SLOTS + 1];
     int n = 0;
     pthread_mutex_lock(&pool->mutex);
-    uint64_t now = ic_monotonic_ms();
+    uint64_t now = ic__monotonic_ms();
     n = expire_locked(pool, now, victims);
     if (capacity > pool->max_idle_bytes) {
         victims[n].p = p;

@@ -7,7 +7,7 @@
  * the identity there). On x86-64 an AVX2 copy of the loop is chosen at run
  * time with __builtin_cpu_supports; no ifunc, so TSan builds work.
  *
- * The resampler reads straight rows through ic_premultiply_to_float: the same
+ * The resampler reads straight rows through ic__premultiply_to_float: the same
  * values, premultiplied in registers on their way to floats, so the row is
  * neither written back nor read twice.
  */
@@ -38,9 +38,9 @@ static inline void store32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
     for (size_t i = 0; i < count; i++) {                 \
         uint32_t v = load32(px + 4 * i);                 \
         uint32_t a = v >> 24;                            \
-        uint32_t r = ic_mul255(v & 0xFFu, a);            \
-        uint32_t g = ic_mul255((v >> 8) & 0xFFu, a);     \
-        uint32_t b = ic_mul255((v >> 16) & 0xFFu, a);    \
+        uint32_t r = ic__mul255(v & 0xFFu, a);            \
+        uint32_t g = ic__mul255((v >> 8) & 0xFFu, a);     \
+        uint32_t b = ic__mul255((v >> 16) & 0xFFu, a);    \
         store32(px + 4 * i, r | (g << 8) | (b << 16) | (a << 24)); \
     }
 
@@ -52,9 +52,9 @@ static void premul_float_generic(const uint8_t *px, float *out, size_t count) {
         const uint8_t *p = px + 4 * i;
         float *o = out + 4 * i;
         uint32_t a = p[3];
-        o[0] = (float)ic_mul255(p[0], a);
-        o[1] = (float)ic_mul255(p[1], a);
-        o[2] = (float)ic_mul255(p[2], a);
+        o[0] = (float)ic__mul255(p[0], a);
+        o[1] = (float)ic__mul255(p[1], a);
+        o[2] = (float)ic__mul255(p[2], a);
         o[3] = (float)a;
     }
 }
@@ -69,7 +69,7 @@ __attribute__((target("avx2"))) static void premul_avx2(uint8_t *px, size_t coun
     IC_PREMUL_BODY
 }
 
-/* ic_mul255 on sixteen 16-bit lanes: t = c * a + 128 fits, and so does t + (t >> 8). */
+/* ic__mul255 on sixteen 16-bit lanes: t = c * a + 128 fits, and so does t + (t >> 8). */
 __attribute__((target("avx2"))) static inline __m256i mul255_epi16(__m256i c, __m256i a) {
     __m256i t = _mm256_add_epi16(_mm256_mullo_epi16(c, a), _mm256_set1_epi16(128));
     return _mm256_srli_epi16(_mm256_add_epi16(t, _mm256_srli_epi16(t, 8)), 8);
@@ -77,7 +77,7 @@ __attribute__((target("avx2"))) static inline __m256i mul255_epi16(__m256i c, __
 
 /* Eight pixels a step. Eight opaque pixels are only widened, eight transparent ones are
  * zeros; others are widened to 16 bits per channel, each channel multiplied by its pixel's
- * alpha and alpha by 255 (ic_mul255(a, 255) is a), and the results widened to 32 bits and
+ * alpha and alpha by 255 (ic__mul255(a, 255) is a), and the results widened to 32 bits and
  * converted, two pixels per register, then put back in pixel order. */
 __attribute__((target("avx2"))) static void premul_float_avx2(const uint8_t *px, float *out,
                                                                size_t count) {
@@ -148,7 +148,7 @@ static struct premul_impl impl_chosen;
 
 static void choose_impl(void) { impl_chosen = pick_impl(); }
 
-bool ic_pixels_opaque(const uint8_t *rgba, size_t count) {
+bool ic__pixels_opaque(const uint8_t *rgba, size_t count) {
     pthread_once(&impl_once, choose_impl);
     return impl_chosen.opaque(rgba, count);
 }
@@ -160,7 +160,7 @@ int ic_premultiply_row(uint8_t *rgba, size_t count) {
     return 0;
 }
 
-void ic_premultiply_to_float(const uint8_t *rgba, float *out, size_t count) {
+void ic__premultiply_to_float(const uint8_t *rgba, float *out, size_t count) {
     pthread_once(&impl_once, choose_impl);
     impl_chosen.premul_float(rgba, out, count);
 }

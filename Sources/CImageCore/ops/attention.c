@@ -76,7 +76,7 @@ static ic_status score_cells(const ic_image *src, const grid *g, const int32_t *
     const uint8_t *frame = ic_image_frame(src, 0);
     for (uint32_t j = 0; j < g->h; j++) {
         if (cancel_flag && ic_cancel_flag_get(cancel_flag)) {
-            return ic_set_error(err, IC_ERR_CANCELLED, "smart crop: cancelled");
+            return ic__set_error(err, IC_ERR_CANCELLED, "smart crop: cancelled");
         }
         uint32_t y0 = cell_y(g, j), y1 = cell_y(g, j + 1);
         for (uint32_t i = 0; i < g->w; i++) {
@@ -169,9 +169,9 @@ static uint32_t centred(double centre, uint32_t size, uint32_t extent) {
 
 ic_status ic_attention_window(const ic_image *src, uint32_t crop_w, uint32_t crop_h,
                               const int *cancel_flag, uint32_t *x, uint32_t *y, ic_error *err) {
-    if (!src || !x || !y) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "smart crop: NULL argument");
+    if (!src || !x || !y) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "smart crop: NULL argument");
     if (crop_w == 0 || crop_h == 0) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "smart crop: the window %ux%u is empty", crop_w, crop_h);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "smart crop: the window %ux%u is empty", crop_w, crop_h);
     }
     if (crop_w > src->width) crop_w = src->width;
     if (crop_h > src->height) crop_h = src->height;
@@ -183,7 +183,7 @@ ic_status ic_attention_window(const ic_image *src, uint32_t crop_w, uint32_t cro
     if (g.h > src->height) g.h = src->height;
     size_t cells = (size_t)g.w * g.h;
     int64_t *a = malloc(cells * (2 * sizeof(int64_t) + 2 * sizeof(int32_t)) + 256 * sizeof(int32_t));
-    if (!a) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "smart crop: out of memory for %zu cells", cells);
+    if (!a) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "smart crop: out of memory for %zu cells", cells);
     int64_t *b = a + cells;
     int32_t *score = (int32_t *)(b + cells), *lum = score + cells, *linear = lum + cells;
     for (uint32_t v = 0; v < 256; v++) linear[v] = linear_q8(v);

@@ -26,15 +26,15 @@ static void store_row(void *ctx, uint32_t y, const uint32_t *restrict blurred) {
 
 ic_status ic_blur(const ic_image *src, double sigma, const int *cancel_flag, ic_image **out,
                   ic_error *err) {
-    if (!src || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "blur: NULL argument");
+    if (!src || !out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "blur: NULL argument");
     *out = NULL;
-    ic_gauss_kernel k;
-    ic_status st = ic_gauss_kernel_make(sigma, WHAT, &k, err);
+    ic__gauss_kernel k;
+    ic_status st = ic__gauss_kernel_make(sigma, WHAT, &k, err);
     if (st != IC_OK) return st;
     ic_image *dst;
-    st = ic_image_create_in(src->ic_pool, src->width, src->height, src->frame_count, &dst, err);
+    st = ic__image_create_in(src->ic_pool, src->width, src->height, src->frame_count, &dst, err);
     if (st != IC_OK) {
-        ic_gauss_kernel_free(&k);
+        ic__gauss_kernel_free(&k);
         return st;
     }
     for (uint32_t f = 0; f < src->frame_count && st == IC_OK; f++) {
@@ -43,20 +43,20 @@ ic_status ic_blur(const ic_image *src, double sigma, const int *cancel_flag, ic_
             continue;
         }
         blur_target t = {ic_image_frame(dst, f), dst->stride, 4 * (size_t)src->width};
-        st = ic_gauss_frame(ic_image_frame(src, f), src->stride, src->width, src->height, &k,
+        st = ic__gauss_frame(ic_image_frame(src, f), src->stride, src->width, src->height, &k,
                             cancel_flag, WHAT, store_row, &t, err);
     }
-    ic_gauss_kernel_free(&k);
+    ic__gauss_kernel_free(&k);
     if (st != IC_OK) {
         ic_image_free(dst);
         return st;
     }
-    ic_image_copy_metadata(dst, src);
+    ic__image_copy_metadata(dst, src);
     /* Taps sum to one exactly, so an opaque source stays opaque; otherwise count. */
     if (src->is_opaque) {
         dst->is_opaque = 1;
     } else {
-        ic_image_update_opacity(dst);
+        ic__image_update_opacity(dst);
     }
     *out = dst;
     return IC_OK;

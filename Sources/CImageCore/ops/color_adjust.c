@@ -21,13 +21,13 @@ static void gray_row(uint8_t *restrict dst, const uint8_t *restrict src, uint32_
 
 ic_status ic_grayscale(const ic_image *src, const int *cancel_flag, ic_image **out, ic_error *err) {
     ic_image *dst;
-    ic_status st = ic_op_create_like(src, "grayscale", &dst, err);
+    ic_status st = ic__op_create_like(src, "grayscale", &dst, err);
     if (st != IC_OK) return st;
     for (uint32_t f = 0; f < src->frame_count; f++) {
         const uint8_t *from = ic_image_frame(src, f);
         uint8_t *to = ic_image_frame(dst, f);
         for (uint32_t y = 0; y < src->height; y++) {
-            if (ic_op_cancelled(cancel_flag, y, "grayscale", dst, err)) return IC_ERR_CANCELLED;
+            if (ic__op_cancelled(cancel_flag, y, "grayscale", dst, err)) return IC_ERR_CANCELLED;
             gray_row(to + (size_t)y * dst->stride, from + (size_t)y * src->stride, src->width);
         }
     }
@@ -72,13 +72,13 @@ ic_status ic_color_adjust(const ic_image *src, double brightness, double contras
                           const int *cancel_flag, ic_image **out, ic_error *err) {
     if (!in_range(brightness) || !in_range(contrast) || !in_range(saturation)) {
         if (out) *out = NULL;
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "color adjust: brightness %g, contrast %g and saturation %g must each be "
                             "within 0...%g (1 changes nothing)",
                             brightness, contrast, saturation, IC_COLOR_ADJUST_MAX);
     }
     ic_image *dst;
-    ic_status st = ic_op_create_like(src, "color adjust", &dst, err);
+    ic_status st = ic__op_create_like(src, "color adjust", &dst, err);
     if (st != IC_OK) return st;
     const double s = saturation;
     adjust k = {
@@ -91,7 +91,7 @@ ic_status ic_color_adjust(const ic_image *src, double brightness, double contras
         const uint8_t *from = ic_image_frame(src, f);
         uint8_t *to = ic_image_frame(dst, f);
         for (uint32_t y = 0; y < src->height; y++) {
-            if (ic_op_cancelled(cancel_flag, y, "color adjust", dst, err)) return IC_ERR_CANCELLED;
+            if (ic__op_cancelled(cancel_flag, y, "color adjust", dst, err)) return IC_ERR_CANCELLED;
             adjust_row(to + (size_t)y * dst->stride, from + (size_t)y * src->stride, src->width, &k);
         }
     }

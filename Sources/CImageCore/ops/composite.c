@@ -95,21 +95,21 @@ static void blend_row(uint8_t *dst, const prepared_row *p, uint32_t width, uint3
 }
 
 static ic_status check(const ic_image *base, const ic_image *mark, const ic_composite_options *o, ic_error *err) {
-    if (!base || !mark || !o) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "overlay: NULL argument");
+    if (!base || !mark || !o) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "overlay: NULL argument");
     if (!isfinite(o->opacity) || o->opacity < 0 || o->opacity > 1) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "overlay: the opacity %g is not within 0...1", o->opacity);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "overlay: the opacity %g is not within 0...1", o->opacity);
     }
     if (o->offset_x < -IC_COMPOSITE_MAX_OFFSET || o->offset_x > IC_COMPOSITE_MAX_OFFSET ||
         o->offset_y < -IC_COMPOSITE_MAX_OFFSET || o->offset_y > IC_COMPOSITE_MAX_OFFSET) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "overlay: the offset (%d, %d) is beyond %d pixels",
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "overlay: the offset (%d, %d) is beyond %d pixels",
                             o->offset_x, o->offset_y, IC_COMPOSITE_MAX_OFFSET);
     }
     if (o->tile && o->spacing > IC_COMPOSITE_MAX_SPACING) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "overlay: the tile spacing %u is beyond %u pixels",
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "overlay: the tile spacing %u is beyond %u pixels",
                             o->spacing, IC_COMPOSITE_MAX_SPACING);
     }
     if (mark->width == 0 || mark->height == 0 || mark->frame_count == 0) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "overlay: the mark is empty");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "overlay: the mark is empty");
     }
     return IC_OK;
 }
@@ -120,7 +120,7 @@ ic_status ic_composite(const ic_image *base, const ic_image *mark, const ic_comp
     ic_status st = check(base, mark, options, err);
     if (st != IC_OK) return st;
     ic_image *dst;
-    st = ic_op_create_like(base, "overlay", &dst, err);
+    st = ic__op_create_like(base, "overlay", &dst, err);
     if (st != IC_OK) return st;
     int64_t x0, y0;
     place(options, base, mark, &x0, &y0);
@@ -139,7 +139,7 @@ ic_status ic_composite(const ic_image *base, const ic_image *mark, const ic_comp
         free(p.q);
         free(p.w);
         ic_image_free(dst);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "overlay: out of memory for a mark %u pixels wide",
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "overlay: out of memory for a mark %u pixels wide",
                             mark->width);
     }
     make_tables(tables, options->opacity);
@@ -155,7 +155,7 @@ ic_status ic_composite(const ic_image *base, const ic_image *mark, const ic_comp
         const uint8_t *from = ic_image_frame(base, f);
         uint8_t *to = ic_image_frame(dst, f);
         for (uint32_t y = 0; y < base->height; y++) {
-            if (ic_op_cancelled(cancel_flag, y, "overlay", dst, err)) {
+            if (ic__op_cancelled(cancel_flag, y, "overlay", dst, err)) {
                 free(tables);
                 free(p.q);
                 free(p.w);

@@ -77,19 +77,19 @@ ic_status ic_round_corners(const ic_image *src, double radius, uint32_t corners,
                            ic_error *err) {
     if (out) *out = NULL;
     if (!isfinite(radius) || radius < 0 || !isfinite(border_width) || border_width < 0) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "round corners: the radius %g and the border width %g must be finite and "
                             "not negative", radius, border_width);
     }
     if (corners & ~(uint32_t)IC_CORNER_ALL) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "round corners: unknown corner bits 0x%x", corners);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "round corners: unknown corner bits 0x%x", corners);
     }
     int border = border_width > 0;
     if (border && !border_rgba) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "round corners: a border needs a colour");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "round corners: a border needs a colour");
     }
     ic_image *dst;
-    ic_status st = ic_op_create_like(src, "round corners", &dst, err);
+    ic_status st = ic__op_create_like(src, "round corners", &dst, err);
     if (st != IC_OK) return st;
     uint32_t w = src->width, h = src->height;
     double most = fmin(w, h) / 2;
@@ -105,11 +105,11 @@ ic_status ic_round_corners(const ic_image *src, double radius, uint32_t corners,
         const uint8_t *from = ic_image_frame(src, f);
         uint8_t *to = ic_image_frame(dst, f);
         for (uint32_t y = 0; y < h; y++) {
-            if (ic_op_cancelled(cancel_flag, y, "round corners", dst, err)) return IC_ERR_CANCELLED;
+            if (ic__op_cancelled(cancel_flag, y, "round corners", dst, err)) return IC_ERR_CANCELLED;
             mask_row(to + (size_t)y * dst->stride, from + (size_t)y * src->stride, w, y, &outer, &inner, border, bp);
         }
     }
-    ic_image_update_opacity(dst);
+    ic__image_update_opacity(dst);
     *out = dst;
     return IC_OK;
 }

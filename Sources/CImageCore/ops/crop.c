@@ -19,10 +19,10 @@ static uint32_t whole(double v, uint32_t size, uint32_t extent) {
 
 ic_status ic_crop_placed(const ic_image *src, uint32_t width, uint32_t height, const ic_gravity *gravity,
                          const int *cancel_flag, ic_image **out, ic_error *err) {
-    if (!src || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "crop: NULL argument");
+    if (!src || !out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "crop: NULL argument");
     *out = NULL;
     if (width == 0 || height == 0) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "crop: the window %ux%u is empty", width, height);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "crop: the window %ux%u is empty", width, height);
     }
     if (width > src->width) width = src->width;
     if (height > src->height) height = src->height;
@@ -41,10 +41,10 @@ ic_status ic_crop_placed(const ic_image *src, uint32_t width, uint32_t height, c
 
 ic_status ic_fill_smart(const ic_image *src, uint32_t width, uint32_t height, int allow_upscale,
                         int use_helper_thread, const int *cancel_flag, ic_image **out, ic_error *err) {
-    if (!src || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: NULL argument");
+    if (!src || !out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: NULL argument");
     *out = NULL;
     if (width == 0 || height == 0) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "resize: a smart fill needs both sides of the box, not %ux%u", width, height);
     }
     ic_image *cover;

@@ -21,11 +21,11 @@
 #define CANCEL_EVERY_ROWS 16
 
 
-ic_status ic_gauss_kernel_make(double sigma, const char *what, ic_gauss_kernel *k, ic_error *err) {
+ic_status ic__gauss_kernel_make(double sigma, const char *what, ic__gauss_kernel *k, ic_error *err) {
     k->radius = 0;
     k->taps = NULL;
     if (!(sigma > 0) || !(sigma <= IC_BLUR_MAX_SIGMA)) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "%s: sigma %g is not a number of pixels above 0 and at most %g", what,
                             sigma, IC_BLUR_MAX_SIGMA);
     }
@@ -36,7 +36,7 @@ ic_status ic_gauss_kernel_make(double sigma, const char *what, ic_gauss_kernel *
     if (!w || !taps) {
         free(w);
         free(taps);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "%s: out of memory for the kernel", what);
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "%s: out of memory for the kernel", what);
     }
     double sum = 0;
     for (uint32_t x = 0; x <= radius; x++) {
@@ -69,7 +69,7 @@ ic_status ic_gauss_kernel_make(double sigma, const char *what, ic_gauss_kernel *
     return IC_OK;
 }
 
-void ic_gauss_kernel_free(ic_gauss_kernel *k) {
+void ic__gauss_kernel_free(ic__gauss_kernel *k) {
     free(k->taps);
     k->taps = NULL;
 }
@@ -157,8 +157,8 @@ static gauss_passes choose_passes(void) {
     return (gauss_passes){vertical_base, horizontal_base};
 }
 
-ic_status ic_gauss_frame(const uint8_t *frame, size_t stride, uint32_t width, uint32_t height,
-                         const ic_gauss_kernel *k, const int *cancel_flag, const char *what,
+ic_status ic__gauss_frame(const uint8_t *frame, size_t stride, uint32_t width, uint32_t height,
+                         const ic__gauss_kernel *k, const int *cancel_flag, const char *what,
                          ic_gauss_row_sink sink, void *ctx, ic_error *err) {
     const uint32_t r = k->radius;
     const size_t n = 4 * (size_t)width, pad = 4 * (size_t)r;
@@ -169,7 +169,7 @@ ic_status ic_gauss_frame(const uint8_t *frame, size_t stride, uint32_t width, ui
         free(out);
         free(mid);
         free(rows);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "%s: out of memory for a %u-pixel row", what,
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "%s: out of memory for a %u-pixel row", what,
                             width);
     }
     const gauss_passes P = choose_passes();
@@ -177,7 +177,7 @@ ic_status ic_gauss_frame(const uint8_t *frame, size_t stride, uint32_t width, ui
     ic_status st = IC_OK;
     for (uint32_t y = 0; y < height; y++) {
         if (cancel_flag && y % CANCEL_EVERY_ROWS == 0 && ic_cancel_flag_get(cancel_flag)) {
-            st = ic_set_error(err, IC_ERR_CANCELLED, "%s: cancelled", what);
+            st = ic__set_error(err, IC_ERR_CANCELLED, "%s: cancelled", what);
             break;
         }
         /* The rows the kernel reaches, the edge rows repeated past the top and bottom. */

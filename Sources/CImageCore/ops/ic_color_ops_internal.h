@@ -19,14 +19,14 @@
  * Creates *out with the size and frame count of `src` (from its pool) and its metadata
  * (as ic_crop keeps it) and opacity. `op` names the operation in error messages.
  */
-static inline ic_status ic_op_create_like(const ic_image *src, const char *op, ic_image **out,
+static inline ic_status ic__op_create_like(const ic_image *src, const char *op, ic_image **out,
                                           ic_error *err) {
-    if (!src || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "%s: NULL argument", op);
+    if (!src || !out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "%s: NULL argument", op);
     *out = NULL;
     ic_image *dst;
-    ic_status st = ic_image_create_in(src->ic_pool, src->width, src->height, src->frame_count, &dst, err);
+    ic_status st = ic__image_create_in(src->ic_pool, src->width, src->height, src->frame_count, &dst, err);
     if (st != IC_OK) return st;
-    ic_image_copy_metadata(dst, src);
+    ic__image_copy_metadata(dst, src);
     dst->is_opaque = src->is_opaque;
     *out = dst;
     return IC_OK;
@@ -36,11 +36,11 @@ static inline ic_status ic_op_create_like(const ic_image *src, const char *op, i
  * True, with `dst` freed and the error set, when row `y` is a checkpoint and the caller has
  * cancelled.
  */
-static inline bool ic_op_cancelled(const int *cancel_flag, uint32_t y, const char *op,
+static inline bool ic__op_cancelled(const int *cancel_flag, uint32_t y, const char *op,
                                    ic_image *dst, ic_error *err) {
     if (!cancel_flag || y % IC_OP_CANCEL_ROWS != 0 || !ic_cancel_flag_get(cancel_flag)) return false;
     ic_image_free(dst);
-    ic_set_error(err, IC_ERR_CANCELLED, "%s: cancelled", op);
+    ic__set_error(err, IC_ERR_CANCELLED, "%s: cancelled", op);
     return true;
 }
 

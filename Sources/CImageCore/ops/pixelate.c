@@ -37,12 +37,12 @@ ic_status ic_pixelate(const ic_image *src, uint32_t block, const int *cancel_fla
                       ic_error *err) {
     if (block == 0 || block > IC_PIXELATE_MAX_BLOCK) {
         if (out) *out = NULL;
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "pixelate: the block size %u is not within 1...%u pixels", block,
                             IC_PIXELATE_MAX_BLOCK);
     }
     ic_image *dst;
-    ic_status st = ic_op_create_like(src, "pixelate", &dst, err);
+    ic_status st = ic__op_create_like(src, "pixelate", &dst, err);
     if (st != IC_OK) return st;
     uint32_t longer = src->width > src->height ? src->width : src->height;
     if (block > longer) block = longer;
@@ -54,7 +54,7 @@ ic_status ic_pixelate(const ic_image *src, uint32_t block, const int *cancel_fla
         free(sums);
         free(avg);
         ic_image_free(dst);
-        return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "pixelate: out of memory for %u columns", src->width);
+        return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "pixelate: out of memory for %u columns", src->width);
     }
     for (uint32_t f = 0; f < src->frame_count; f++) {
         const uint8_t *from = ic_image_frame(src, f);
@@ -64,7 +64,7 @@ ic_status ic_pixelate(const ic_image *src, uint32_t block, const int *cancel_fla
                 free(sums);
                 free(avg);
                 ic_image_free(dst);
-                return ic_set_error(err, IC_ERR_CANCELLED, "pixelate: cancelled");
+                return ic__set_error(err, IC_ERR_CANCELLED, "pixelate: cancelled");
             }
             uint32_t rows = src->height - y0 < block ? src->height - y0 : block;
             memset(sums, 0, sizeof(uint32_t) * 4 * (size_t)src->width);

@@ -195,10 +195,10 @@ static int exact_turns(double degrees, int fit_size, const ic_image *src) {
 
 ic_status ic_rotate(const ic_image *src, double degrees, int fit_size, const uint8_t background[4],
                     const ic_limits *limits, const int *cancel_flag, ic_image **out, ic_error *err) {
-    if (!src || !out || !background) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "rotate: NULL argument");
+    if (!src || !out || !background) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "rotate: NULL argument");
     *out = NULL;
     if (!isfinite(degrees)) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "rotate: the angle %g is not a finite number of degrees",
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "rotate: the angle %g is not a finite number of degrees",
                             degrees);
     }
     degrees = fmod(degrees, 360.0);
@@ -227,21 +227,21 @@ ic_status ic_rotate(const ic_image *src, double degrees, int fit_size, const uin
     }
     double pixels = out_wd * out_hd;
     if (out_wd > UINT32_MAX || out_hd > UINT32_MAX || (limits->max_pixels && pixels > (double)limits->max_pixels)) {
-        return ic_set_error(err, IC_ERR_LIMIT_EXCEEDED,
+        return ic__set_error(err, IC_ERR_LIMIT_EXCEEDED,
                             "rotate: the rotated canvas %.0fx%.0f (%.0f pixels) is over the limit of %llu pixels",
                             out_wd, out_hd, pixels, (unsigned long long)limits->max_pixels);
     }
     double bytes = pixels * 4.0 * src->frame_count;
     if (limits->max_memory_bytes && bytes > (double)limits->max_memory_bytes) {
-        return ic_set_error(err, IC_ERR_LIMIT_EXCEEDED,
+        return ic__set_error(err, IC_ERR_LIMIT_EXCEEDED,
                             "rotate: the rotated frames need %.0f bytes, over the limit of %llu bytes", bytes,
                             (unsigned long long)limits->max_memory_bytes);
     }
     uint32_t out_w = (uint32_t)out_wd, out_h = (uint32_t)out_hd;
     ic_image *dst;
-    ic_status st = ic_image_create_in(src->ic_pool, out_w, out_h, src->frame_count, &dst, err);
+    ic_status st = ic__image_create_in(src->ic_pool, out_w, out_h, src->frame_count, &dst, err);
     if (st != IC_OK) return st;
-    ic_image_copy_metadata(dst, src);
+    ic__image_copy_metadata(dst, src);
     pthread_once(&weights_once, make_weights);
     /* Output pixel centre (x + 0.5, y + 0.5) maps to source point (u, v); the sample index is u - 0.5. */
     double ox = 0.5 - out_wd / 2, oy = 0.5 - out_hd / 2;
@@ -253,14 +253,14 @@ ic_status ic_rotate(const ic_image *src, double degrees, int fit_size, const uin
         const uint8_t *from = ic_image_frame(src, f);
         uint8_t *to = ic_image_frame(dst, f);
         for (uint32_t y = 0; y < out_h; y++) {
-            if (ic_op_cancelled(cancel_flag, y, WHAT, dst, err)) return IC_ERR_CANCELLED;
+            if (ic__op_cancelled(cancel_flag, y, WHAT, dst, err)) return IC_ERR_CANCELLED;
             rotate_row(to + (size_t)y * dst->stride, from, src, out_w, y, &m, background);
         }
     }
     if (src->is_opaque && background[3] == 255) {
         dst->is_opaque = 1;
     } else {
-        ic_image_update_opacity(dst);
+        ic__image_update_opacity(dst);
     }
     *out = dst;
     return IC_OK;

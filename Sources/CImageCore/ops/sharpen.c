@@ -81,23 +81,23 @@ static void sharpen_row(void *ctx, uint32_t y, const uint32_t *restrict blurred)
 
 ic_status ic_sharpen(const ic_image *src, double sigma, double amount, int threshold,
                      const int *cancel_flag, ic_image **out, ic_error *err) {
-    if (!src || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "sharpen: NULL argument");
+    if (!src || !out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "sharpen: NULL argument");
     *out = NULL;
     if (!(amount >= 0) || !(amount <= IC_SHARPEN_MAX_AMOUNT)) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "sharpen: amount %g is not between 0 and %g", amount, IC_SHARPEN_MAX_AMOUNT);
     }
     if (threshold < 0 || threshold > 255) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "sharpen: threshold %d is not a level between 0 and 255", threshold);
     }
-    ic_gauss_kernel k;
-    ic_status st = ic_gauss_kernel_make(sigma, WHAT, &k, err);
+    ic__gauss_kernel k;
+    ic_status st = ic__gauss_kernel_make(sigma, WHAT, &k, err);
     if (st != IC_OK) return st;
     ic_image *dst;
-    st = ic_image_create_in(src->ic_pool, src->width, src->height, src->frame_count, &dst, err);
+    st = ic__image_create_in(src->ic_pool, src->width, src->height, src->frame_count, &dst, err);
     if (st != IC_OK) {
-        ic_gauss_kernel_free(&k);
+        ic__gauss_kernel_free(&k);
         return st;
     }
     for (uint32_t f = 0; f < src->frame_count && st == IC_OK; f++) {
@@ -107,15 +107,15 @@ ic_status ic_sharpen(const ic_image *src, double sigma, double amount, int thres
         }
         sharpen_target t = {ic_image_frame(src, f), src->stride, ic_image_frame(dst, f), dst->stride,
                             src->width, (float)amount, (float)threshold};
-        st = ic_gauss_frame(t.src, src->stride, src->width, src->height, &k, cancel_flag, WHAT,
+        st = ic__gauss_frame(t.src, src->stride, src->width, src->height, &k, cancel_flag, WHAT,
                             sharpen_row, &t, err);
     }
-    ic_gauss_kernel_free(&k);
+    ic__gauss_kernel_free(&k);
     if (st != IC_OK) {
         ic_image_free(dst);
         return st;
     }
-    ic_image_copy_metadata(dst, src);
+    ic__image_copy_metadata(dst, src);
     dst->is_opaque = src->is_opaque; /* alpha is copied unchanged */
     *out = dst;
     return IC_OK;

@@ -24,10 +24,10 @@ ic_status ic_tint(const ic_image *src, const uint8_t rgba[4], const int *cancel_
                   ic_error *err) {
     if (!rgba) {
         if (out) *out = NULL;
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "tint: NULL colour");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "tint: NULL colour");
     }
     ic_image *dst;
-    ic_status st = ic_op_create_like(src, "tint", &dst, err);
+    ic_status st = ic__op_create_like(src, "tint", &dst, err);
     if (st != IC_OK) return st;
     /* k = T * ta / 255 / 255 and m = (255 - ta) / 255, rounded to Q16 (at most 65536). */
     uint32_t k[3];
@@ -39,7 +39,7 @@ ic_status ic_tint(const ic_image *src, const uint8_t rgba[4], const int *cancel_
         const uint8_t *from = ic_image_frame(src, f);
         uint8_t *to = ic_image_frame(dst, f);
         for (uint32_t y = 0; y < src->height; y++) {
-            if (ic_op_cancelled(cancel_flag, y, "tint", dst, err)) return IC_ERR_CANCELLED;
+            if (ic__op_cancelled(cancel_flag, y, "tint", dst, err)) return IC_ERR_CANCELLED;
             tint_row(to + (size_t)y * dst->stride, from + (size_t)y * src->stride, src->width, k, m);
         }
     }

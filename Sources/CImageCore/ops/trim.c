@@ -91,16 +91,16 @@ static bool scan_frame(const uint8_t *pixels, size_t stride, uint32_t width, uin
     }
     return true;
 cancelled:
-    ic_set_error(err, IC_ERR_CANCELLED, "trim: cancelled");
+    ic__set_error(err, IC_ERR_CANCELLED, "trim: cancelled");
     return false;
 }
 
 ic_status ic_find_trim(const ic_image *src, double threshold, const uint8_t *background,
                        const int *cancel_flag, ic_trim_box *box, ic_error *err) {
-    if (!src || !box) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "trim: NULL argument");
+    if (!src || !box) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "trim: NULL argument");
     *box = (ic_trim_box){0, 0, 0, 0};
     if (!(threshold >= 0 && threshold <= IC_TRIM_MAX_THRESHOLD)) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "trim: the threshold %g is not within 0...%g",
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "trim: the threshold %g is not within 0...%g",
                             threshold, IC_TRIM_MAX_THRESHOLD);
     }
     const uint8_t *bg = background ? background : src->pixels;
@@ -124,7 +124,7 @@ ic_status ic_find_trim(const ic_image *src, double threshold, const uint8_t *bac
 
 ic_status ic_trim(const ic_image *src, double threshold, const uint8_t *background, const int *cancel_flag,
                   ic_image **out, ic_error *err) {
-    if (!out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "trim: NULL argument");
+    if (!out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "trim: NULL argument");
     *out = NULL;
     ic_trim_box box;
     ic_status st = ic_find_trim(src, threshold, background, cancel_flag, &box, err);

@@ -14,8 +14,8 @@
  * premultiplied values, so transparent pixels cannot darken their neighbours.
  *
  * A frame held whole in memory can also be run in bands of output rows
- * (ic_scaler_run_bands), each reading only the input rows it needs, on
- * scalers that share one set of filter banks (ic_scaler_fork): the bands of a
+ * (ic__scaler_run_bands), each reading only the input rows it needs, on
+ * scalers that share one set of filter banks (ic__scaler_fork): the bands of a
  * frame then run on two threads, the caller's and a helper's claiming them in
  * turn (common/thread.c), with the pixels of a whole-frame pass.
  */
@@ -192,7 +192,7 @@ static uint8_t *axis_build(ic_axis *ax, uint8_t *mem, uint32_t in, double off, d
     return mem + bank_bytes(out, taps);
 }
 
-struct ic_scaler {
+struct ic__scaler {
     uint32_t in_w, in_h, out_w, out_h;
     ic_axis h, v;
     /* Horizontal work rows. */
@@ -220,9 +220,9 @@ static uint32_t vacc_width(const ic_axis *h, uint32_t out_w) { return h->area ? 
 /* Rows of vertical-Lanczos input that must be kept at once. */
 static uint32_t ring_size(const ic_axis *v) { return v->lanczos_bank.taps + 1; }
 
-size_t ic_scaler_bytes(uint32_t in_w, uint32_t in_h, const ic_rect *crop, uint32_t out_w,
+size_t ic__scaler_bytes(uint32_t in_w, uint32_t in_h, const ic__rect *crop, uint32_t out_w,
                        uint32_t out_h) {
-    size_t bytes = sizeof(ic_scaler) + axis_bytes(crop->w, out_w) + axis_bytes(crop->h, out_h);
+    size_t bytes = sizeof(ic__scaler) + axis_bytes(crop->w, out_w) + axis_bytes(crop->h, out_h);
     uint32_t hmid = axis_mid(crop->w, out_w), vmid = axis_mid(crop->h, out_h);
     (void)in_h;
     bytes += (size_t)(in_w + hmid + out_w) * 4 * sizeof(float);
@@ -238,17 +238,17 @@ static float *carve(uint8_t **mem, size_t floats) {
     return (float *)p;
 }
 
-ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, uint32_t out_w,
-                           uint32_t out_h, ic_scaler **out, ic_error *err) {
+ic_status ic__scaler_create(uint32_t in_w, uint32_t in_h, const ic__rect *crop, uint32_t out_w,
+                           uint32_t out_h, ic__scaler **out, ic_error *err) {
     *out = NULL;
     if (!in_w || !in_h || !out_w || !out_h || crop->w <= 0 || crop->h <= 0) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resample: empty size");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "resample: empty size");
     }
-    size_t bytes = ic_scaler_bytes(in_w, in_h, crop, out_w, out_h);
+    size_t bytes = ic__scaler_bytes(in_w, in_h, crop, out_w, out_h);
     pthread_once(&kernels_once, choose_kernels);
     uint8_t *mem = calloc(1, bytes);
-    if (!mem) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "resample: cannot allocate %zu bytes", bytes);
-    ic_scaler *s = (ic_scaler *)mem;
+    if (!mem) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "resample: cannot allocate %zu bytes", bytes);
+    ic__scaler *s = (ic__scaler *)mem;
     s->in_w = in_w;
     s->in_h = in_h;
     s->out_w = out_w;
@@ -271,24 +271,24 @@ ic_status ic_scaler_create(uint32_t in_w, uint32_t in_h, const ic_rect *crop, ui
     return IC_OK;
 }
 
-void ic_scaler_free(ic_scaler *s) { free(s); }
+void ic__scaler_free(ic__scaler *s) { free(s); }
 
 /* Bytes of a scaler's work rows (rowf, hmid, hrow, vacc, ring), alignment included. */
-static size_t work_bytes(const ic_scaler *s) {
+static size_t work_bytes(const ic__scaler *s) {
     size_t floats = (size_t)(s->in_w + (s->h.area ? s->h.mid : 0) + s->out_w) * 4 +
                     (s->v.area ? (size_t)4 * vacc_width(&s->h, s->out_w) * 4 : 0) +
                     (size_t)s->ring_rows * s->out_w * 4;
     return floats * sizeof(float) + 64 * 6;
 }
 
-size_t ic_scaler_fork_bytes(const ic_scaler *s) { return sizeof(ic_scaler) + work_bytes(s); }
+size_t ic__scaler_fork_bytes(const ic__scaler *s) { return sizeof(ic__scaler) + work_bytes(s); }
 
-ic_status ic_scaler_fork(const ic_scaler *s, ic_scaler **out, ic_error *err) {
+ic_status ic__scaler_fork(const ic__scaler *s, ic__scaler **out, ic_error *err) {
     *out = NULL;
-    size_t bytes = ic_scaler_fork_bytes(s);
+    size_t bytes = ic__scaler_fork_bytes(s);
     uint8_t *mem = calloc(1, bytes);
-    if (!mem) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "resample: cannot allocate %zu bytes", bytes);
-    ic_scaler *f = (ic_scaler *)mem;
+    if (!mem) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "resample: cannot allocate %zu bytes", bytes);
+    ic__scaler *f = (ic__scaler *)mem;
     *f = *s; /* the banks stay the parent's */
     uint8_t *cursor = mem + sizeof *f;
     f->rowf = carve(&cursor, (size_t)s->in_w * 4);
@@ -301,7 +301,7 @@ ic_status ic_scaler_fork(const ic_scaler *s, ic_scaler **out, ic_error *err) {
     return IC_OK;
 }
 
-void ic_scaler_begin_frame(ic_scaler *s, uint8_t *dst, size_t dst_stride) {
+void ic__scaler_begin_frame(ic__scaler *s, uint8_t *dst, size_t dst_stride) {
     s->dst = dst;
     s->dst_stride = dst_stride;
     s->next_out = 0;
@@ -448,16 +448,16 @@ static void choose_kernels(void) {
 static void filter_row(const ic_bank *b, const float *in, float *out) { kernels.filter_row(b, in, out); }
 
 /* One RGBA8 row into s->rowf: widened, or (`straight`) premultiplied as it is read. */
-static void load_row(ic_scaler *s, const uint8_t *row, bool straight) {
+static void load_row(ic__scaler *s, const uint8_t *row, bool straight) {
     if (straight) {
-        ic_premultiply_to_float(row, s->rowf, s->in_w);
+        ic__premultiply_to_float(row, s->rowf, s->in_w);
     } else {
         kernels.widen(row, s->rowf, s->in_w);
     }
 }
 
 /* Horizontal pass of one RGBA8 row (see load_row) into `out` (out_w * 4 floats). */
-static void horizontal(ic_scaler *s, const uint8_t *row, bool straight, float *out) {
+static void horizontal(ic__scaler *s, const uint8_t *row, bool straight, float *out) {
     load_row(s, row, straight);
     if (s->h.area) {
         filter_row(&s->h.area_bank, s->rowf, s->hmid);
@@ -493,7 +493,7 @@ static void narrow(const float *in, uint8_t *out, uint32_t count) {
 }
 
 /* Produces every output row whose inputs are all in the ring (rows < `have`). */
-static void emit_ready(ic_scaler *s, uint32_t have) {
+static void emit_ready(ic__scaler *s, uint32_t have) {
     const ic_bank *b = &s->v.lanczos_bank;
     const size_t width = (size_t)s->out_w * 4;
     while (s->next_out < s->out_end) {
@@ -512,11 +512,11 @@ static void emit_ready(ic_scaler *s, uint32_t have) {
 }
 
 /* The ring slot of vertical-Lanczos input row `index`. */
-static float *ring_slot(ic_scaler *s, uint32_t index) {
+static float *ring_slot(ic__scaler *s, uint32_t index) {
     return s->ring + (size_t)(index % s->ring_rows) * s->out_w * 4;
 }
 
-static void push(ic_scaler *s, uint32_t y, const uint8_t *row, bool straight) {
+static void push(ic__scaler *s, uint32_t y, const uint8_t *row, bool straight) {
     if (y < s->first_in || y > s->last_in || s->next_out >= s->out_end) return;
     if (!s->v.area) {
         horizontal(s, row, straight, ring_slot(s, y));
@@ -555,17 +555,17 @@ static void push(ic_scaler *s, uint32_t y, const uint8_t *row, bool straight) {
     }
 }
 
-void ic_scaler_push(ic_scaler *s, uint32_t y, const uint8_t *row) { push(s, y, row, false); }
+void ic__scaler_push(ic__scaler *s, uint32_t y, const uint8_t *row) { push(s, y, row, false); }
 
-void ic_scaler_push_straight(ic_scaler *s, uint32_t y, const uint8_t *row) { push(s, y, row, true); }
+void ic__scaler_push_straight(ic__scaler *s, uint32_t y, const uint8_t *row) { push(s, y, row, true); }
 
-bool ic_scaler_done(const ic_scaler *s) { return s->next_out >= s->out_h; }
+bool ic__scaler_done(const ic__scaler *s) { return s->next_out >= s->out_h; }
 
-uint32_t ic_scaler_rows_written(const ic_scaler *s) { return s->next_out; }
+uint32_t ic__scaler_rows_written(const ic__scaler *s) { return s->next_out; }
 
-uint32_t ic_scaler_first_row(const ic_scaler *s) { return s->first_in; }
+uint32_t ic__scaler_first_row(const ic__scaler *s) { return s->first_in; }
 
-uint32_t ic_scaler_last_row(const ic_scaler *s) { return s->last_in; }
+uint32_t ic__scaler_last_row(const ic__scaler *s) { return s->last_in; }
 
 /* The inputs filter outputs [begin, end) of bank b read: [*first, *last]. */
 static void bank_span(const ic_bank *b, uint32_t begin, uint32_t end, uint32_t *first, uint32_t *last) {
@@ -580,11 +580,11 @@ static void bank_span(const ic_bank *b, uint32_t begin, uint32_t end, uint32_t *
 /* Writes output rows [out_begin, out_end) of a frame held whole in memory (src: input rows
  * src_stride apart, `straight` as for push) to dst, reading only the input rows they depend
  * on; the rows are bit-identical to those of the same frame pushed whole. */
-static void run_band(ic_scaler *s, const uint8_t *src, size_t src_stride, bool straight, uint8_t *dst,
+static void run_band(ic__scaler *s, const uint8_t *src, size_t src_stride, bool straight, uint8_t *dst,
                      size_t dst_stride, uint32_t out_begin, uint32_t out_end) {
     if (out_end > s->out_h) out_end = s->out_h;
     if (out_begin >= out_end) return;
-    ic_scaler_begin_frame(s, dst, dst_stride);
+    ic__scaler_begin_frame(s, dst, dst_stride);
     s->next_out = out_begin;
     s->out_end = out_end;
     /* The vertical-Lanczos inputs of the band: input rows, or mid rows of the area stage. */
@@ -602,7 +602,7 @@ static void run_band(ic_scaler *s, const uint8_t *src, size_t src_stride, bool s
 }
 
 /* Input rows that two adjacent bands both run through the horizontal pass (about). */
-static double band_overlap(const ic_scaler *s) {
+static double band_overlap(const ic__scaler *s) {
     double rows = s->v.lanczos_bank.taps - 1;
     if (s->v.area) rows *= (double)(s->last_in - s->first_in + 1) / s->v.mid;
     return rows;
@@ -617,7 +617,7 @@ static double band_overlap(const ic_scaler *s) {
 #define HELPER_BAND_OVERHEAD 0.03
 #define HELPER_MAX_BANDS 8
 
-uint32_t ic_scaler_helper_bands(const ic_scaler *s) {
+uint32_t ic__scaler_helper_bands(const ic__scaler *s) {
     uint64_t rows = s->last_in - s->first_in + 1;
     if (s->out_h < HELPER_MIN_ROWS || rows * s->in_w < HELPER_MIN_PIXELS) return 0;
     double fit = HELPER_BAND_OVERHEAD * (double)rows / band_overlap(s);
@@ -627,7 +627,7 @@ uint32_t ic_scaler_helper_bands(const ic_scaler *s) {
 /* One frame run in bands: the caller's scaler and the helper's fork of it. */
 typedef struct band_job {
     pthread_t caller;
-    ic_scaler *callers, *helpers;
+    ic__scaler *callers, *helpers;
     const uint8_t *src;
     size_t src_stride;
     bool straight;
@@ -638,11 +638,11 @@ typedef struct band_job {
 /* Output rows [begin, end), with the scaler of the thread running them. */
 static void run_job_bands(void *ctx, uint32_t begin, uint32_t end) {
     band_job *job = ctx;
-    ic_scaler *s = pthread_equal(pthread_self(), job->caller) ? job->callers : job->helpers;
+    ic__scaler *s = pthread_equal(pthread_self(), job->caller) ? job->callers : job->helpers;
     run_band(s, job->src, job->src_stride, job->straight, job->dst, job->dst_stride, begin, end);
 }
 
-bool ic_scaler_run_bands(ic_scaler *s, ic_scaler *fork, const uint8_t *src, size_t src_stride,
+bool ic__scaler_run_bands(ic__scaler *s, ic__scaler *fork, const uint8_t *src, size_t src_stride,
                          bool straight, uint8_t *dst, size_t dst_stride, uint32_t bands, bool helper) {
     band_job job = {.caller = pthread_self(), .callers = s, .helpers = fork, .src = src,
                     .src_stride = src_stride, .straight = straight, .dst = dst, .dst_stride = dst_stride};
@@ -650,17 +650,17 @@ bool ic_scaler_run_bands(ic_scaler *s, ic_scaler *fork, const uint8_t *src, size
     if (bands > s->out_h) bands = s->out_h;
     uint32_t rows = (s->out_h + bands - 1) / bands;
     if (helper) {
-        ic_range_helper *h = ic_range_helper_start(run_job_bands, &job, 0, rows);
+        ic__range_helper *h = ic__range_helper_start(run_job_bands, &job, 0, rows);
         if (!h) return false;
-        ic_range_helper_extend(h, s->out_h);
-        ic_range_helper_finish(h, true);
+        ic__range_helper_extend(h, s->out_h);
+        ic__range_helper_finish(h, true);
     } else {
         for (uint32_t b = bands; b-- > 0;) {
             run_band(b % 2 ? fork : s, src, src_stride, straight, dst, dst_stride, b * rows, (b + 1) * rows);
         }
     }
     /* `s` ends as a whole-frame pass leaves it: every output row written. */
-    ic_scaler_begin_frame(s, dst, dst_stride);
+    ic__scaler_begin_frame(s, dst, dst_stride);
     s->next_out = s->out_h;
     return true;
 }

@@ -1,7 +1,7 @@
 /*
  * resize.c — sizing a picture for a box, and resizing or cropping whole images.
  * With a helper thread, a large resize splits its output rows into bands that the
- * caller and the helper claim in turn (ic_scaler_run_bands), each through a scaler of
+ * caller and the helper claim in turn (ic__scaler_run_bands), each through a scaler of
  * its own over the same banks; every row comes out as a whole-frame pass makes it.
  */
 #include <math.h>
@@ -19,15 +19,15 @@ static uint32_t scaled(uint32_t v, double scale) {
     return (uint32_t)r;
 }
 
-void ic_plan_geometry(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t box_h,
-                      ic_resize_mode mode, bool upscale, ic_geometry *g) {
+void ic__plan_geometry(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t box_h,
+                      ic_resize_mode mode, bool upscale, ic__geometry *g) {
     const ic_gravity centre = {IC_GRAVITY_CENTRE, 0.5, 0.5};
-    ic_plan_geometry_placed(src_w, src_h, box_w, box_h, mode, upscale, &centre, g);
+    ic__plan_geometry_placed(src_w, src_h, box_w, box_h, mode, upscale, &centre, g);
 }
 
-void ic_plan_geometry_placed(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t box_h,
-                             ic_resize_mode mode, bool upscale, const ic_gravity *gravity, ic_geometry *g) {
-    g->crop = (ic_rect){0, 0, src_w, src_h};
+void ic__plan_geometry_placed(uint32_t src_w, uint32_t src_h, uint32_t box_w, uint32_t box_h,
+                             ic_resize_mode mode, bool upscale, const ic_gravity *gravity, ic__geometry *g) {
+    g->crop = (ic__rect){0, 0, src_w, src_h};
     if (box_w == 0 && box_h == 0) {
         g->out_w = src_w;
         g->out_h = src_h;
@@ -64,7 +64,7 @@ void ic_plan_geometry_placed(uint32_t src_w, uint32_t src_h, uint32_t box_w, uin
         if (crop_h > src_h) crop_h = src_h;
         double x, y;
         ic_gravity_place(gravity, src_w, src_h, crop_w, crop_h, &x, &y);
-        g->crop = (ic_rect){x, y, crop_w, crop_h};
+        g->crop = (ic__rect){x, y, crop_w, crop_h};
         w = cw;
         h = ch;
     }
@@ -75,26 +75,26 @@ void ic_plan_geometry_placed(uint32_t src_w, uint32_t src_h, uint32_t box_w, uin
 /* Metadata of a picture derived from `src`; opacity is kept, or recounted when
  * the source had transparency somewhere (the part kept may have none). */
 static void finish_derived(ic_image *dst, const ic_image *src) {
-    ic_image_copy_metadata(dst, src);
+    ic__image_copy_metadata(dst, src);
     if (src->is_opaque) {
         dst->is_opaque = 1;
     } else {
-        ic_image_update_opacity(dst);
+        ic__image_update_opacity(dst);
     }
 }
 
 ic_status ic_crop(const ic_image *src, uint32_t x, uint32_t y, uint32_t width, uint32_t height,
                   ic_image **out, ic_error *err) {
-    if (!src || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "crop: NULL argument");
+    if (!src || !out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "crop: NULL argument");
     *out = NULL;
     if (width == 0 || height == 0 || x > src->width || y > src->height ||
         width > src->width - x || height > src->height - y) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT,
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT,
                             "crop: rectangle %ux%u at (%u, %u) is not inside the %ux%u image", width,
                             height, x, y, src->width, src->height);
     }
     ic_image *dst;
-    ic_status st = ic_image_create_in(src->ic_pool, width, height, src->frame_count, &dst, err);
+    ic_status st = ic__image_create_in(src->ic_pool, width, height, src->frame_count, &dst, err);
     if (st != IC_OK) return st;
     for (uint32_t f = 0; f < src->frame_count; f++) {
         const uint8_t *from = ic_image_frame(src, f) + (size_t)y * src->stride + 4 * (size_t)x;
@@ -108,15 +108,15 @@ ic_status ic_crop(const ic_image *src, uint32_t x, uint32_t y, uint32_t width, u
     return IC_OK;
 }
 
-/* Resizes the only frame of src into dst in `bands` bands (see ic_scaler_run_bands). False,
+/* Resizes the only frame of src into dst in `bands` bands (see ic__scaler_run_bands). False,
  * with nothing written, when the second scaler or the thread could not be had. */
-static bool resize_in_bands(ic_scaler *scaler, const ic_image *src, ic_image *dst, uint32_t bands,
+static bool resize_in_bands(ic__scaler *scaler, const ic_image *src, ic_image *dst, uint32_t bands,
                             bool helper) {
-    ic_scaler *fork;
-    if (ic_scaler_fork(scaler, &fork, NULL) != IC_OK) return false;
-    bool done = ic_scaler_run_bands(scaler, fork, ic_image_frame(src, 0), src->stride, false,
+    ic__scaler *fork;
+    if (ic__scaler_fork(scaler, &fork, NULL) != IC_OK) return false;
+    bool done = ic__scaler_run_bands(scaler, fork, ic_image_frame(src, 0), src->stride, false,
                                     ic_image_frame(dst, 0), dst->stride, bands, helper);
-    ic_scaler_free(fork);
+    ic__scaler_free(fork);
     return done;
 }
 
@@ -124,44 +124,44 @@ static bool resize_in_bands(ic_scaler *scaler, const ic_image *src, ic_image *ds
 static ic_status resize(const ic_image *src, uint32_t width, uint32_t height, ic_resize_mode mode,
                         int allow_upscale, bool use_helper_thread, uint32_t bands,
                         const ic_gravity *gravity, ic_image **out, ic_error *err) {
-    if (!src || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: NULL argument");
+    if (!src || !out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: NULL argument");
     *out = NULL;
     if (mode != IC_RESIZE_FIT && mode != IC_RESIZE_FILL && mode != IC_RESIZE_STRETCH) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: unknown mode %d", (int)mode);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: unknown mode %d", (int)mode);
     }
     if (width == 0 && height == 0) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: the target size is 0x0");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: the target size is 0x0");
     }
-    ic_geometry g;
-    ic_plan_geometry_placed(src->width, src->height, width, height, mode, allow_upscale != 0, gravity, &g);
+    ic__geometry g;
+    ic__plan_geometry_placed(src->width, src->height, width, height, mode, allow_upscale != 0, gravity, &g);
     uint64_t pixels = (uint64_t)g.out_w * g.out_h;
     if (pixels > IC_DEFAULT_MAX_PIXELS) {
-        return ic_set_error(err, IC_ERR_LIMIT_EXCEEDED,
+        return ic__set_error(err, IC_ERR_LIMIT_EXCEEDED,
                             "resize: the result %ux%u (%llu pixels) is over the limit of %llu pixels",
                             g.out_w, g.out_h, (unsigned long long)pixels,
                             (unsigned long long)IC_DEFAULT_MAX_PIXELS);
     }
-    ic_scaler *scaler;
-    ic_status st = ic_scaler_create(src->width, src->height, &g.crop, g.out_w, g.out_h, &scaler, err);
+    ic__scaler *scaler;
+    ic_status st = ic__scaler_create(src->width, src->height, &g.crop, g.out_w, g.out_h, &scaler, err);
     if (st != IC_OK) return st;
     ic_image *dst;
-    st = ic_image_create_in(src->ic_pool, g.out_w, g.out_h, src->frame_count, &dst, err);
+    st = ic__image_create_in(src->ic_pool, g.out_w, g.out_h, src->frame_count, &dst, err);
     if (st != IC_OK) {
-        ic_scaler_free(scaler);
+        ic__scaler_free(scaler);
         return st;
     }
     bool helper = use_helper_thread && !bands;
-    if (helper) bands = src->frame_count == 1 ? ic_scaler_helper_bands(scaler) : 0;
+    if (helper) bands = src->frame_count == 1 ? ic__scaler_helper_bands(scaler) : 0;
     bool banded = bands && src->frame_count == 1 && resize_in_bands(scaler, src, dst, bands, helper);
     for (uint32_t f = 0; f < src->frame_count && !banded; f++) {
-        ic_scaler_begin_frame(scaler, ic_image_frame(dst, f), dst->stride);
+        ic__scaler_begin_frame(scaler, ic_image_frame(dst, f), dst->stride);
         const uint8_t *frame = ic_image_frame(src, f);
-        uint32_t last = ic_scaler_last_row(scaler);
-        for (uint32_t y = ic_scaler_first_row(scaler); y <= last; y++) {
-            ic_scaler_push(scaler, y, frame + (size_t)y * src->stride);
+        uint32_t last = ic__scaler_last_row(scaler);
+        for (uint32_t y = ic__scaler_first_row(scaler); y <= last; y++) {
+            ic__scaler_push(scaler, y, frame + (size_t)y * src->stride);
         }
     }
-    ic_scaler_free(scaler);
+    ic__scaler_free(scaler);
     finish_derived(dst, src);
     *out = dst;
     return IC_OK;
@@ -189,6 +189,6 @@ ic_status ic_resize_placed(const ic_image *src, uint32_t width, uint32_t height,
 ic_status ic_resize_in_bands(const ic_image *src, uint32_t width, uint32_t height,
                              ic_resize_mode mode, int allow_upscale, uint32_t bands, ic_image **out,
                              ic_error *err) {
-    if (bands == 0) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: 0 bands");
+    if (bands == 0) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "resize: 0 bands");
     return resize(src, width, height, mode, allow_upscale, false, bands, &CENTRE, out, err);
 }

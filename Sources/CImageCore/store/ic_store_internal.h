@@ -25,33 +25,33 @@
 
 /* Little-endian stores and loads of the format's integers. */
 
-static inline void ic_put16(uint8_t *p, uint16_t v) {
+static inline void ic__put16(uint8_t *p, uint16_t v) {
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
 }
 
-static inline void ic_put32(uint8_t *p, uint32_t v) {
+static inline void ic__put32(uint8_t *p, uint32_t v) {
     for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static inline void ic_put64(uint8_t *p, uint64_t v) {
+static inline void ic__put64(uint8_t *p, uint64_t v) {
     for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static inline uint16_t ic_get16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint16_t ic__get16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 
-static inline uint32_t ic_get32(const uint8_t *p) {
+static inline uint32_t ic__get32(const uint8_t *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
-static inline uint64_t ic_get64(const uint8_t *p) {
-    return (uint64_t)ic_get32(p) | ((uint64_t)ic_get32(p + 4) << 32);
+static inline uint64_t ic__get64(const uint8_t *p) {
+    return (uint64_t)ic__get32(p) | ((uint64_t)ic__get32(p + 4) << 32);
 }
 
 /* ---- Row filters (store_filter.c). ---- */
 
 /** Bytes one row of `width` pixels takes after `filter`. */
-static inline size_t ic_filter_row_bytes(ic_store_filter filter, uint32_t width) {
+static inline size_t ic__filter_row_bytes(ic_store_filter filter, uint32_t width) {
     return (filter == IC_STORE_FILTER_RGB || filter == IC_STORE_FILTER_RGB_UP)
                ? (size_t)width * 3u
                : (size_t)width * 4u;
@@ -62,20 +62,20 @@ static inline size_t ic_filter_row_bytes(ic_store_filter filter, uint32_t width)
  * into `dst`, packed; the first row has a zero row above it. Returns false
  * when an rgb filter meets an alpha that is not 255.
  */
-bool ic_filter_encode(ic_store_filter filter, const uint8_t *rows, size_t stride, uint32_t width,
+bool ic__filter_encode(ic_store_filter filter, const uint8_t *rows, size_t stride, uint32_t width,
                       uint32_t count, uint8_t *dst);
 
 /**
- * Reverses ic_filter_encode: reads `count` packed filtered rows from `src` and
+ * Reverses ic__filter_encode: reads `count` packed filtered rows from `src` and
  * writes them as RGBA rows at `rows` (`stride` apart).
  */
-void ic_filter_decode(ic_store_filter filter, const uint8_t *src, uint32_t width, uint32_t count,
+void ic__filter_decode(ic_store_filter filter, const uint8_t *src, uint32_t width, uint32_t count,
                       uint8_t *rows, size_t stride);
 
 /* ---- Byte sinks and sources (store_io.c). ---- */
 
 /** Where encoded bytes go: a file descriptor or a growing memory buffer. */
-typedef struct ic_sink {
+typedef struct ic__sink {
     int fd;
     uint8_t *mem;
     size_t mem_length;
@@ -85,16 +85,16 @@ typedef struct ic_sink {
      * write fails with fault_errno. */
     int fault_errno;
     uint64_t fault_after_bytes;
-} ic_sink;
+} ic__sink;
 
 /** Appends `n` bytes to the sink. */
-ic_status ic_sink_put(ic_sink *sink, const void *data, size_t n, ic_error *err);
+ic_status ic__sink_put(ic__sink *sink, const void *data, size_t n, ic_error *err);
 
 /** Starts the sink over, empty (after an rgb filter met transparency). */
-ic_status ic_sink_reset(ic_sink *sink, ic_error *err);
+ic_status ic__sink_reset(ic__sink *sink, ic_error *err);
 
 /** Where encoded bytes come from: a file descriptor or memory. */
-typedef struct ic_source {
+typedef struct ic__source {
     int fd;
     const uint8_t *mem;
     uint64_t size;
@@ -106,26 +106,26 @@ typedef struct ic_source {
     int buffer_kind;
     uint64_t window_offset;
     size_t window_length;
-} ic_source;
+} ic__source;
 
 /**
  * Points *p at `n` bytes at `offset`, reading them from the file if needed
  * (valid until the next call); IC_ERR_CORRUPT when the entry is shorter.
  */
-ic_status ic_source_need(ic_source *source, uint64_t offset, size_t n, const uint8_t **p,
+ic_status ic__source_need(ic__source *source, uint64_t offset, size_t n, const uint8_t **p,
                          ic_error *err);
 
 /** Frees a source's window buffer. */
-void ic_source_release(ic_source *source);
+void ic__source_release(ic__source *source);
 
 /* ---- Encoder (store_encode.c) and decoder (store_decode.c). ---- */
 
 /** Encodes an entry into a sink (no file handling). */
-ic_status ic_store_encode_to(const ic_store_entry *entry, const ic_store_write_options *options,
-                             ic_sink *sink, ic_error *err);
+ic_status ic__store_encode_to(const ic_store_entry *entry, const ic_store_write_options *options,
+                             ic__sink *sink, ic_error *err);
 
 /** Decodes an entry from a source; see ic_store_decode for the statuses. */
-ic_status ic_store_decode_from(ic_source *source, ic_store_kind kind, const char *key,
+ic_status ic__store_decode_from(ic__source *source, ic_store_kind kind, const char *key,
                                size_t key_length, const ic_store_read_options *options,
                                ic_store_record *out, ic_error *err);
 
@@ -135,7 +135,7 @@ ic_status ic_store_decode_from(ic_source *source, ic_store_kind kind, const char
 #define IC_STORE_MAX_PARTS 16u
 
 /** Part `index` of `count` of a job, reading through its own `source`. */
-typedef ic_status (*ic_store_part_job)(void *arg, ic_source *source, uint32_t index,
+typedef ic_status (*ic_store_part_job)(void *arg, ic__source *source, uint32_t index,
                                        uint32_t count, ic_error *err);
 
 /**
@@ -144,7 +144,7 @@ typedef ic_status (*ic_store_part_job)(void *arg, ic_source *source, uint32_t in
  * each with its own source over the same bytes. Returns the first failure in
  * part order (with its message in err), else IC_OK.
  */
-ic_status ic_store_run_parts(const ic_store_read_options *options, uint32_t count,
-                             ic_store_part_job job, void *arg, ic_source *source, ic_error *err);
+ic_status ic__store_run_parts(const ic_store_read_options *options, uint32_t count,
+                             ic_store_part_job job, void *arg, ic__source *source, ic_error *err);
 
 #endif /* IC_STORE_INTERNAL_H */

@@ -58,19 +58,19 @@ static int64_t mtime_ms(const struct stat *st) {
 
 /* out = dir + "/" + name; fails when it does not fit in PATH_MAX. */
 static ic_status join(char out[PATH_MAX], const char *dir, const char *name, ic_error *err) {
-    if (!dir || !*dir) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "store: empty directory path");
+    if (!dir || !*dir) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "store: empty directory path");
     int n = snprintf(out, PATH_MAX, "%s/%s", dir, name);
     if (n < 0 || n >= PATH_MAX) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "store: path too long in %s", dir);
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "store: path too long in %s", dir);
     }
     return IC_OK;
 }
 
 ic_status ic_store_create_directory(const char *dir, ic_error *err) {
     char path[PATH_MAX];
-    if (!dir || !*dir) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "store: empty directory path");
+    if (!dir || !*dir) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "store: empty directory path");
     size_t len = strlen(dir);
-    if (len >= sizeof path) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "store: path too long: %s", dir);
+    if (len >= sizeof path) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "store: path too long: %s", dir);
     memcpy(path, dir, len + 1);
     /* Create each missing ancestor, then the directory itself. */
     for (size_t i = 1; i <= len; i++) {
@@ -80,13 +80,13 @@ ic_status ic_store_create_directory(const char *dir, ic_error *err) {
         if (mkdir(path, 0755) != 0 && errno != EEXIST) {
             int e = errno;
             path[i] = saved;
-            return ic_sys_error(err, e, "store: cannot create directory %s", dir);
+            return ic__sys_error(err, e, "store: cannot create directory %s", dir);
         }
         path[i] = saved;
     }
     struct stat st;
-    if (stat(dir, &st) != 0) return ic_sys_error(err, errno, "store: cannot create directory %s", dir);
-    if (!S_ISDIR(st.st_mode)) return ic_set_error(err, IC_ERR_IO, "store: %s is not a directory", dir);
+    if (stat(dir, &st) != 0) return ic__sys_error(err, errno, "store: cannot create directory %s", dir);
+    if (!S_ISDIR(st.st_mode)) return ic__set_error(err, IC_ERR_IO, "store: %s is not a directory", dir);
     return IC_OK;
 }
 
@@ -94,7 +94,7 @@ ic_status ic_store_create_directory(const char *dir, ic_error *err) {
 static ic_status open_temp(const char *dir, const char *name, char path[PATH_MAX], int *fd, bool *created,
                            ic_error *err) {
     int n = snprintf(path, PATH_MAX, "%s/" TEMP_PREFIX "%.16s-XXXXXX", dir, name);
-    if (n < 0 || n >= PATH_MAX) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "store: path too long in %s", dir);
+    if (n < 0 || n >= PATH_MAX) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "store: path too long in %s", dir);
     char template_copy[PATH_MAX];
     memcpy(template_copy, path, (size_t)n + 1);
     *fd = mkostemp(path, O_CLOEXEC);
@@ -105,14 +105,14 @@ static ic_status open_temp(const char *dir, const char *name, char path[PATH_MAX
         memcpy(path, template_copy, (size_t)n + 1);
         *fd = mkostemp(path, O_CLOEXEC);
     }
-    return *fd < 0 ? ic_sys_error(err, errno, "store: cannot create a file in %s", dir) : IC_OK;
+    return *fd < 0 ? ic__sys_error(err, errno, "store: cannot create a file in %s", dir) : IC_OK;
 }
 
 /* ic_store_write, with a write fault injected into the sink when fault_errno is not 0. */
 static ic_status write_entry(const char *dir, const ic_store_entry *entry, const ic_store_write_options *options,
                              int fault_errno, uint64_t fault_after_bytes, ic_store_written *written,
                              ic_error *err) {
-    if (!entry || !entry->key) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "store: NULL entry");
+    if (!entry || !entry->key) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "store: NULL entry");
     ic_store_write_options defaults;
     if (!options) {
         ic_store_write_options_init(&defaults);
@@ -126,16 +126,16 @@ static ic_status write_entry(const char *dir, const ic_store_entry *entry, const
     bool created = false;
     if ((st = open_temp(dir, name, temp_path, &fd, &created, err)) != IC_OK) return st;
 
-    ic_sink sink = {.fd = fd, .fault_errno = fault_errno, .fault_after_bytes = fault_after_bytes};
-    st = ic_store_encode_to(entry, options, &sink, err);
+    ic__sink sink = {.fd = fd, .fault_errno = fault_errno, .fault_after_bytes = fault_after_bytes};
+    st = ic__store_encode_to(entry, options, &sink, err);
     if (st == IC_OK && options->sync != IC_STORE_SYNC_NONE && fdatasync(fd) != 0) {
-        st = ic_sys_error(err, errno, "store: cannot sync %s", temp_path);
+        st = ic__sys_error(err, errno, "store: cannot sync %s", temp_path);
     }
     if (close(fd) != 0 && errno != EINTR && st == IC_OK) {
-        st = ic_sys_error(err, errno, "store: cannot close %s", temp_path);
+        st = ic__sys_error(err, errno, "store: cannot close %s", temp_path);
     }
     if (st == IC_OK && rename(temp_path, final_path) != 0) {
-        st = ic_sys_error(err, errno, "store: cannot rename into %s", final_path);
+        st = ic__sys_error(err, errno, "store: cannot rename into %s", final_path);
     }
     if (st != IC_OK) {
         unlink(temp_path);
@@ -143,7 +143,7 @@ static ic_status write_entry(const char *dir, const ic_store_entry *entry, const
     }
     if (options->sync == IC_STORE_SYNC_FULL) {
         int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0 || fsync(dfd) != 0) st = ic_sys_error(err, errno, "store: cannot sync directory %s", dir);
+        if (dfd < 0 || fsync(dfd) != 0) st = ic__sys_error(err, errno, "store: cannot sync directory %s", dir);
         if (dfd >= 0) close(dfd);
     }
     if (written) {
@@ -173,7 +173,7 @@ static void remove_if_same(const char *path, const struct stat *seen) {
 
 ic_status ic_store_read(const char *dir, ic_store_kind kind, const char *key, size_t key_length,
                         const ic_store_read_options *options, ic_store_record *out, ic_error *err) {
-    if (!key || !out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "store: NULL argument");
+    if (!key || !out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "store: NULL argument");
     ic_store_read_options defaults;
     if (!options) {
         ic_store_read_options_init(&defaults);
@@ -185,22 +185,22 @@ ic_status ic_store_read(const char *dir, ic_store_kind kind, const char *key, si
     if (st != IC_OK) return st;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR) return ic_set_error(err, IC_ERR_NOT_FOUND, "store: no entry");
-        return ic_sys_error(err, errno, "store: cannot open %s", path);
+        if (errno == ENOENT || errno == ENOTDIR) return ic__set_error(err, IC_ERR_NOT_FOUND, "store: no entry");
+        return ic__sys_error(err, errno, "store: cannot open %s", path);
     }
     struct stat info;
     if (fstat(fd, &info) != 0) {
-        st = ic_sys_error(err, errno, "store: cannot stat %s", path);
+        st = ic__sys_error(err, errno, "store: cannot stat %s", path);
     } else if (!S_ISREG(info.st_mode)) {
-        st = ic_set_error(err, IC_ERR_NOT_FOUND, "store: %s is not a regular file", path);
+        st = ic__set_error(err, IC_ERR_NOT_FOUND, "store: %s is not a regular file", path);
     } else {
-        ic_source source = {.fd = fd, .size = (uint64_t)info.st_size, .pool = options->pool};
-        st = ic_store_decode_from(&source, kind, key, key_length, options, out, err);
-        ic_source_release(&source);
+        ic__source source = {.fd = fd, .size = (uint64_t)info.st_size, .pool = options->pool};
+        st = ic__store_decode_from(&source, kind, key, key_length, options, out, err);
+        ic__source_release(&source);
     }
     if (st == IC_OK) {
         out->accessed_ms = mtime_ms(&info);
-        if (options->touch_after_ms >= 0 && ic_realtime_ms() - out->accessed_ms > options->touch_after_ms) {
+        if (options->touch_after_ms >= 0 && ic__realtime_ms() - out->accessed_ms > options->touch_after_ms) {
             /* The modification time is the last access the age and size limits go by. */
             (void)futimens(fd, NULL);
         }
@@ -213,14 +213,14 @@ ic_status ic_store_read(const char *dir, ic_store_kind kind, const char *key, si
 
 ic_status ic_store_remove(const char *dir, const char *name, ic_error *err) {
     if (!ic_store_is_entry_name(name)) {
-        return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "store: not an entry name: %s", name ? name : "(null)");
+        return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "store: not an entry name: %s", name ? name : "(null)");
     }
     char path[PATH_MAX];
     ic_status st = join(path, dir, name, err);
     if (st != IC_OK) return st;
     if (unlink(path) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR) return ic_set_error(err, IC_ERR_NOT_FOUND, "store: no entry %s", name);
-        return ic_sys_error(err, errno, "store: cannot remove %s", path);
+        if (errno == ENOENT || errno == ENOTDIR) return ic__set_error(err, IC_ERR_NOT_FOUND, "store: no entry %s", name);
+        return ic__sys_error(err, errno, "store: cannot remove %s", path);
     }
     return IC_OK;
 }
@@ -229,18 +229,18 @@ ic_status ic_store_remove(const char *dir, const char *name, ic_error *err) {
 typedef ic_status (*visit_fn)(int dirfd, const char *name, void *ctx, ic_error *err);
 
 static ic_status each_name(const char *dir, visit_fn visit, void *ctx, ic_error *err) {
-    if (!dir || !*dir) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "store: empty directory path");
+    if (!dir || !*dir) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "store: empty directory path");
     DIR *d = opendir(dir);
     if (!d) {
         if (errno == ENOENT) return IC_OK;
-        return ic_sys_error(err, errno, "store: cannot open directory %s", dir);
+        return ic__sys_error(err, errno, "store: cannot open directory %s", dir);
     }
     ic_status st = IC_OK;
     for (;;) {
         errno = 0;
         struct dirent *de = readdir(d);
         if (!de) {
-            if (errno != 0) st = ic_sys_error(err, errno, "store: cannot list %s", dir);
+            if (errno != 0) st = ic__sys_error(err, errno, "store: cannot list %s", dir);
             break;
         }
         if ((st = visit(dirfd(d), de->d_name, ctx, err)) != IC_OK) break;
@@ -271,7 +271,7 @@ static ic_status scan_one(int dfd, const char *name, void *ctx, ic_error *err) {
     if (l->count == s->capacity) {
         size_t cap = s->capacity ? s->capacity * 2 : 256;
         ic_store_file *grown = cap > SIZE_MAX / sizeof *grown ? NULL : realloc(l->files, cap * sizeof *grown);
-        if (!grown) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "store: cannot list %zu entries", cap);
+        if (!grown) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "store: cannot list %zu entries", cap);
         l->files = grown;
         s->capacity = cap;
     }
@@ -283,10 +283,10 @@ static ic_status scan_one(int dfd, const char *name, void *ctx, ic_error *err) {
 }
 
 ic_status ic_store_scan(const char *dir, int64_t temp_max_age_ms, ic_store_listing *out, ic_error *err) {
-    if (!out) return ic_set_error(err, IC_ERR_INVALID_ARGUMENT, "store: NULL listing");
+    if (!out) return ic__set_error(err, IC_ERR_INVALID_ARGUMENT, "store: NULL listing");
     out->files = NULL;
     out->count = 0;
-    scan_state s = {.listing = out, .now_ms = ic_realtime_ms(), .temp_max_age_ms = temp_max_age_ms};
+    scan_state s = {.listing = out, .now_ms = ic__realtime_ms(), .temp_max_age_ms = temp_max_age_ms};
     ic_status st = each_name(dir, scan_one, &s, err);
     if (st != IC_OK) ic_store_listing_free(out);
     return st;

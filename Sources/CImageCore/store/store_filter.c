@@ -74,9 +74,9 @@ static uint8_t rgb_encode_row(const uint8_t *row, const uint8_t *above, uint32_t
     return alpha;
 }
 
-bool ic_filter_encode(ic_store_filter filter, const uint8_t *rows, size_t stride, uint32_t width,
+bool ic__filter_encode(ic_store_filter filter, const uint8_t *rows, size_t stride, uint32_t width,
                       uint32_t count, uint8_t *dst) {
-    size_t out_row = ic_filter_row_bytes(filter, width);
+    size_t out_row = ic__filter_row_bytes(filter, width);
     for (uint32_t y = 0; y < count; y++) {
         const uint8_t *row = rows + (size_t)y * stride;
         const uint8_t *above = y > 0 ? row - stride : NULL;
@@ -140,9 +140,9 @@ static void rgb_decode_row(const uint8_t *src, const uint8_t *above, uint32_t wi
     }
 }
 
-void ic_filter_decode(ic_store_filter filter, const uint8_t *src, uint32_t width, uint32_t count,
+void ic__filter_decode(ic_store_filter filter, const uint8_t *src, uint32_t width, uint32_t count,
                       uint8_t *rows, size_t stride) {
-    size_t in_row = ic_filter_row_bytes(filter, width);
+    size_t in_row = ic__filter_row_bytes(filter, width);
     for (uint32_t y = 0; y < count; y++) {
         uint8_t *row = rows + (size_t)y * stride;
         const uint8_t *above = y > 0 ? row - stride : NULL;

@@ -17,24 +17,24 @@
 
 /* ---- Sinks. ---- */
 
-ic_status ic_sink_put(ic_sink *s, const void *data, size_t n, ic_error *err) {
+ic_status ic__sink_put(ic__sink *s, const void *data, size_t n, ic_error *err) {
     const uint8_t *p = data;
     if (s->fault_errno != 0 && s->written + n > s->fault_after_bytes) {
         /* Injected failure: write what fits, then fail as the file system would. */
         size_t fit = s->fault_after_bytes > s->written ? (size_t)(s->fault_after_bytes - s->written) : 0;
         int fault = s->fault_errno;
         s->fault_errno = 0;
-        ic_status st = fit ? ic_sink_put(s, p, fit, err) : IC_OK;
+        ic_status st = fit ? ic__sink_put(s, p, fit, err) : IC_OK;
         s->fault_errno = fault;
         if (st != IC_OK) return st;
-        return ic_sys_error(err, fault, "store: write (injected fault)");
+        return ic__sys_error(err, fault, "store: write (injected fault)");
     }
     if (s->fd >= 0) {
         while (n > 0) {
             ssize_t w = write(s->fd, p, n);
             if (w < 0) {
                 if (errno == EINTR) continue;
-                return ic_sys_error(err, errno, "store: write temporary file");
+                return ic__sys_error(err, errno, "store: write temporary file");
             }
             p += w;
             n -= (size_t)w;
@@ -44,11 +44,11 @@ ic_status ic_sink_put(ic_sink *s, const void *data, size_t n, ic_error *err) {
     }
     if (n > s->mem_capacity - s->mem_length) {
         size_t need = s->mem_length + n;
-        if (need < s->mem_length) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "store: entry too large");
+        if (need < s->mem_length) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "store: entry too large");
         size_t cap = s->mem_capacity ? s->mem_capacity : 4096;
         while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
         uint8_t *grown = realloc(s->mem, cap);
-        if (!grown) return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "store: cannot grow buffer to %zu bytes", cap);
+        if (!grown) return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "store: cannot grow buffer to %zu bytes", cap);
         s->mem = grown;
         s->mem_capacity = cap;
     }
@@ -58,10 +58,10 @@ ic_status ic_sink_put(ic_sink *s, const void *data, size_t n, ic_error *err) {
     return IC_OK;
 }
 
-ic_status ic_sink_reset(ic_sink *s, ic_error *err) {
+ic_status ic__sink_reset(ic__sink *s, ic_error *err) {
     if (s->fd >= 0) {
         if (ftruncate(s->fd, 0) != 0 || lseek(s->fd, 0, SEEK_SET) != 0) {
-            return ic_sys_error(err, errno, "store: truncate temporary file");
+            return ic__sys_error(err, errno, "store: truncate temporary file");
         }
     }
     s->mem_length = 0;
@@ -71,16 +71,16 @@ ic_status ic_sink_reset(ic_sink *s, ic_error *err) {
 
 /* ---- Sources. ---- */
 
-void ic_source_release(ic_source *s) {
-    ic_buffer_free(s->pool, s->buffer, s->buffer_capacity, s->buffer_kind);
+void ic__source_release(ic__source *s) {
+    ic__buffer_free(s->pool, s->buffer, s->buffer_capacity, s->buffer_kind);
     s->buffer = NULL;
     s->buffer_capacity = 0;
     s->window_length = 0;
 }
 
-ic_status ic_source_need(ic_source *s, uint64_t offset, size_t n, const uint8_t **p, ic_error *err) {
+ic_status ic__source_need(ic__source *s, uint64_t offset, size_t n, const uint8_t **p, ic_error *err) {
     if (offset > s->size || n > s->size - offset) {
-        return ic_set_error(err, IC_ERR_CORRUPT, "store: entry ends at byte %llu; %zu bytes needed at %llu",
+        return ic__set_error(err, IC_ERR_CORRUPT, "store: entry ends at byte %llu; %zu bytes needed at %llu",
                             (unsigned long long)s->size, n, (unsigned long long)offset);
     }
     if (s->fd < 0) {
@@ -96,11 +96,11 @@ ic_status ic_source_need(ic_source *s, uint64_t offset, size_t n, const uint8_t 
     size_t want = left < READ_WINDOW ? (size_t)left : READ_WINDOW;
     if (want < n) want = n;
     if (want > s->buffer_capacity) {
-        ic_source_release(s);
-        s->buffer = ic_buffer_alloc(s->pool, want, &s->buffer_kind, &s->buffer_capacity);
+        ic__source_release(s);
+        s->buffer = ic__buffer_alloc(s->pool, want, &s->buffer_kind, &s->buffer_capacity);
         if (!s->buffer) {
             s->buffer_capacity = 0;
-            return ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "store: cannot allocate %zu bytes", want);
+            return ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "store: cannot allocate %zu bytes", want);
         }
     }
     size_t got = 0;
@@ -109,7 +109,7 @@ ic_status ic_source_need(ic_source *s, uint64_t offset, size_t n, const uint8_t 
         if (r < 0) {
             if (errno == EINTR) continue;
             s->window_length = 0;
-            return ic_sys_error(err, errno, "store: read entry");
+            return ic__sys_error(err, errno, "store: read entry");
         }
         if (r == 0) break;
         got += (size_t)r;
@@ -117,7 +117,7 @@ ic_status ic_source_need(ic_source *s, uint64_t offset, size_t n, const uint8_t 
     s->window_offset = offset;
     s->window_length = got;
     if (got < n) {
-        return ic_set_error(err, IC_ERR_CORRUPT, "store: entry shorter than its size (%zu of %zu bytes at %llu)",
+        return ic__set_error(err, IC_ERR_CORRUPT, "store: entry shorter than its size (%zu of %zu bytes at %llu)",
                             got, n, (unsigned long long)offset);
     }
     *p = s->buffer;

@@ -41,7 +41,7 @@
  * matrix, not the colour (libheif reports it after the decode only).
  *
  * Limits: the coded size (ispe: libheif decodes all of it before cropping) and
- * the output size are checked (ic_dec_check_size) before libheif decodes, with an
+ * the output size are checked (ic__dec_check_size) before libheif decodes, with an
  * estimate of libheif's working memory: the decoded YCbCr 4:2:0 planes twice
  * (libde265's picture and libheif's copy, two bytes a sample above 8 bits), the
  * alpha plane likewise, and libheif's interleaved output (4 bytes a pixel at 8
@@ -90,7 +90,7 @@
 /* libheif's own default size limit (MAX_IMAGE_WIDTH/HEIGHT). */
 #define HEIF_LIBRARY_MAX_SIDE 32768u
 
-static const char *name(const ic_decoder *d) { return ic_format_name(d->format); }
+static const char *name(const ic__decoder *d) { return ic_format_name(d->format); }
 
 /* libheif's message without its trailing newline, in `buf`. */
 static const char *message(struct heif_error e, char buf[256]) {
@@ -100,7 +100,7 @@ static const char *message(struct heif_error e, char buf[256]) {
     return buf;
 }
 
-static ic_status heif_failure(ic_decoder *d, struct heif_error e, const char *what) {
+static ic_status heif_failure(ic__decoder *d, struct heif_error e, const char *what) {
     char text[256];
     ic_status st;
     switch (e.code) {
@@ -111,7 +111,7 @@ static ic_status heif_failure(ic_decoder *d, struct heif_error e, const char *wh
     }
     if (e.subcode == heif_suberror_End_of_data) st = IC_ERR_TRUNCATED;
     if (e.subcode == heif_suberror_Security_limit_exceeded) st = IC_ERR_LIMIT_EXCEEDED;
-    return ic_set_error(d->err, st, "%s: %s: %s", name(d), what, message(e, text));
+    return ic__set_error(d->err, st, "%s: %s: %s", name(d), what, message(e, text));
 }
 
 /* Reads the container into a context limited by `max_pixels` (0: libheif's own limits), after
@@ -122,24 +122,24 @@ static struct heif_context *open_context(const uint8_t *data, size_t size, uint6
     /* A HEIF file has one file-level meta box (ISO/IEC 23008-12). libheif reads every
      * one it meets and mixes their items and properties: fuzz_heif found files that make it
      * allocate 760 MB and then read out of bounds. */
-    if (ic_heif_meta_boxes(data, size) > 1) {
-        *st = ic_set_error(err, IC_ERR_CORRUPT, "%s: more than one file-level meta box", fmt);
+    if (ic__heif_meta_boxes(data, size) > 1) {
+        *st = ic__set_error(err, IC_ERR_CORRUPT, "%s: more than one file-level meta box", fmt);
         return NULL;
     }
     /* libheif reads a file's items in time that grows with their square (a 1.4 MB file of
      * 20 000 items: 11 s in heif-info). An image of item_pixels needs no more items than a
      * grid of 256 x 256 tiles for it and for its alpha, with 256 more (thumbnails, metadata). */
-    uint64_t items = ic_heif_item_count(data, size);
+    uint64_t items = ic__heif_item_count(data, size);
     uint64_t most = item_pixels ? 256 + item_pixels / (256 * 256) * 2 : UINT64_MAX;
     if (items > most) {
-        *st = ic_set_error(err, IC_ERR_LIMIT_EXCEEDED,
+        *st = ic__set_error(err, IC_ERR_LIMIT_EXCEEDED,
                            "%s: %llu items, more than the %llu an image within the limit of %llu pixels needs", fmt,
                            (unsigned long long)items, (unsigned long long)most, (unsigned long long)item_pixels);
         return NULL;
     }
     struct heif_context *ctx = heif_context_alloc();
     if (!ctx) {
-        *st = ic_set_error(err, IC_ERR_OUT_OF_MEMORY, "%s: cannot create a libheif context", fmt);
+        *st = ic__set_error(err, IC_ERR_OUT_OF_MEMORY, "%s: cannot create a libheif context", fmt);
         return NULL;
     }
     /* libheif refuses a side >= the limit; a side over max_pixels can never pass ours. */
@@ -153,7 +153,7 @@ static struct heif_context *open_context(const uint8_t *data, size_t size, uint6
         if (e.code == heif_error_Memory_allocation_error) s = IC_ERR_OUT_OF_MEMORY;
         if (e.subcode == heif_suberror_Security_limit_exceeded) s = IC_ERR_LIMIT_EXCEEDED;
         char text[256];
-        *st = ic_set_error(err, s, "%s: cannot read the container: %s", fmt, message(e, text));
+        *st = ic__set_error(err, s, "%s: cannot read the container: %s", fmt, message(e, text));
         heif_context_free(ctx);
         return NULL;
     }
@@ -180,14 +180,14 @@ static uint64_t working_bytes(uint32_t w, uint32_t h, int bits, bool alpha, unsi
 }
 
 /* The thumbnail item to decode instead of the primary image, or NULL. */
-static struct heif_image_handle *pick_thumbnail(ic_decoder *d, struct heif_image_handle *primary) {
-    if (!ic_dec_plans_resize(d)) return NULL;
+static struct heif_image_handle *pick_thumbnail(ic__decoder *d, struct heif_image_handle *primary) {
+    if (!ic__dec_plans_resize(d)) return NULL;
     int n = heif_image_handle_get_number_of_thumbnails(primary);
     if (n <= 0) return NULL;
     heif_item_id ids[8];
     if (n > 8) n = 8;
     n = heif_image_handle_get_list_of_thumbnail_IDs(primary, ids, n);
-    const ic_geometry *g = &d->plan;
+    const ic__geometry *g = &d->plan;
     struct heif_image_handle *best = NULL;
     uint64_t best_px = 0;
     for (int i = 0; i < n; i++) {
@@ -254,19 +254,19 @@ static bool wrap_planes(const struct heif_image *img, avifImage *pic) {
 }
 
 /* Box-averages and converts the planes of `img`, wrapped in `pic`, to the sink (yuv.c). */
-static ic_status put_planes(ic_decoder *d, avifImage *pic) {
-    ic_yuv_shrink shrink;
-    ic_status st = ic_yuv_shrink_begin(d, pic, &shrink);
+static ic_status put_planes(ic__decoder *d, avifImage *pic) {
+    ic__yuv_shrink shrink;
+    ic_status st = ic__yuv_shrink_begin(d, pic, &shrink);
     avifImage *view = st == IC_OK ? avifImageCreateEmpty() : NULL;
-    if (st == IC_OK && !view) st = ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: out of memory", name(d));
-    if (st == IC_OK) st = ic_dec_begin(d, (pic->width + shrink.den - 1) / shrink.den,
+    if (st == IC_OK && !view) st = ic__set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: out of memory", name(d));
+    if (st == IC_OK) st = ic__dec_begin(d, (pic->width + shrink.den - 1) / shrink.den,
                                        (pic->height + shrink.den - 1) / shrink.den, 1);
     if (st == IC_OK) {
-        if (shrink.small) ic_yuv_shrink_run(pic, &shrink);
-        st = ic_yuv_convert(d, shrink.small ? shrink.small : pic, view, 0, false);
+        if (shrink.small) ic__yuv_shrink_run(pic, &shrink);
+        st = ic__yuv_convert(d, shrink.small ? shrink.small : pic, view, 0, false);
     }
     if (view) avifImageDestroy(view);
-    ic_yuv_shrink_end(d, &shrink);
+    ic__yuv_shrink_end(d, &shrink);
     return st;
 }
 
@@ -297,27 +297,27 @@ static void reduce_row(const heif_rows *r, const uint8_t *src, uint8_t *dst, con
 
 /* Hands the rows to the sink, frame 0 top down: 8-bit rows as they are, 16-bit ones rounded to
  * 8 bits one row at a time into the sink's row (see the top of the file). */
-static ic_status put_rows(ic_decoder *d, const heif_rows *r, bool straight) {
+static ic_status put_rows(ic__decoder *d, const heif_rows *r, bool straight) {
     if (!r->wide) {
-        ic_dec_put_rows(d, 0, 0, r->height, r->px, r->stride, straight);
+        ic__dec_put_rows(d, 0, 0, r->height, r->px, r->stride, straight);
         return IC_OK;
     }
     uint32_t max = (1u << r->bits) - 1;
-    uint8_t *to8 = ic_dec_malloc(d, (size_t)max + 1);
+    uint8_t *to8 = ic__dec_malloc(d, (size_t)max + 1);
     if (!to8) return d->err ? d->err->code : IC_ERR_OUT_OF_MEMORY;
     /* round(v * 255 / max): max is odd, so no value falls halfway. */
     for (uint32_t v = 0; v <= max; v++) to8[v] = (uint8_t)((v * 255 + max / 2) / max);
     for (uint32_t y = 0; y < r->height; y++) {
-        reduce_row(r, r->px + (size_t)y * r->stride, ic_dec_row(d, 0, y), to8, max);
-        ic_dec_rows_done(d, 0, y, 1, straight);
+        reduce_row(r, r->px + (size_t)y * r->stride, ic__dec_row(d, 0, y), to8, max);
+        ic__dec_rows_done(d, 0, y, 1, straight);
     }
-    ic_dec_free(d, to8, (size_t)max + 1);
+    ic__dec_free(d, to8, (size_t)max + 1);
     return IC_OK;
 }
 
 /* Decodes `handle` and hands its rows to the sink; with `planar`, asks for YCbCr 4:2:0 planes
  * and takes the YUV path when they come 8-bit (see the top of the file). */
-static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, bool planar) {
+static ic_status decode_handle(ic__decoder *d, struct heif_image_handle *handle, bool planar) {
     bool alpha = heif_image_handle_has_alpha_channel(handle) != 0;
     bool premultiplied = alpha && heif_image_handle_is_premultiplied_alpha(handle) != 0;
     int bits = item_bits(handle);
@@ -330,12 +330,12 @@ static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, 
     uint32_t w = cw > 0 ? (uint32_t)cw : (uint32_t)heif_image_handle_get_width(handle);
     uint32_t h = ch > 0 ? (uint32_t)ch : (uint32_t)heif_image_handle_get_height(handle);
     uint64_t work = working_bytes(w, h, bits, alpha, 1);
-    ic_status st = ic_dec_reserve(d, work);
+    ic_status st = ic__dec_reserve(d, work);
     if (st != IC_OK) return st;
     struct heif_decoding_options *o = heif_decoding_options_alloc();
     if (!o) {
-        ic_dec_release(d, work);
-        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: cannot allocate options", name(d));
+        ic__dec_release(d, work);
+        return ic__set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: cannot allocate options", name(d));
     }
     o->ignore_transformations = d->opts.keep_orientation != 0;
     o->convert_hdr_to_8bit = !wide;
@@ -345,12 +345,12 @@ static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, 
     if (e.code == heif_error_Ok && planar) {
         avifImage *pic = avifImageCreateEmpty();
         bool wrapped = pic && wrap_planes(img, pic);
-        if (wrapped) st = ic_dec_cancelled(d) ? ic_dec_fail_cancelled(d) : put_planes(d, pic);
+        if (wrapped) st = ic__dec_cancelled(d) ? ic__dec_fail_cancelled(d) : put_planes(d, pic);
         if (pic) avifImageDestroy(pic);
         if (wrapped) {
             heif_decoding_options_free(o);
             heif_image_release(img);
-            ic_dec_release(d, work);
+            ic__dec_release(d, work);
             return st;
         }
         /* Planes of another layout: libheif converts them to RGBA after all. */
@@ -368,13 +368,13 @@ static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, 
     }
     heif_decoding_options_free(o);
     if (e.code != heif_error_Ok) {
-        ic_dec_release(d, work);
+        ic__dec_release(d, work);
         return heif_failure(d, e, "cannot decode the image");
     }
-    if (ic_dec_cancelled(d)) {
+    if (ic__dec_cancelled(d)) {
         heif_image_release(img);
-        ic_dec_release(d, work);
-        return ic_dec_fail_cancelled(d);
+        ic__dec_release(d, work);
+        return ic__dec_fail_cancelled(d);
     }
     int stride = 0;
     heif_rows rows = {.wide = wide, .alpha = alpha};
@@ -385,42 +385,42 @@ static ic_status decode_handle(ic_decoder *d, struct heif_image_handle *handle, 
     int pixel_bytes = !wide ? 4 : alpha ? 8 : 6;
     if (!rows.px || iw <= 0 || ih <= 0 || stride / pixel_bytes < iw || rows.bits < 1 || rows.bits > 16) {
         heif_image_release(img);
-        ic_dec_release(d, work);
-        return ic_set_error(d->err, IC_ERR_CORRUPT, "%s: libheif returned no %s pixels", name(d),
+        ic__dec_release(d, work);
+        return ic__set_error(d->err, IC_ERR_CORRUPT, "%s: libheif returned no %s pixels", name(d),
                             wide ? "16-bit RGB" : "RGBA");
     }
     rows.stride = (size_t)stride;
     rows.width = (uint32_t)iw;
     rows.height = (uint32_t)ih;
-    st = ic_dec_begin(d, rows.width, rows.height, 1);
+    st = ic__dec_begin(d, rows.width, rows.height, 1);
     if (st == IC_OK) st = put_rows(d, &rows, alpha && !premultiplied);
-    if (st == IC_OK && premultiplied) ic_dec_note_transparency(d);
+    if (st == IC_OK && premultiplied) ic__dec_note_transparency(d);
     heif_image_release(img);
-    ic_dec_release(d, work);
+    ic__dec_release(d, work);
     return st;
 }
 
 /* The colour of `handle` to the colour code: its ICC profile if it has one (one that cannot be
  * read is ignored), else what its nclx colour box signals (color/cicp.c, as AVIF's). */
-static void take_color(ic_decoder *d, struct heif_image_handle *handle) {
+static void take_color(ic__decoder *d, struct heif_image_handle *handle) {
     enum heif_color_profile_type type = heif_image_handle_get_color_profile_type(handle);
     if (type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC) {
         size_t size = heif_image_handle_get_raw_color_profile_size(handle);
-        uint8_t *icc = size > 0 && size <= IC_ICC_MAX_BYTES ? ic_dec_malloc(d, size) : NULL;
+        uint8_t *icc = size > 0 && size <= IC_ICC_MAX_BYTES ? ic__dec_malloc(d, size) : NULL;
         if (icc && heif_image_handle_get_raw_color_profile(handle, icc).code == heif_error_Ok) {
-            ic_color_take_profile(d, icc, size);
+            ic__color_take_profile(d, icc, size);
         } else {
-            ic_color_ignore(d);
+            ic__color_ignore(d);
         }
-        ic_dec_free(d, icc, size);
+        ic__dec_free(d, icc, size);
     }
     /* libheif allocates the profile before it checks the code points: free it either way. */
     struct heif_color_profile_nclx *nclx = NULL;
     if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
-        ic_color_take_cicp(d, (uint16_t)nclx->color_primaries, (uint16_t)nclx->transfer_characteristics);
+        ic__color_take_cicp(d, (uint16_t)nclx->color_primaries, (uint16_t)nclx->transfer_characteristics);
     }
     if (nclx) heif_nclx_color_profile_free(nclx);
-    ic_color_prepare(d, IC_COLOR_INPUT_RGBA);
+    ic__color_prepare(d, IC_COLOR_INPUT_RGBA);
 }
 
 /* What libheif would allocate and decode beyond the primary item's ispe, checked before it
@@ -429,55 +429,55 @@ static void take_color(ic_decoder *d, struct heif_image_handle *handle) {
  * converts all of it) — both against the limits — and derived images that nest in a cycle,
  * decode far more than their canvas shows, or are grids whose tiles leave canvas pixels
  * unwritten. */
-static ic_status check_coded_pictures(ic_decoder *d, int bits, bool alpha) {
-    ic_heif_scan scan;
-    ic_heif_derived_status found = ic_heif_scan_items(d->data, d->size, &scan);
-    const ic_heif_derived *derived = &scan.derived;
+static ic_status check_coded_pictures(ic__decoder *d, int bits, bool alpha) {
+    ic__heif_scan scan;
+    ic__heif_derived_status found = ic__heif_scan_items(d->data, d->size, &scan);
+    const ic__heif_derived *derived = &scan.derived;
     /* libheif would hand an AV1-coded item to dav1d or aom with no limit on its frame
      * size, and only HEVC pictures are read here: AV1 goes through libavif (AVIF brands). */
     if (scan.has_av1) {
-        return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
+        return ic__set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
                             "%s: an AV1-coded image in a file not branded AVIF (AV1 is decoded as AVIF)", name(d));
     }
     switch (found) {
     case IC_HEIF_DERIVED_OK: break;
     case IC_HEIF_DERIVED_UNREADABLE:
-        return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
+        return ic__set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
                             "%s: the primary image's grid or overlay data cannot be located", name(d));
     case IC_HEIF_DERIVED_TOO_DEEP:
-        return ic_set_error(d->err, IC_ERR_CORRUPT,
+        return ic__set_error(d->err, IC_ERR_CORRUPT,
                             "%s: image %u derives from images, or carries auxiliary images, more than %d deep (or itself)",
                             name(d), derived->item, IC_HEIF_MAX_DERIVATION_DEPTH);
     case IC_HEIF_DERIVED_TOO_MANY:
-        return ic_set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
+        return ic__set_error(d->err, IC_ERR_LIMIT_EXCEEDED,
                             "%s: the derived images refer to more than %u images", name(d), IC_HEIF_MAX_DERIVATION_VISITS);
     case IC_HEIF_DERIVED_NO_MEMORY:
-        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: no memory to read the items' boxes", name(d));
+        return ic__set_error(d->err, IC_ERR_OUT_OF_MEMORY, "%s: no memory to read the items' boxes", name(d));
     case IC_HEIF_DERIVED_OVERDRAWN:
-        return ic_set_error(d->err, IC_ERR_CORRUPT,
+        return ic__set_error(d->err, IC_ERR_CORRUPT,
                             "%s: derived image %u's %u inputs decode %llu pixels for a %ux%u canvas", name(d),
                             derived->item, derived->inputs, (unsigned long long)derived->decoded_pixels,
                             derived->canvas_width, derived->canvas_height);
     case IC_HEIF_DERIVED_UNCOVERED:
-        return ic_set_error(d->err, IC_ERR_CORRUPT,
+        return ic__set_error(d->err, IC_ERR_CORRUPT,
                             "%s: grid image %u's tiles do not cover its %ux%u canvas (each must be an HEVC image of "
                             "one size, by its ispe, that decodes to at least that size)",
                             name(d), derived->item, derived->canvas_width, derived->canvas_height);
     }
     if (derived->largest_width > 0 && derived->largest_height > 0) {
         uint32_t cw = derived->largest_width, ch = derived->largest_height;
-        ic_status st = ic_dec_check_size(d, cw, ch, 1, working_bytes(cw, ch, bits, alpha, 1));
+        ic_status st = ic__dec_check_size(d, cw, ch, 1, working_bytes(cw, ch, bits, alpha, 1));
         if (st != IC_OK) return st;
     }
     if (!scan.has_picture) return IC_OK;
-    const ic_hevc_picture *coded = &scan.picture;
-    return ic_dec_check_size(d, coded->width, coded->height, 1,
+    const ic__hevc_picture *coded = &scan.picture;
+    return ic__dec_check_size(d, coded->width, coded->height, 1,
                              working_bytes(coded->width, coded->height, bits, alpha, coded->chroma_format));
 }
 
-ic_status ic_heif_decode(ic_decoder *d) {
-    ic_status st = ic_heif_load(name(d), d->err);
-    if (st == IC_OK) st = ic_heif_hevc_load(name(d), d->err);
+ic_status ic__heif_decode(ic__decoder *d) {
+    ic_status st = ic__heif_load(name(d), d->err);
+    if (st == IC_OK) st = ic__heif_hevc_load(name(d), d->err);
     if (st != IC_OK) return st;
     struct heif_context *ctx =
         open_context(d->data, d->size, d->opts.limits.max_pixels, d->opts.limits.max_pixels, name(d),
@@ -489,7 +489,7 @@ ic_status ic_heif_decode(ic_decoder *d) {
         heif_context_free(ctx);
         return heif_failure(d, e, "no primary image");
     }
-    uint8_t orientation = ic_heif_orientation(d->data, d->size);
+    uint8_t orientation = ic__heif_orientation(d->data, d->size);
     uint32_t w = (uint32_t)heif_image_handle_get_width(primary);
     uint32_t h = (uint32_t)heif_image_handle_get_height(primary);
     bool alpha = heif_image_handle_has_alpha_channel(primary) != 0;
@@ -509,19 +509,19 @@ ic_status ic_heif_decode(ic_decoder *d) {
     int cw = heif_image_handle_get_ispe_width(primary), ch = heif_image_handle_get_ispe_height(primary);
     uint32_t coded_w = cw > 0 ? (uint32_t)cw : w, coded_h = ch > 0 ? (uint32_t)ch : h;
     uint64_t work = working_bytes(coded_w, coded_h, bits, alpha, 1);
-    st = ic_dec_check_size(d, coded_w, coded_h, 1, work);
+    st = ic__dec_check_size(d, coded_w, coded_h, 1, work);
     if (st == IC_OK) st = check_coded_pictures(d, bits, alpha);
-    if (st == IC_OK) st = ic_dec_check_size(d, w, h, 1, work);
+    if (st == IC_OK) st = ic__dec_check_size(d, w, h, 1, work);
     d->orientation = orientation;
     d->codec_oriented = true;
-    if (st == IC_OK && ic_dec_cancelled(d)) st = ic_dec_fail_cancelled(d);
+    if (st == IC_OK && ic__dec_cancelled(d)) st = ic__dec_fail_cancelled(d);
     if (st == IC_OK) {
         take_color(d, primary);
         struct heif_image_handle *thumb = d->opts.keep_orientation ? NULL : pick_thumbnail(d, primary);
         /* The YUV path for an opaque 8-bit primary image shrunk 4x or more, libavif permitting. */
         bool planar = !thumb && !alpha && heif_image_handle_get_luma_bits_per_pixel(primary) == 8 &&
                       heif_image_handle_get_chroma_bits_per_pixel(primary) == 8 &&
-                      ic_dec_shrink_denominator(d, 8) >= 4 && ic_avif_load(name(d), NULL) == IC_OK;
+                      ic__dec_shrink_denominator(d, 8) >= 4 && ic__avif_load(name(d), NULL) == IC_OK;
         st = decode_handle(d, thumb ? thumb : primary, planar);
         if (thumb) heif_image_handle_release(thumb);
     }
@@ -530,9 +530,9 @@ ic_status ic_heif_decode(ic_decoder *d) {
     return st;
 }
 
-ic_status ic_heif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err) {
+ic_status ic__heif_probe(const uint8_t *data, size_t size, ic_info *info, ic_error *err) {
     const char *fmt = ic_format_name(info->format);
-    ic_status st = ic_heif_load(fmt, err);
+    ic_status st = ic__heif_load(fmt, err);
     if (st != IC_OK) return st;
     /* A probe has no limits of its own: it reads the size of an image of any size, but bounds
      * the items as a decode within the default limits would (a probe of 20 000 items: 8 s). */
@@ -543,9 +543,9 @@ ic_status ic_heif_probe(const uint8_t *data, size_t size, ic_info *info, ic_erro
     if (e.code != heif_error_Ok) {
         heif_context_free(ctx);
         char text[256];
-        return ic_set_error(err, IC_ERR_CORRUPT, "%s: no primary image: %s", fmt, message(e, text));
+        return ic__set_error(err, IC_ERR_CORRUPT, "%s: no primary image: %s", fmt, message(e, text));
     }
-    info->orientation = ic_heif_orientation(data, size);
+    info->orientation = ic__heif_orientation(data, size);
     uint32_t w = (uint32_t)heif_image_handle_get_width(h);
     uint32_t hh = (uint32_t)heif_image_handle_get_height(h);
     /* As stored: the displayed size turned back by the orientation. */
@@ -563,7 +563,7 @@ ic_status ic_heif_probe(const uint8_t *data, size_t size, ic_info *info, ic_erro
             uint8_t *icc = malloc(icc_size);
             if (icc && heif_image_handle_get_raw_color_profile(h, icc).code == heif_error_Ok) {
                 memcpy(head, icc, sizeof head);
-                ic_icc_note_probe(info, head, sizeof head, icc_size);
+                ic__icc_note_probe(info, head, sizeof head, icc_size);
             }
             free(icc);
         }

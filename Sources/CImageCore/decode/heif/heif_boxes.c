@@ -33,11 +33,11 @@ static bool next_box(box *rest, char type[4], box *out) {
     const uint8_t *p = rest->body;
     size_t n = rest->size;
     if (n < 8) return false;
-    uint64_t size = ic_be32(p);
+    uint64_t size = ic__be32(p);
     size_t header = 8;
     if (size == 1) {
         if (n < 16) return false;
-        size = (uint64_t)ic_be32(p + 8) << 32 | ic_be32(p + 12);
+        size = (uint64_t)ic__be32(p + 8) << 32 | ic__be32(p + 12);
         header = 16;
     } else if (size == 0) {
         size = n;
@@ -109,10 +109,10 @@ static bool primary_item(const uint8_t *data, size_t size, box *children, uint32
     if (!meta_children(data, size, children)) return false;
     if (!find_box(children->body, children->size, "pitm", &pitm) || pitm.size < 6) return false;
     if (pitm.body[0] == 0) {
-        *id = ic_be16(pitm.body + 4);
+        *id = ic__be16(pitm.body + 4);
     } else {
         if (pitm.size < 8) return false;
-        *id = ic_be32(pitm.body + 4);
+        *id = ic__be32(pitm.body + 4);
     }
     return true;
 }
@@ -136,7 +136,7 @@ static bool ipma_begin(const box *children, ipma_walk *w) {
     }
     w->id_bytes = ipma.body[0] < 1 ? 2 : 4;
     w->each = (ipma.body[3] & 1) ? 2 : 1;
-    w->left = ic_be32(ipma.body + 4);
+    w->left = ic__be32(ipma.body + 4);
     w->at = ipma.body + 8;
     w->end = ipma.body + ipma.size;
     return true;
@@ -148,7 +148,7 @@ static bool next_ipma_entry(ipma_walk *w, uint32_t *id, const uint8_t **entry) {
     if (w->left == 0 || (size_t)(w->end - w->at) < w->id_bytes + 1) return false;
     size_t count = w->at[w->id_bytes];
     if ((size_t)(w->end - w->at - w->id_bytes - 1) / w->each < count) return false;
-    *id = w->id_bytes == 2 ? ic_be16(w->at) : ic_be32(w->at);
+    *id = w->id_bytes == 2 ? ic__be16(w->at) : ic__be32(w->at);
     *entry = w->at;
     w->at += w->id_bytes + 1 + count * w->each;
     w->left--;
@@ -188,7 +188,7 @@ static bool props_begin(const box *children, uint32_t id, prop_walk *w) {
 
 static bool next_prop(prop_walk *w, char type[4], box *prop) {
     while (w->left > 0) {
-        uint32_t index = w->wide ? ic_be16(w->at) & 0x7FFF : w->at[0] & 0x7F;
+        uint32_t index = w->wide ? ic__be16(w->at) & 0x7FFF : w->at[0] & 0x7F;
         w->at += w->wide ? 2 : 1;
         w->left--;
         if (index && nth_box(&w->ipco, index, type, prop)) return true;
@@ -196,7 +196,7 @@ static bool next_prop(prop_walk *w, char type[4], box *prop) {
     return false;
 }
 
-uint8_t ic_heif_orientation(const uint8_t *data, size_t size) {
+uint8_t ic__heif_orientation(const uint8_t *data, size_t size) {
     box children, prop;
     uint32_t primary;
     prop_walk w;
@@ -231,7 +231,7 @@ static bool next_item(item_walk *w, uint32_t *id, const uint8_t **type) {
         if (memcmp(t, "infe", 4) != 0 || infe.size < 4 || (infe.body[0] != 2 && infe.body[0] != 3)) continue;
         size_t id_bytes = infe.body[0] == 2 ? 2 : 4;
         if (infe.size >= 4 + id_bytes + 2 + 4) {
-            *id = id_bytes == 2 ? ic_be16(infe.body + 4) : ic_be32(infe.body + 4);
+            *id = id_bytes == 2 ? ic__be16(infe.body + 4) : ic__be32(infe.body + 4);
             *type = infe.body + 4 + id_bytes + 2;
             return true;
         }
@@ -244,9 +244,9 @@ static bool field(const uint8_t **at, const uint8_t *end, unsigned bytes, uint64
     if (bytes != 2 && bytes != 4 && bytes != 8) return false;
     if ((size_t)(end - *at) < bytes) return false;
     *out = bytes == 0   ? 0
-           : bytes == 2 ? ic_be16(*at)
-           : bytes == 4 ? ic_be32(*at)
-                        : (uint64_t)ic_be32(*at) << 32 | ic_be32(*at + 4);
+           : bytes == 2 ? ic__be16(*at)
+           : bytes == 4 ? ic__be32(*at)
+                        : (uint64_t)ic__be32(*at) << 32 | ic__be32(*at + 4);
     *at += bytes;
     return true;
 }
@@ -534,8 +534,8 @@ static int item_canvas(const heif_items *ix, uint32_t id, const char type[4], ui
     bool wide = head[1] & 1;
     if (!item_read(&payload, 0, head, skip + (wide ? 8 : 4))) return -1;
     const uint8_t *q = head + skip;
-    *width = wide ? ic_be32(q) : ic_be16(q);
-    *height = wide ? ic_be32(q + 4) : ic_be16(q + 2);
+    *width = wide ? ic__be32(q) : ic__be16(q);
+    *height = wide ? ic__be32(q + 4) : ic__be16(q + 2);
     return 1;
 }
 
@@ -549,7 +549,7 @@ static bool grid_layout(const heif_items *ix, uint32_t id, uint32_t *rows, uint3
     return true;
 }
 
-uint64_t ic_heif_item_count(const uint8_t *data, size_t size) {
+uint64_t ic__heif_item_count(const uint8_t *data, size_t size) {
     box children;
     item_walk walk;
     uint32_t item;
@@ -563,7 +563,7 @@ uint64_t ic_heif_item_count(const uint8_t *data, size_t size) {
 /* ---- The HEVC pictures libde265 will allocate. ---- */
 
 /* A picture's samples, twice over (luma and chroma: 4:0:0, 4:2:0, 4:2:2, 4:4:4). */
-static uint64_t twice_samples(const ic_hevc_picture *p) {
+static uint64_t twice_samples(const ic__hevc_picture *p) {
     static const unsigned per_pixel[4] = {2, 3, 4, 6};
     return (uint64_t)p->width * p->height * per_pixel[p->chroma_format & 3];
 }
@@ -572,15 +572,15 @@ static uint64_t twice_samples(const ic_hevc_picture *p) {
  * samples), and the narrowest and shortest a decoder would put out. */
 typedef struct sps_pictures {
     bool found;
-    ic_hevc_picture largest;
+    ic__hevc_picture largest;
     uint32_t least_visible_width;
     uint32_t least_visible_height;
 } sps_pictures;
 
 /* Adds the picture the NAL unit `nal` declares, if it is an SPS libde265 accepts. */
 static void consider(const uint8_t *nal, size_t n, sps_pictures *acc) {
-    ic_hevc_picture pic;
-    if (!ic_hevc_sps_picture(nal, n, &pic)) return;
+    ic__hevc_picture pic;
+    if (!ic__hevc_sps_picture(nal, n, &pic)) return;
     if (!acc->found || twice_samples(&pic) > twice_samples(&acc->largest)) acc->largest = pic;
     if (!acc->found || pic.visible_width < acc->least_visible_width) acc->least_visible_width = pic.visible_width;
     if (!acc->found || pic.visible_height < acc->least_visible_height) acc->least_visible_height = pic.visible_height;
@@ -595,11 +595,11 @@ static void hvcc_pictures(const box *hvcc, sps_pictures *acc) {
     unsigned arrays = hvcc->body[22];
     for (unsigned a = 0; a < arrays; a++) {
         if (end - p < 3) return;
-        unsigned units = ic_be16(p + 1);
+        unsigned units = ic__be16(p + 1);
         p += 3;
         for (unsigned u = 0; u < units; u++) {
             if (end - p < 2) return;
-            size_t n = ic_be16(p);
+            size_t n = ic__be16(p);
             p += 2;
             if (n > (size_t)(end - p)) return;
             consider(p, n, acc);
@@ -615,7 +615,7 @@ static void item_pictures(const item_data *d, sps_pictures *acc) {
     uint8_t head[IC_HEVC_SPS_BYTES];
     while (d->size - at >= 4) {
         item_read(d, at, head, 4);
-        uint64_t n = ic_be32(head);
+        uint64_t n = ic__be32(head);
         at += 4;
         if (n > d->size - at) return;
         size_t take = n < sizeof head ? (size_t)n : sizeof head;
@@ -628,7 +628,7 @@ static void item_pictures(const item_data *d, sps_pictures *acc) {
 /* The largest picture (in samples) any HEVC SPS in the file declares, in an hvcC property or
  * in an hvc1 item's data: libde265 allocates each picture it decodes at its SPS's size,
  * whatever the item's ispe says. True with *out set, false when the file has none. */
-static bool largest_picture(const heif_items *ix, ic_hevc_picture *out) {
+static bool largest_picture(const heif_items *ix, ic__hevc_picture *out) {
     sps_pictures acc = {.found = false};
     box iprp, ipco;
     if (find_box(ix->children.body, ix->children.size, "iprp", &iprp) && find_box(iprp.body, iprp.size, "ipco", &ipco)) {
@@ -683,13 +683,13 @@ static bool refs_begin(const box *children, ref_walk *w) {
 
 static bool next_refs(ref_walk *w, item_refs *r) {
     if (w->end - w->at < 8) return false;
-    bool large = ic_be32(w->at) == 1, uuid = memcmp(w->at + 4, "uuid", 4) == 0;
+    bool large = ic__be32(w->at) == 1, uuid = memcmp(w->at + 4, "uuid", 4) == 0;
     size_t header = 8 + (large ? 8 : 0) + (uuid ? 16 : 0);
     if ((size_t)(w->end - w->at) < header + w->id_bytes + 2) return false;
     memcpy(r->type, w->at + 4, 4);
     const uint8_t *p = w->at + header;
-    r->from = w->id_bytes == 2 ? ic_be16(p) : ic_be32(p);
-    r->count = ic_be16(p + w->id_bytes);
+    r->from = w->id_bytes == 2 ? ic__be16(p) : ic__be32(p);
+    r->count = ic__be16(p + w->id_bytes);
     r->ids = p + w->id_bytes + 2;
     r->id_bytes = w->id_bytes;
     size_t available = (size_t)(w->end - r->ids) / w->id_bytes;
@@ -700,7 +700,7 @@ static bool next_refs(ref_walk *w, item_refs *r) {
 
 static uint32_t ref_at(const item_refs *r, uint32_t i) {
     const uint8_t *p = r->ids + (size_t)i * r->id_bytes;
-    return r->id_bytes == 2 ? ic_be16(p) : ic_be32(p);
+    return r->id_bytes == 2 ? ic__be16(p) : ic__be32(p);
 }
 
 /* An auxiliary image and the image it belongs to (an auxl reference with one id). libheif
@@ -737,7 +737,7 @@ typedef struct cost_scan {
     uint32_t last_id;
     unsigned last_depth;
     item_cost last;
-    ic_heif_derived *out;
+    ic__heif_derived *out;
 } cost_scan;
 
 /* The pictures the SPSs of coded item `id` declare: in its hvcC properties or its data. */
@@ -778,8 +778,8 @@ static bool grid_covered(const cost_scan *s, uint32_t id, const item_refs *refs,
         while (next_prop(&w, type, &prop)) {
             if (memcmp(type, "clap", 4) == 0 || memcmp(type, "irot", 4) == 0) return false;
             if (memcmp(type, "ispe", 4) == 0 && prop.size >= 12) { /* libheif takes the last */
-                ispe_w = ic_be32(prop.body + 4);
-                ispe_h = ic_be32(prop.body + 8);
+                ispe_w = ic__be32(prop.body + 4);
+                ispe_h = ic__be32(prop.body + 8);
             }
         }
         if (ispe_w == 0 || ispe_h == 0 || (i > 0 && (ispe_w != tile_w || ispe_h != tile_h))) return false;
@@ -800,7 +800,7 @@ static bool derived_inputs(const cost_scan *s, uint32_t from, item_refs *out) {
     return next_refs(&w, out);
 }
 
-static ic_heif_derived_status too_deep(cost_scan *s, uint32_t id) {
+static ic__heif_derived_status too_deep(cost_scan *s, uint32_t id) {
     s->out->item = id;
     return IC_HEIF_DERIVED_TOO_DEEP;
 }
@@ -808,7 +808,7 @@ static ic_heif_derived_status too_deep(cost_scan *s, uint32_t id) {
 /* Costs item `id` at `depth` into *cost: IC_HEIF_DERIVED_OK, or why libheif must not decode
  * the file. Its auxiliary images are followed too (for the depth; their pixels are not
  * counted). An item libheif cannot decode (unknown, unreadable) costs nothing. */
-static ic_heif_derived_status cost_of(cost_scan *s, uint32_t id, unsigned depth, item_cost *cost) {
+static ic__heif_derived_status cost_of(cost_scan *s, uint32_t id, unsigned depth, item_cost *cost) {
     if (++s->visits > IC_HEIF_MAX_DERIVATION_VISITS) return IC_HEIF_DERIVED_TOO_MANY;
     if (s->have_last && s->last_id == id && depth <= s->last_depth) {
         *cost = s->last;
@@ -821,14 +821,14 @@ static ic_heif_derived_status cost_of(cost_scan *s, uint32_t id, unsigned depth,
     for (; link && link < s->links + s->link_count && link->master == id; link++) {
         if (depth >= IC_HEIF_MAX_DERIVATION_DEPTH) return too_deep(s, id);
         item_cost aux;
-        ic_heif_derived_status st = cost_of(s, link->aux, depth + 1, &aux);
+        ic__heif_derived_status st = cost_of(s, link->aux, depth + 1, &aux);
         if (st != IC_HEIF_DERIVED_OK) return st;
     }
     char type[4];
     if (!item_type(s->ix, id, type)) return IC_HEIF_DERIVED_OK;
     if (memcmp(type, "hvc1", 4) == 0) {
         sps_pictures pics = coded_pictures(s, id);
-        const ic_hevc_picture *pic = &pics.largest;
+        const ic__hevc_picture *pic = &pics.largest;
         if (pics.found) *cost = (item_cost){(uint64_t)pic->width * pic->height, pic->width, pic->height};
         s->have_last = true;
         s->last_id = id;
@@ -849,7 +849,7 @@ static ic_heif_derived_status cost_of(cost_scan *s, uint32_t id, unsigned depth,
     uint32_t in_w = 0, in_h = 0;
     for (uint32_t i = 0; i < inputs; i++) {
         item_cost input;
-        ic_heif_derived_status st = cost_of(s, ref_at(&refs, i), depth + 1, &input);
+        ic__heif_derived_status st = cost_of(s, ref_at(&refs, i), depth + 1, &input);
         if (st != IC_HEIF_DERIVED_OK) return st;
         sum += input.pixels;
         if (input.width > in_w) in_w = input.width;
@@ -907,12 +907,12 @@ static bool gather_references(cost_scan *s) {
 
 /* Costs every item (see cost_of) into *out: the largest canvas, or why libheif must not
  * decode the file. */
-static ic_heif_derived_status derived_images(const heif_items *ix, ic_heif_derived *out) {
+static ic__heif_derived_status derived_images(const heif_items *ix, ic__heif_derived *out) {
     cost_scan s = {.ix = ix, .visits = 0, .links = NULL, .link_count = 0, .have_last = false, .out = out};
     box pitm_children;
     uint32_t primary = 0;
     bool has_primary = primary_item(ix->data, ix->size, &pitm_children, &primary);
-    ic_heif_derived_status st = gather_references(&s) ? IC_HEIF_DERIVED_OK : IC_HEIF_DERIVED_NO_MEMORY;
+    ic__heif_derived_status st = gather_references(&s) ? IC_HEIF_DERIVED_OK : IC_HEIF_DERIVED_NO_MEMORY;
     /* Every item is a place libheif may start decoding (the primary image, a thumbnail, an
      * alpha): each is costed from depth 0, by its first infe. */
     for (size_t i = 0; st == IC_HEIF_DERIVED_OK && i < ix->types.n; i++) {
@@ -938,7 +938,7 @@ static ic_heif_derived_status derived_images(const heif_items *ix, ic_heif_deriv
     return st;
 }
 
-ic_heif_derived_status ic_heif_scan_items(const uint8_t *data, size_t size, ic_heif_scan *out) {
+ic__heif_derived_status ic__heif_scan_items(const uint8_t *data, size_t size, ic__heif_scan *out) {
     memset(out, 0, sizeof *out);
     heif_items ix;
     bool no_memory;
@@ -947,12 +947,12 @@ ic_heif_derived_status ic_heif_scan_items(const uint8_t *data, size_t size, ic_h
         if (memcmp(ix.types.v[i].at, "av01", 4) == 0) out->has_av1 = true;
     }
     out->has_picture = largest_picture(&ix, &out->picture);
-    ic_heif_derived_status st = derived_images(&ix, &out->derived);
+    ic__heif_derived_status st = derived_images(&ix, &out->derived);
     items_free(&ix);
     return st;
 }
 
-unsigned ic_heif_meta_boxes(const uint8_t *data, size_t size) {
+unsigned ic__heif_meta_boxes(const uint8_t *data, size_t size) {
     unsigned count = 0;
     box meta;
     const uint8_t *p = data;

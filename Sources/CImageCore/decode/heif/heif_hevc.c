@@ -191,7 +191,7 @@ static struct heif_error push_data(void *raw, const void *data, size_t size) {
     size_t at = 0;
     while (at < size) {
         if (size - at < 4) return result(heif_error_Decoder_plugin_error, heif_suberror_End_of_data, "cut NAL length");
-        size_t n = ic_be32(p + at);
+        size_t n = ic__be32(p + at);
         at += 4;
         if (n > size - at || n > INT32_MAX) {
             return result(heif_error_Decoder_plugin_error, heif_suberror_End_of_data, "NAL unit past the data");
@@ -326,18 +326,18 @@ static void register_plugin(void) {
     if (defaults_zeroed) registration = heif_register_decoder_plugin(&plugin);
 }
 
-ic_status ic_heif_hevc_load(const char *format, ic_error *err) {
-    ic_status st = ic_de265_load(format, err);
+ic_status ic__heif_hevc_load(const char *format, ic_error *err) {
+    ic_status st = ic__de265_load(format, err);
     if (st != IC_OK) return st;
     pthread_once(&once, register_plugin);
     if (!defaults_zeroed) {
-        return ic_set_error(err, IC_ERR_UNSUPPORTED_FORMAT,
+        return ic__set_error(err, IC_ERR_UNSUPPORTED_FORMAT,
                             "%s: this libde265 keeps its picture allocation functions read-only, so ImageKit "
                             "cannot clear the pictures it decodes",
                             format);
     }
     if (registration.code != heif_error_Ok) {
-        return ic_set_error(err, IC_ERR_UNSUPPORTED_FORMAT, "%s: libheif took no HEVC decoder of ImageKit's: %s",
+        return ic__set_error(err, IC_ERR_UNSUPPORTED_FORMAT, "%s: libheif took no HEVC decoder of ImageKit's: %s",
                             format, registration.message ? registration.message : "no reason given");
     }
     return IC_OK;

@@ -45,7 +45,7 @@ static bool read_ue(bit_reader *r, uint32_t *v) {
     return true;
 }
 
-bool ic_hevc_sps_picture(const uint8_t *nal, size_t size, ic_hevc_picture *out) {
+bool ic__hevc_sps_picture(const uint8_t *nal, size_t size, ic__hevc_picture *out) {
     if (size < 3 || ((nal[0] >> 1) & 0x3F) != NAL_SPS) return false;
     bit_reader r = {.bytes = 0, .at = 0};
     /* libde265 removes them over the whole NAL: the header's second byte may begin a 00 00. */

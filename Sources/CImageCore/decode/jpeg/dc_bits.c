@@ -8,7 +8,7 @@
 
 #include "dc_bits.h"
 
-bool ic_jpeg_dc_build_huff(const uint8_t bits[17], const uint8_t vals[256], bool dc_table, dc_huff *h) {
+bool ic__jpeg_dc_build_huff(const uint8_t bits[17], const uint8_t vals[256], bool dc_table, dc_huff *h) {
     uint8_t size[257];
     uint32_t code_of[257];
     int p = 0;

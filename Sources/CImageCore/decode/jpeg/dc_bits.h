@@ -22,7 +22,7 @@ typedef struct dc_huff {
 
 /* Derives `h` from a DHT table's counts and symbols (dc_bits.c). False when libjpeg would
  * refuse the table (JERR_BAD_HUFF_TABLE). */
-bool ic_jpeg_dc_build_huff(const uint8_t bits[17], const uint8_t vals[256], bool dc_table, dc_huff *h);
+bool ic__jpeg_dc_build_huff(const uint8_t bits[17], const uint8_t vals[256], bool dc_table, dc_huff *h);
 
 /* ---- The bit reader. ---- */
 

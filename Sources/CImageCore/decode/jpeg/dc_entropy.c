@@ -9,7 +9,7 @@
 #include "dc_internal.h"
 
 /* Before an MCU: a restart marker when one is due (jdphuff.c's process_restart). */
-static bool restart(ic_jpeg_dc *dc, dc_scan *s) {
+static bool restart(ic__jpeg_dc *dc, dc_scan *s) {
     (void)dc;
     dc_reader *r = &s->r;
     if (overran(r)) return false;
@@ -46,7 +46,7 @@ static bool restart(ic_jpeg_dc *dc, dc_scan *s) {
 }
 
 /* DC first scan, one block; `out` NULL for a block outside the image. */
-static inline bool dc_first_block(ic_jpeg_dc *dc, dc_scan *s, int ci, int16_t *out) {
+static inline bool dc_first_block(ic__jpeg_dc *dc, dc_scan *s, int ci, int16_t *out) {
     dc_reader *r = &s->r;
     if (r->n < 32) fill(r);
     int t = decode_symbol(r, &dc->tables[s->table[ci]]);
@@ -67,7 +67,7 @@ static inline void dc_refine_block(dc_scan *s, int16_t *out) {
 }
 
 /* AC first scan, one block: `nz` its nonzero mask, `vals` its 2x2 IDCT inputs or NULL. */
-static void ac_first_block(ic_jpeg_dc *dc, dc_scan *s, uint64_t *nz, int16_t *vals) {
+static void ac_first_block(ic__jpeg_dc *dc, dc_scan *s, uint64_t *nz, int16_t *vals) {
     if (s->eobrun) {
         s->eobrun--;
         return;
@@ -101,7 +101,7 @@ static void ac_first_block(ic_jpeg_dc *dc, dc_scan *s, uint64_t *nz, int16_t *va
     }
 }
 
-static inline void correct(const ic_jpeg_dc *dc, int16_t *vals, int k, int p1) {
+static inline void correct(const ic__jpeg_dc *dc, int16_t *vals, int k, int p1) {
     if (!vals || !dc->slot_of_zz[k]) return;
     int16_t *v = &vals[dc->slot_of_zz[k] - 1];
     if ((*v & p1) == 0) *v = (int16_t)(*v + (*v >= 0 ? p1 : -p1));
@@ -115,7 +115,7 @@ static inline uint64_t band(int a, int b) {
 }
 
 /* The correction bits of the already-nonzero coefficients in `m` (one each, in order). */
-static inline void corrections(const ic_jpeg_dc *dc, dc_reader *r, uint64_t m, int16_t *vals, int p1) {
+static inline void corrections(const ic__jpeg_dc *dc, dc_reader *r, uint64_t m, int16_t *vals, int p1) {
     if (!vals) {
         skip_bits(r, __builtin_popcountll(m));
         return;
@@ -129,7 +129,7 @@ static inline void corrections(const ic_jpeg_dc *dc, dc_reader *r, uint64_t m, i
 }
 
 /* AC refinement scan, one block. */
-static void ac_refine_block(ic_jpeg_dc *dc, dc_scan *s, uint64_t *nz, int16_t *vals) {
+static void ac_refine_block(ic__jpeg_dc *dc, dc_scan *s, uint64_t *nz, int16_t *vals) {
     dc_reader *r = &s->r;
     const dc_huff *h = &dc->tables[s->table[0]];
     int Se = s->Se, p1 = 1 << s->Al;
@@ -171,14 +171,14 @@ static void ac_refine_block(ic_jpeg_dc *dc, dc_scan *s, uint64_t *nz, int16_t *v
 }
 
 /* One MCU's worth of restart bookkeeping: false when a restart marker is wrong. */
-static inline bool before_mcu(ic_jpeg_dc *dc, dc_scan *s) {
+static inline bool before_mcu(ic__jpeg_dc *dc, dc_scan *s) {
     if (!s->restart) return true;
     if (s->to_go == 0 && !restart(dc, s)) return false;
     s->to_go--;
     return true;
 }
 
-bool ic_jpeg_dc_decode_row(ic_jpeg_dc *dc, dc_scan *s, uint32_t R) {
+bool ic__jpeg_dc_decode_row(ic__jpeg_dc *dc, dc_scan *s, uint32_t R) {
     if (s->ncomp > 1) {
         /* An interleaved DC scan: MCUs of h x v blocks of each component, blocks outside the
          * image (right and bottom edge padding) decoded and dropped. */

@@ -78,7 +78,7 @@ typedef struct dc_window {
 #define W(n) win->v[(n) - 1]
 
 /* Writes the samples of block row b (in iMCU row R) of component c. */
-static void output_block_row(ic_jpeg_dc *dc, dc_comp *c, uint32_t R, int br, int block_rows) {
+static void output_block_row(ic__jpeg_dc *dc, dc_comp *c, uint32_t R, int br, int block_rows) {
     uint32_t last = dc->imcu_rows - 1;
     uint32_t b = R * (uint32_t)c->v + (uint32_t)br;
     uint32_t prev = (br > 0 || R > 0) ? b - 1 : b;
@@ -191,7 +191,7 @@ static void output_block_row(ic_jpeg_dc *dc, dc_comp *c, uint32_t R, int br, int
 static inline uint8_t clamp255(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 
 /* Box upsampling (jdsample.c's int_upsample at 1/8) and jdcolor.c's conversion. */
-void ic_jpeg_dc_output_row(ic_jpeg_dc *dc, uint32_t R) {
+void ic__jpeg_dc_output_row(ic__jpeg_dc *dc, uint32_t R) {
     for (int i = 0; i < dc->ncomp; i++) {
         dc_comp *c = &dc->comp[i];
         int block_rows = c->v;
@@ -201,11 +201,11 @@ void ic_jpeg_dc_output_row(ic_jpeg_dc *dc, uint32_t R) {
         }
         for (int br = 0; br < block_rows; br++) output_block_row(dc, c, R, br, block_rows);
     }
-    ic_decoder *d = dc->d;
+    ic__decoder *d = dc->d;
     uint32_t y0 = R * (uint32_t)dc->max_v, y1 = y0 + (uint32_t)dc->max_v;
     if (y1 > dc->out_h) y1 = dc->out_h;
     for (uint32_t y = y0; y < y1; y++) {
-        uint8_t *row = ic_dec_row(d, 0, y);
+        uint8_t *row = ic__dec_row(d, 0, y);
         const uint8_t *src[3];
         for (int i = 0; i < dc->ncomp; i++) {
             const dc_comp *c = &dc->comp[i];
@@ -231,5 +231,5 @@ void ic_jpeg_dc_output_row(ic_jpeg_dc *dc, uint32_t R) {
             }
         }
     }
-    ic_dec_rows_done(d, 0, y0, y1 - y0, false);
+    ic__dec_rows_done(d, 0, y0, y1 - y0, false);
 }

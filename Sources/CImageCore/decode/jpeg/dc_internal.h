@@ -59,8 +59,8 @@ typedef struct dc_comp {
 
 enum { W_ENTROPY, W_SEGMENT, W_AFTER, W_DONE, W_GIVEN_WAY };
 
-struct ic_jpeg_dc {
-    ic_decoder *d;
+struct ic__jpeg_dc {
+    ic__decoder *d;
     const char *why;
     int ncomp;
     dc_comp comp[3];
@@ -102,7 +102,7 @@ static inline int16_t *ac_at(dc_comp *c, uint32_t row) {
 }
 
 /* Sets the reason, stops the walk, and returns IC_JPEG_DC_GIVE_WAY (dc_markers.c). */
-ic_jpeg_dc_step ic_jpeg_dc_give_way(ic_jpeg_dc *dc, const char *why);
+ic__jpeg_dc_step ic__jpeg_dc_give_way(ic__jpeg_dc *dc, const char *why);
 
 /*
  * A scan header: checks it as libjpeg's per_scan_setup, latch_quant_tables and
@@ -110,13 +110,13 @@ ic_jpeg_dc_step ic_jpeg_dc_give_way(ic_jpeg_dc *dc, const char *why);
  * gives way), and unless `check_only` records the scan. `comps` are frame indices in
  * scan order; `tables` the SOS table byte of each (dc_markers.c).
  */
-ic_jpeg_dc_step ic_jpeg_dc_add_scan(ic_jpeg_dc *dc, int ncomp, const int *comps, const uint8_t *tables,
+ic__jpeg_dc_step ic__jpeg_dc_add_scan(ic__jpeg_dc *dc, int ncomp, const int *comps, const uint8_t *tables,
                                     int Ss, int Se, int Ah, int Al, size_t start, bool check_only);
 
 /* Decodes iMCU row R of scan s into the windows (dc_entropy.c). False: give way. */
-bool ic_jpeg_dc_decode_row(ic_jpeg_dc *dc, dc_scan *s, uint32_t R);
+bool ic__jpeg_dc_decode_row(ic__jpeg_dc *dc, dc_scan *s, uint32_t R);
 
 /* iMCU row R of every component, then its output rows through the sink (dc_idct.c). */
-void ic_jpeg_dc_output_row(ic_jpeg_dc *dc, uint32_t R);
+void ic__jpeg_dc_output_row(ic__jpeg_dc *dc, uint32_t R);
 
 #endif /* IC_JPEG_DC_STATE_H */

@@ -9,7 +9,7 @@
 
 #include "dc_internal.h"
 
-ic_jpeg_dc_step ic_jpeg_dc_give_way(ic_jpeg_dc *dc, const char *why) {
+ic__jpeg_dc_step ic__jpeg_dc_give_way(ic__jpeg_dc *dc, const char *why) {
     dc->why = why;
     dc->state = W_GIVEN_WAY;
     return IC_JPEG_DC_GIVE_WAY;
@@ -18,48 +18,48 @@ ic_jpeg_dc_step ic_jpeg_dc_give_way(ic_jpeg_dc *dc, const char *why) {
 /* The derived table for Huffman slot `slot` (0-3 DC, 4-7 AC) as defined now; -1 when
  * libjpeg would refuse it (missing or bad: JERR_NO_HUFF_TABLE, JERR_BAD_HUFF_TABLE). With
  * `check_only` nothing is kept. */
-static int table_for(ic_jpeg_dc *dc, int slot, bool check_only) {
+static int table_for(ic__jpeg_dc *dc, int slot, bool check_only) {
     if (!dc->hdef[slot]) return -1;
     for (int i = 0; i < dc->ntables; i++) {
         if (dc->table_slot[i] == slot && dc->table_ver[i] == dc->hver[slot]) return i;
     }
     if (check_only) {
         dc_huff probe;
-        return ic_jpeg_dc_build_huff(dc->hbits[slot], dc->hvals[slot], slot < 4, &probe) ? 0 : -1;
+        return ic__jpeg_dc_build_huff(dc->hbits[slot], dc->hvals[slot], slot < 4, &probe) ? 0 : -1;
     }
     if (dc->ntables == DC_MAX_TABLES) return -1;
-    if (ic_dec_reserve(dc->d, sizeof(dc_huff)) != IC_OK) return -1;
+    if (ic__dec_reserve(dc->d, sizeof(dc_huff)) != IC_OK) return -1;
     dc->reserved += sizeof(dc_huff);
     dc_huff *grown = realloc(dc->tables, sizeof(dc_huff) * (size_t)(dc->ntables + 1));
     if (!grown) return -1;
     dc->tables = grown;
-    if (!ic_jpeg_dc_build_huff(dc->hbits[slot], dc->hvals[slot], slot < 4, &dc->tables[dc->ntables])) return -1;
+    if (!ic__jpeg_dc_build_huff(dc->hbits[slot], dc->hvals[slot], slot < 4, &dc->tables[dc->ntables])) return -1;
     dc->table_slot[dc->ntables] = (uint8_t)slot;
     dc->table_ver[dc->ntables] = dc->hver[slot];
     return dc->ntables++;
 }
 
-static bool dc_complete(const ic_jpeg_dc *dc) {
+static bool dc_complete(const ic__jpeg_dc *dc) {
     for (int c = 0; c < dc->ncomp; c++) {
         if (dc->comp[c].coef_bits[0] != 0) return false;
     }
     return true;
 }
 
-ic_jpeg_dc_step ic_jpeg_dc_add_scan(ic_jpeg_dc *dc, int ncomp, const int *comps, const uint8_t *tables,
+ic__jpeg_dc_step ic__jpeg_dc_add_scan(ic__jpeg_dc *dc, int ncomp, const int *comps, const uint8_t *tables,
                                     int Ss, int Se, int Ah, int Al, size_t start, bool check_only) {
     if (!check_only && dc->nscans == DC_MAX_SCANS) {
-        return ic_jpeg_dc_give_way(dc, "more than 32 scans before the DC coefficients are complete");
+        return ic__jpeg_dc_give_way(dc, "more than 32 scans before the DC coefficients are complete");
     }
     bool dc_band = Ss == 0;
     if ((dc_band && Se != 0) || (!dc_band && (Se < Ss || Se > 63 || ncomp != 1)) ||
         (Ah != 0 && Al != Ah - 1) || Al > 13) {
-        return ic_jpeg_dc_give_way(dc, "a scan libjpeg refuses (bad progression parameters)");
+        return ic__jpeg_dc_give_way(dc, "a scan libjpeg refuses (bad progression parameters)");
     }
     if (ncomp > 1) {
         int blocks = 0;
         for (int i = 0; i < ncomp; i++) blocks += dc->comp[comps[i]].h * dc->comp[comps[i]].v;
-        if (blocks > DC_MAX_MCU_BLOCKS) return ic_jpeg_dc_give_way(dc, "an MCU of more than 10 blocks");
+        if (blocks > DC_MAX_MCU_BLOCKS) return ic__jpeg_dc_give_way(dc, "an MCU of more than 10 blocks");
     }
     dc_scan scan, *s = &scan;
     memset(s, 0, sizeof *s);
@@ -67,24 +67,24 @@ ic_jpeg_dc_step ic_jpeg_dc_add_scan(ic_jpeg_dc *dc, int ncomp, const int *comps,
         dc_comp *c = &dc->comp[comps[i]];
         const int *bits = c->coef_bits;
         if (dc_band) {
-            if (bits[0] != (Ah == 0 ? -1 : Ah)) return ic_jpeg_dc_give_way(dc, "an unusual DC progression");
+            if (bits[0] != (Ah == 0 ? -1 : Ah)) return ic__jpeg_dc_give_way(dc, "an unusual DC progression");
         } else {
-            if (bits[0] < 0) return ic_jpeg_dc_give_way(dc, "an AC scan before its component's DC");
+            if (bits[0] < 0) return ic__jpeg_dc_give_way(dc, "an AC scan before its component's DC");
             for (int k = Ss; k <= Se; k++) {
-                if (bits[k] != (Ah == 0 ? -1 : Ah)) return ic_jpeg_dc_give_way(dc, "an unusual AC progression");
+                if (bits[k] != (Ah == 0 ? -1 : Ah)) return ic__jpeg_dc_give_way(dc, "an unusual AC progression");
             }
         }
         if (!c->latched && !dc->qdef[c->qslot]) {
-            return ic_jpeg_dc_give_way(dc, "a component without its quantisation table");
+            return ic__jpeg_dc_give_way(dc, "a component without its quantisation table");
         }
         int slot = dc_band ? tables[i] >> 4 : 4 + (tables[i] & 15);
         bool needs_table = !dc_band || Ah == 0;
         if (needs_table) {
             if ((dc_band ? tables[i] >> 4 : tables[i] & 15) > 3) {
-                return ic_jpeg_dc_give_way(dc, "a Huffman table number over 3");
+                return ic__jpeg_dc_give_way(dc, "a Huffman table number over 3");
             }
             int t = table_for(dc, slot, check_only);
-            if (t < 0) return ic_jpeg_dc_give_way(dc, "a missing or invalid Huffman table");
+            if (t < 0) return ic__jpeg_dc_give_way(dc, "a missing or invalid Huffman table");
             s->table[i] = (uint8_t)t;
         }
     }
@@ -112,10 +112,10 @@ ic_jpeg_dc_step ic_jpeg_dc_add_scan(ic_jpeg_dc *dc, int ncomp, const int *comps,
 }
 
 /* An SOS segment's body (after its length). */
-static ic_jpeg_dc_step parse_sos(ic_jpeg_dc *dc, const uint8_t *b, size_t len, size_t start,
+static ic__jpeg_dc_step parse_sos(ic__jpeg_dc *dc, const uint8_t *b, size_t len, size_t start,
                                  bool check_only) {
     int n = len ? b[0] : 0;
-    if (n < 1 || n > 4 || len != (size_t)(2 * n + 4)) return ic_jpeg_dc_give_way(dc, "a bad SOS segment");
+    if (n < 1 || n > 4 || len != (size_t)(2 * n + 4)) return ic__jpeg_dc_give_way(dc, "a bad SOS segment");
     int comps[4];
     uint8_t tables[4];
     int prev = -1;
@@ -125,16 +125,16 @@ static ic_jpeg_dc_step parse_sos(ic_jpeg_dc *dc, const uint8_t *b, size_t len, s
             if (dc->comp[c].id == b[1 + 2 * i]) found = c;
         }
         /* libjpeg's lookup can miss a component listed after a later one: frame order only. */
-        if (found <= prev) return ic_jpeg_dc_give_way(dc, "scan components out of frame order");
+        if (found <= prev) return ic__jpeg_dc_give_way(dc, "scan components out of frame order");
         prev = found;
         comps[i] = found;
         tables[i] = b[2 + 2 * i];
     }
-    return ic_jpeg_dc_add_scan(dc, n, comps, tables, b[1 + 2 * n], b[2 + 2 * n], b[3 + 2 * n] >> 4,
+    return ic__jpeg_dc_add_scan(dc, n, comps, tables, b[1 + 2 * n], b[2 + 2 * n], b[3 + 2 * n] >> 4,
                     b[3 + 2 * n] & 15, start, check_only);
 }
 
-static bool parse_dht(ic_jpeg_dc *dc, const uint8_t *b, size_t len) {
+static bool parse_dht(ic__jpeg_dc *dc, const uint8_t *b, size_t len) {
     while (len > 16) {
         int index = b[0];
         uint8_t bits[17];
@@ -167,7 +167,7 @@ static bool parse_dht(ic_jpeg_dc *dc, const uint8_t *b, size_t len) {
     return len == 0;
 }
 
-static bool parse_dqt(ic_jpeg_dc *dc, const uint8_t *b, size_t len) {
+static bool parse_dqt(ic__jpeg_dc *dc, const uint8_t *b, size_t len) {
     while (len > 0) {
         int n = b[0] & 15, prec = b[0] >> 4;
         size_t need = 1 + (prec ? 128 : 64);
@@ -183,7 +183,7 @@ static bool parse_dqt(ic_jpeg_dc *dc, const uint8_t *b, size_t len) {
 }
 
 /* libjpeg's smoothing_ok, and what decompress_smooth_data latches, once the DC is in. */
-static void decide_smoothing(ic_jpeg_dc *dc) {
+static void decide_smoothing(ic__jpeg_dc *dc) {
     static const int Q_POS[10] = {0, 1, 8, 16, 9, 2, 3, 10, 17, 24};
     bool useful = false, ok = dc->smoothing_allowed;
     for (int c = 0; c < dc->ncomp && ok; c++) {
@@ -202,11 +202,11 @@ static void decide_smoothing(ic_jpeg_dc *dc) {
     dc->smoothing = ok && useful;
 }
 
-ic_jpeg_dc_step ic_jpeg_dc_walk(ic_jpeg_dc *dc, const uint8_t *data, size_t size, bool eof) {
+ic__jpeg_dc_step ic__jpeg_dc_walk(ic__jpeg_dc *dc, const uint8_t *data, size_t size, bool eof) {
     if (dc->state == W_DONE) return IC_JPEG_DC_READY;
     if (dc->state == W_GIVEN_WAY) return IC_JPEG_DC_GIVE_WAY;
-    if (ic_dec_cancelled(dc->d)) {
-        ic_dec_fail_cancelled(dc->d);
+    if (ic__dec_cancelled(dc->d)) {
+        ic__dec_fail_cancelled(dc->d);
         return IC_JPEG_DC_CANCELLED;
     }
     for (;;) {
@@ -233,8 +233,8 @@ ic_jpeg_dc_step ic_jpeg_dc_walk(ic_jpeg_dc *dc, const uint8_t *data, size_t size
                 dc->pos = i;
                 break;
             }
-            if (ic_dec_cancelled(dc->d)) {
-                ic_dec_fail_cancelled(dc->d);
+            if (ic__dec_cancelled(dc->d)) {
+                ic__dec_fail_cancelled(dc->d);
                 return IC_JPEG_DC_CANCELLED;
             }
             dc->state = W_SEGMENT;
@@ -256,7 +256,7 @@ ic_jpeg_dc_step ic_jpeg_dc_walk(ic_jpeg_dc *dc, const uint8_t *data, size_t size
         /* At a marker segment between scans. */
         size_t at = dc->pos;
         if (at >= size) goto more;
-        if (data[at] != 0xFF) return ic_jpeg_dc_give_way(dc, "bytes between marker segments");
+        if (data[at] != 0xFF) return ic__jpeg_dc_give_way(dc, "bytes between marker segments");
         size_t j = at + 1;
         while (j < size && data[j] == 0xFF) j++;
         if (j >= size) goto more;
@@ -268,36 +268,36 @@ ic_jpeg_dc_step ic_jpeg_dc_walk(ic_jpeg_dc *dc, const uint8_t *data, size_t size
         }
         if (m == 0xD9) {
             if (dc->state != W_AFTER) {
-                return ic_jpeg_dc_give_way(dc, "the file ends before the DC coefficients are complete");
+                return ic__jpeg_dc_give_way(dc, "the file ends before the DC coefficients are complete");
             }
             dc->end = seg;
             dc->state = W_DONE;
             return IC_JPEG_DC_READY;
         }
         if (!(m == 0xC4 || m == 0xDB || m == 0xDD || m == 0xDA || m == 0xFE || (m >= 0xE0 && m <= 0xEF))) {
-            return ic_jpeg_dc_give_way(dc, "a marker other than a table, restart, APPn or COM between scans");
+            return ic__jpeg_dc_give_way(dc, "a marker other than a table, restart, APPn or COM between scans");
         }
         if (size - seg < 2) goto more;
         size_t len = (size_t)data[seg] << 8 | data[seg + 1];
-        if (len < 2) return ic_jpeg_dc_give_way(dc, "a marker segment shorter than its length field");
+        if (len < 2) return ic__jpeg_dc_give_way(dc, "a marker segment shorter than its length field");
         if (size - seg < len) goto more;
         const uint8_t *body = data + seg + 2;
         size_t blen = len - 2;
         dc->pos = seg + len;
         switch (m) {
         case 0xC4:
-            if (!parse_dht(dc, body, blen)) return ic_jpeg_dc_give_way(dc, "a DHT segment libjpeg refuses");
+            if (!parse_dht(dc, body, blen)) return ic__jpeg_dc_give_way(dc, "a DHT segment libjpeg refuses");
             break;
         case 0xDB:
-            if (!parse_dqt(dc, body, blen)) return ic_jpeg_dc_give_way(dc, "a DQT segment libjpeg refuses");
+            if (!parse_dqt(dc, body, blen)) return ic__jpeg_dc_give_way(dc, "a DQT segment libjpeg refuses");
             break;
         case 0xDD:
-            if (blen != 2) return ic_jpeg_dc_give_way(dc, "a DRI segment libjpeg refuses");
+            if (blen != 2) return ic__jpeg_dc_give_way(dc, "a DRI segment libjpeg refuses");
             dc->restart = (uint16_t)(body[0] << 8 | body[1]);
             break;
         case 0xDA: {
             bool after = dc->state == W_AFTER;
-            ic_jpeg_dc_step st = parse_sos(dc, body, blen, dc->pos, after);
+            ic__jpeg_dc_step st = parse_sos(dc, body, blen, dc->pos, after);
             if (st == IC_JPEG_DC_GIVE_WAY) return st;
             if (after) {
                 dc->end = dc->pos;
@@ -312,8 +312,8 @@ ic_jpeg_dc_step ic_jpeg_dc_walk(ic_jpeg_dc *dc, const uint8_t *data, size_t size
         }
     }
 more:
-    if (eof) return ic_jpeg_dc_give_way(dc, "the file ends before the walk does");
+    if (eof) return ic__jpeg_dc_give_way(dc, "the file ends before the walk does");
     return IC_JPEG_DC_MORE;
 }
 
-const char *ic_jpeg_dc_why(const ic_jpeg_dc *dc) { return dc->why; }
+const char *ic__jpeg_dc_why(const ic__jpeg_dc *dc) { return dc->why; }

@@ -25,7 +25,7 @@
 
 #include "ic_jpeg_internal.h"
 
-void ic_jpeg_libjpeg_setup(jpeg_ctx *c) {
+void ic__jpeg_libjpeg_setup(jpeg_ctx *c) {
     if (c->d->opts.limits.max_memory_bytes) {
         c->cinfo.mem->max_memory_to_use = (long)(c->coef + (8u << 20));
     }
@@ -35,22 +35,22 @@ void ic_jpeg_libjpeg_setup(jpeg_ctx *c) {
 /* Reads the header's facts, checks the limits and sets up the decompression:
  * colour space, shrink on load, the DC-only path. */
 static ic_status after_header(jpeg_ctx *c) {
-    ic_decoder *d = c->d;
+    ic__decoder *d = c->d;
     j_decompress_ptr cinfo = &c->cinfo;
-    d->orientation = ic_jpeg_saved_orientation(cinfo);
+    d->orientation = ic__jpeg_saved_orientation(cinfo);
 
-    c->coef = ic_jpeg_coefficient_bytes(cinfo);
+    c->coef = ic__jpeg_coefficient_bytes(cinfo);
     /* The plan first (no codec memory counted): how far the IDCT shrinks decides the
      * decoder, and so the memory the limit check counts. A size that fails alone fails
      * with the coefficients too, with the message libjpeg's decode would get. */
-    ic_status st = ic_dec_check_size(d, cinfo->image_width, cinfo->image_height, 1, 0);
-    if (st != IC_OK) return ic_dec_check_size(d, cinfo->image_width, cinfo->image_height, 1, c->coef);
+    ic_status st = ic__dec_check_size(d, cinfo->image_width, cinfo->image_height, 1, 0);
+    if (st != IC_OK) return ic__dec_check_size(d, cinfo->image_width, cinfo->image_height, 1, c->coef);
 
     c->cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
     cinfo->out_color_space = c->cmyk ? JCS_CMYK : JCS_EXT_RGBA;
     /* Shrink on load: the IDCT scales by 1/2, 1/4 or 1/8. */
     cinfo->scale_num = 1;
-    cinfo->scale_denom = ic_dec_shrink_denominator(d, 8);
+    cinfo->scale_denom = ic__dec_shrink_denominator(d, 8);
     /* At 1/8 the luma IDCT reads only each block's DC coefficient, and a
      * progressive file sends DC first: decoding stops once every DC scan
      * (refinements included) is in. Subsampled chroma is scaled by a 2x2 IDCT
@@ -63,45 +63,45 @@ static ic_status after_header(jpeg_ctx *c) {
     if (c->dc_only && d->jpeg_path != IC_JPEG_PATH_LIBJPEG) {
         const char *why = NULL;
         uint64_t dc_need = 0;
-        if (ic_jpeg_dc_takes(cinfo, &dc_need, &why)) {
+        if (ic__jpeg_dc_takes(cinfo, &dc_need, &why)) {
             c->dc_own = true;
             need = dc_need;
         } else if (d->jpeg_path == IC_JPEG_PATH_DC) {
-            return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
+            return ic__set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
                                 "JPEG: the DC decoder does not take this file: %s", why);
         }
     } else if (d->jpeg_path == IC_JPEG_PATH_DC) {
-        return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
+        return ic__set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE,
                             "JPEG: the DC decoder takes progressive decodes at 1/8 only");
     }
-    st = ic_dec_check_size(d, cinfo->image_width, cinfo->image_height, 1, need);
+    st = ic__dec_check_size(d, cinfo->image_width, cinfo->image_height, 1, need);
     if (st != IC_OK) return st;
     /* The codec's large buffers (libjpeg's coefficients, or the DC decoder's block-row
      * windows) count against our limit. */
-    st = ic_dec_reserve(d, need);
+    st = ic__dec_reserve(d, need);
     if (st != IC_OK) return st;
     c->reserved = need;
-    ic_jpeg_take_profile(d, cinfo);
-    if (!c->dc_own) ic_jpeg_libjpeg_setup(c);
+    ic__jpeg_take_profile(d, cinfo);
+    if (!c->dc_own) ic__jpeg_libjpeg_setup(c);
     return IC_OK;
 }
 
 /* Reads rows into the sink until the image is complete or the source suspends. */
 static ic_status read_rows(jpeg_ctx *c) {
-    ic_decoder *d = c->d;
+    ic__decoder *d = c->d;
     j_decompress_ptr cinfo = &c->cinfo;
     bool inverted = cinfo->saw_Adobe_marker;
     JSAMPROW rows[IC_SINK_ROWS];
     uint32_t end = c->rows_end ? c->rows_end : cinfo->output_height;
     while (cinfo->output_scanline < end) {
-        if (ic_dec_cancelled(d)) {
-            c->glue.status = ic_dec_fail_cancelled(d);
+        if (ic__dec_cancelled(d)) {
+            c->glue.status = ic__dec_fail_cancelled(d);
             longjmp(c->glue.jump, 1);
         }
         uint32_t y = cinfo->output_scanline;
         uint32_t n = end - y;
         if (n > IC_SINK_ROWS) n = IC_SINK_ROWS;
-        for (uint32_t i = 0; i < n; i++) rows[i] = ic_dec_row(d, 0, y + i);
+        for (uint32_t i = 0; i < n; i++) rows[i] = ic__dec_row(d, 0, y + i);
         int Ss = cinfo->Ss;
         JDIMENSION got = jpeg_read_scanlines(cinfo, rows, n);
         if (got == 0) {
@@ -116,18 +116,18 @@ static ic_status read_rows(jpeg_ctx *c) {
                 cinfo->Ss = Ss;
                 return IC_OK;
             }
-            c->glue.status = ic_set_error(d->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes",
+            c->glue.status = ic__set_error(d->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes",
                                      d->size);
             longjmp(c->glue.jump, 1);
         }
-        if (c->cmyk && ic_color_converts_cmyk(&d->color)) {
+        if (c->cmyk && ic__color_converts_cmyk(&d->color)) {
             for (JDIMENSION i = 0; i < got; i++) {
-                ic_color_convert_cmyk_row(&d->color, rows[i], cinfo->output_width);
+                ic__color_convert_cmyk_row(&d->color, rows[i], cinfo->output_width);
             }
         } else if (c->cmyk) {
-            for (JDIMENSION i = 0; i < got; i++) ic_jpeg_cmyk_to_rgba(rows[i], cinfo->output_width, inverted);
+            for (JDIMENSION i = 0; i < got; i++) ic__jpeg_cmyk_to_rgba(rows[i], cinfo->output_width, inverted);
         }
-        ic_dec_rows_done(d, 0, y, got, false);
+        ic__dec_rows_done(d, 0, y, got, false);
     }
     c->stage = STAGE_DONE;
     return IC_OK;
@@ -135,11 +135,11 @@ static ic_status read_rows(jpeg_ctx *c) {
 
 /* libjpeg's errors longjmp back here, so this frame must be the one calling libjpeg each
  * time. */
-ic_status ic_jpeg_run(jpeg_ctx *c) {
-    ic_decoder *d = c->d;
+ic_status ic__jpeg_run(jpeg_ctx *c) {
+    ic__decoder *d = c->d;
     j_decompress_ptr cinfo = &c->cinfo;
     if (setjmp(c->glue.jump)) {
-        return c->glue.status != IC_OK ? c->glue.status : ic_jpeg_libjpeg_failure(cinfo);
+        return c->glue.status != IC_OK ? c->glue.status : ic__jpeg_libjpeg_failure(cinfo);
     }
     ic_status st;
     switch (c->stage) {
@@ -148,7 +148,7 @@ ic_status ic_jpeg_run(jpeg_ctx *c) {
         c->created = true;
         cinfo->progress = &c->glue.progress;
         if (c->suspending) {
-            ic_jpeg_use_suspending_source(c);
+            ic__jpeg_use_suspending_source(c);
         } else {
             jpeg_mem_src(cinfo, d->data, (unsigned long)d->size);
         }
@@ -171,7 +171,7 @@ ic_status ic_jpeg_run(jpeg_ctx *c) {
     start:
         if (c->dc_own) {
             c->stage = STAGE_DC_OWN;
-            st = ic_jpeg_dc_stage(c);
+            st = ic__jpeg_dc_stage(c);
             if (st != IC_OK || c->dc_own) return st;
             c->stage = STAGE_START;
         }
@@ -181,13 +181,13 @@ ic_status ic_jpeg_run(jpeg_ctx *c) {
         /* fall through */
     case STAGE_DC_SCANS:
         for (;;) {
-            if (ic_dec_cancelled(d)) {
-                c->glue.status = ic_dec_fail_cancelled(d);
+            if (ic__dec_cancelled(d)) {
+                c->glue.status = ic__dec_fail_cancelled(d);
                 longjmp(c->glue.jump, 1);
             }
             int r = jpeg_consume_input(cinfo);
             if (r == JPEG_SUSPENDED) return IC_OK;
-            if (r == JPEG_REACHED_EOI || (r == JPEG_SCAN_COMPLETED && ic_jpeg_dc_scans_complete(cinfo))) break;
+            if (r == JPEG_REACHED_EOI || (r == JPEG_SCAN_COMPLETED && ic__jpeg_dc_scans_complete(cinfo))) break;
         }
         c->stage = STAGE_START_OUTPUT;
         /* fall through */
@@ -197,9 +197,9 @@ ic_status ic_jpeg_run(jpeg_ctx *c) {
         /* fall through */
     case STAGE_BEGIN:
     begin:
-        st = ic_dec_begin(d, cinfo->output_width, cinfo->output_height, 1);
+        st = ic__dec_begin(d, cinfo->output_width, cinfo->output_height, 1);
         if (st != IC_OK) return st;
-        ic_jpeg_band_start(c);
+        ic__jpeg_band_start(c);
         c->stage = STAGE_ROWS;
         /* fall through */
     case STAGE_ROWS:
@@ -207,7 +207,7 @@ ic_status ic_jpeg_run(jpeg_ctx *c) {
     case STAGE_DONE:
         return IC_OK;
     case STAGE_DC_OWN:
-        st = ic_jpeg_dc_stage(c);
+        st = ic__jpeg_dc_stage(c);
         if (st != IC_OK || c->dc_own) return st;
         /* Given way: libjpeg decodes the file. */
         c->stage = STAGE_START;
@@ -216,27 +216,27 @@ ic_status ic_jpeg_run(jpeg_ctx *c) {
     return IC_OK;
 }
 
-void ic_jpeg_ctx_init(jpeg_ctx *c, ic_decoder *d, bool suspending) {
+void ic__jpeg_ctx_init(jpeg_ctx *c, ic__decoder *d, bool suspending) {
     memset(c, 0, sizeof *c);
     c->d = d;
     c->suspending = suspending;
-    ic_jpeg_glue_init(&c->glue, &c->cinfo, d->err, &d->size, d->opts.cancel_flag,
+    ic__jpeg_glue_init(&c->glue, &c->cinfo, d->err, &d->size, d->opts.cancel_flag,
                       d->opts.limits.max_memory_bytes);
 }
 
-void ic_jpeg_ctx_end(jpeg_ctx *c) {
+void ic__jpeg_ctx_end(jpeg_ctx *c) {
     if (c->created) jpeg_destroy_decompress(&c->cinfo);
     c->created = false;
-    ic_jpeg_dc_free(c->dc);
+    ic__jpeg_dc_free(c->dc);
     c->dc = NULL;
-    ic_dec_release(c->d, c->reserved);
+    ic__dec_release(c->d, c->reserved);
     c->reserved = 0;
 }
 
-ic_status ic_jpeg_decode(ic_decoder *d) {
+ic_status ic__jpeg_decode(ic__decoder *d) {
     jpeg_ctx c;
-    ic_jpeg_ctx_init(&c, d, false);
-    ic_status st = ic_jpeg_band_end(&c, ic_jpeg_run(&c));
-    ic_jpeg_ctx_end(&c);
+    ic__jpeg_ctx_init(&c, d, false);
+    ic_status st = ic__jpeg_band_end(&c, ic__jpeg_run(&c));
+    ic__jpeg_ctx_end(&c);
     return st;
 }

@@ -68,7 +68,7 @@ static ic_status band_run(jpeg_band *b) {
     jpeg_glue *g = &b->glue;
     j_decompress_ptr cinfo = &b->cinfo;
     if (setjmp(g->jump)) {
-        return g->status != IC_OK ? g->status : ic_jpeg_libjpeg_failure(cinfo);
+        return g->status != IC_OK ? g->status : ic__jpeg_libjpeg_failure(cinfo);
     }
     jpeg_create_decompress(cinfo);
     b->created = true;
@@ -78,7 +78,7 @@ static ic_status band_run(jpeg_band *b) {
     if (b->limited) cinfo->mem->max_memory_to_use = 8 << 20;
     cinfo->out_color_space = JCS_EXT_RGBA;
     jpeg_start_decompress(cinfo);
-    /* Full size (ic_jpeg_band_start): an iMCU row is max_v_samp_factor rows of 8-pixel blocks. */
+    /* Full size (ic__jpeg_band_start): an iMCU row is max_v_samp_factor rows of 8-pixel blocks. */
     uint32_t imcu = (uint32_t)cinfo->max_v_samp_factor * DCTSIZE;
     uint32_t step = imcu * BAND_SKIP_FIRST_IMCU_ROWS;
     while (cinfo->output_scanline < b->split) {
@@ -90,7 +90,7 @@ static ic_status band_run(jpeg_band *b) {
         if (n > step) n = step;
         if (step < imcu * BAND_SKIP_MAX_IMCU_ROWS) step *= 2;
         if (jpeg_skip_scanlines(cinfo, n) != n) {
-            g->status = ic_set_error(&b->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes", b->size);
+            g->status = ic__set_error(&b->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes", b->size);
             longjmp(g->jump, 1);
         }
     }
@@ -98,7 +98,7 @@ static ic_status band_run(jpeg_band *b) {
     while (cinfo->output_scanline < cinfo->output_height) {
         if ((g->cancel_flag && __atomic_load_n(g->cancel_flag, __ATOMIC_ACQUIRE)) ||
             __atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) {
-            g->status = ic_set_error(&b->err, IC_ERR_CANCELLED, "JPEG: decode cancelled");
+            g->status = ic__set_error(&b->err, IC_ERR_CANCELLED, "JPEG: decode cancelled");
             longjmp(g->jump, 1);
         }
         uint32_t y = cinfo->output_scanline;
@@ -106,7 +106,7 @@ static ic_status band_run(jpeg_band *b) {
         if (n > IC_SINK_ROWS) n = IC_SINK_ROWS;
         for (uint32_t i = 0; i < n; i++) rows[i] = b->pixels + (size_t)(y + i) * b->stride;
         if (jpeg_read_scanlines(cinfo, rows, n) == 0) {
-            g->status = ic_set_error(&b->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes",
+            g->status = ic__set_error(&b->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes",
                                      b->size);
             longjmp(g->jump, 1);
         }
@@ -127,13 +127,13 @@ static void *band_main(void *arg) {
  * work to a helper thread (the caller then stops above it). The helper's skip decodes the
  * entropy-coded data above its rows again (about half the cost of decoding them), so a
  * third balances the two threads. Without a thread, nothing changes. */
-void ic_jpeg_band_start(jpeg_ctx *c) {
-    ic_decoder *d = c->d;
+void ic__jpeg_band_start(jpeg_ctx *c) {
+    ic__decoder *d = c->d;
     j_decompress_ptr cinfo = &c->cinfo;
     uint32_t h = cinfo->output_height;
     if (!d->opts.use_helper_thread || c->suspending || c->cmyk || cinfo->progressive_mode ||
         cinfo->buffered_image || cinfo->comps_in_scan != cinfo->num_components ||
-        cinfo->scale_denom != 1 || !ic_dec_is_direct(d) || ic_color_sink_converts(&d->color) ||
+        cinfo->scale_denom != 1 || !ic__dec_is_direct(d) || ic__color_sink_converts(&d->color) ||
         (uint64_t)cinfo->output_width * h < BAND_MIN_PIXELS) {
         return;
     }
@@ -141,12 +141,12 @@ void ic_jpeg_band_start(jpeg_ctx *c) {
     if (!b) return;
     b->data = d->data;
     b->size = d->size;
-    b->pixels = ic_dec_row(d, 0, 0);
+    b->pixels = ic__dec_row(d, 0, 0);
     b->stride = d->image->stride;
     b->limited = d->opts.limits.max_memory_bytes != 0;
     b->yield_flag = d->opts.helper_yield_flag;
     b->split = h - h / 3;
-    ic_jpeg_glue_init(&b->glue, &b->cinfo, &b->err, &b->size, d->opts.cancel_flag,
+    ic__jpeg_glue_init(&b->glue, &b->cinfo, &b->err, &b->size, d->opts.cancel_flag,
                       d->opts.limits.max_memory_bytes);
     b->glue.stop = &b->stop;
     if (pthread_create(&b->thread, NULL, band_main, b) != 0) {
@@ -161,7 +161,7 @@ void ic_jpeg_band_start(jpeg_ctx *c) {
  * else the helper's (its error copied to the caller's), else IC_OK. When the helper gave its
  * rows back (yielded), the caller decodes them: rows_end is cleared and the decode goes on
  * from the caller's last row. */
-ic_status ic_jpeg_band_end(jpeg_ctx *c, ic_status st) {
+ic_status ic__jpeg_band_end(jpeg_ctx *c, ic_status st) {
     jpeg_band *b = c->band;
     if (!b) return st;
     if (st != IC_OK) __atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
@@ -177,7 +177,7 @@ ic_status ic_jpeg_band_end(jpeg_ctx *c, ic_status st) {
     if (st == IC_OK && yielded) {
         c->rows_end = 0;
         c->stage = STAGE_ROWS;
-        st = ic_jpeg_run(c);
+        st = ic__jpeg_run(c);
     }
     return st;
 }

@@ -40,7 +40,7 @@
  * Huffman code that is not in its table, entropy-coded data that ends before its blocks
  * do, restart markers out of order, a DC value that overflows, a file that ends before the
  * DC is complete. The walk decides most of these before anything is decoded; the rest are
- * found while decoding, and the rows already written are then dropped (ic_dec_unbegin).
+ * found while decoding, and the rows already written are then dropped (ic__dec_unbegin).
  *
  * Memory: a window of 3v+3 block rows per component (DC, the AC nonzero history, and for
  * a 2x2 component the 24 AC values its IDCT reads), one iMCU row of samples, and the
@@ -99,7 +99,7 @@ static uint64_t comp_need(const jpeg_component_info *c) {
     return rows + (uint64_t)ring_rows(c->v_samp_factor) * c->width_in_blocks * per_block;
 }
 
-bool ic_jpeg_dc_takes(j_decompress_ptr cinfo, uint64_t *need, const char **why) {
+bool ic__jpeg_dc_takes(j_decompress_ptr cinfo, uint64_t *need, const char **why) {
     *why = NULL;
     if (!cinfo->progressive_mode || cinfo->arith_code) {
         *why = "not a Huffman-coded progressive file";
@@ -137,7 +137,7 @@ bool ic_jpeg_dc_takes(j_decompress_ptr cinfo, uint64_t *need, const char **why) 
         *why = "an unexpected output size";
         return false;
     }
-    uint64_t total = sizeof(ic_jpeg_dc) + 8 * sizeof(dc_huff);
+    uint64_t total = sizeof(ic__jpeg_dc) + 8 * sizeof(dc_huff);
     for (int i = 0; i < cinfo->num_components; i++) {
         const jpeg_component_info *c = &cinfo->comp_info[i];
         int s = c->DCT_scaled_size;
@@ -162,8 +162,8 @@ bool ic_jpeg_dc_takes(j_decompress_ptr cinfo, uint64_t *need, const char **why) 
 
 /* ---- Setting up. ---- */
 
-ic_jpeg_dc *ic_jpeg_dc_new(ic_decoder *d, j_decompress_ptr cinfo) {
-    ic_jpeg_dc *dc = calloc(1, sizeof *dc);
+ic__jpeg_dc *ic__jpeg_dc_new(ic__decoder *d, j_decompress_ptr cinfo) {
+    ic__jpeg_dc *dc = calloc(1, sizeof *dc);
     if (!dc) return NULL;
     dc->d = d;
     dc->ncomp = cinfo->num_components;
@@ -226,14 +226,14 @@ ic_jpeg_dc *ic_jpeg_dc_new(ic_decoder *d, j_decompress_ptr cinfo) {
     }
     dc->state = W_ENTROPY;
     if (!ok) {
-        ic_jpeg_dc_give_way(dc, "scan components out of frame order");
+        ic__jpeg_dc_give_way(dc, "scan components out of frame order");
     } else {
-        ic_jpeg_dc_add_scan(dc, n, comps, tables, cinfo->Ss, cinfo->Se, cinfo->Ah, cinfo->Al, 0, false);
+        ic__jpeg_dc_add_scan(dc, n, comps, tables, cinfo->Ss, cinfo->Se, cinfo->Ah, cinfo->Al, 0, false);
     }
     return dc;
 }
 
-void ic_jpeg_dc_free(ic_jpeg_dc *dc) {
+void ic__jpeg_dc_free(ic__jpeg_dc *dc) {
     if (!dc) return;
     for (int c = 0; c < dc->ncomp; c++) {
         free(dc->comp[c].dcv);
@@ -242,13 +242,13 @@ void ic_jpeg_dc_free(ic_jpeg_dc *dc) {
         free(dc->comp[c].rows);
     }
     free(dc->tables);
-    ic_dec_release(dc->d, dc->reserved);
+    ic__dec_release(dc->d, dc->reserved);
     free(dc);
 }
 
 /* ---- Running. ---- */
 
-static bool allocate(ic_jpeg_dc *dc) {
+static bool allocate(ic__jpeg_dc *dc) {
     static const int8_t POS25[25] = {0,  1,  3,  5,  7,  8,  9,  11, 13, 15, 24, 25, 27,
                                      29, 31, 40, 41, 43, 45, 47, 56, 57, 59, 61, 63};
     for (int i = 0; i < dc->ncomp; i++) {
@@ -273,15 +273,15 @@ static bool allocate(ic_jpeg_dc *dc) {
 }
 
 /* Gives way after the output has begun: the rows written so far are dropped. */
-static ic_status give_way_late(ic_jpeg_dc *dc, bool *gave_way) {
-    ic_dec_unbegin(dc->d);
+static ic_status give_way_late(ic__jpeg_dc *dc, bool *gave_way) {
+    ic__dec_unbegin(dc->d);
     dc->why = "entropy-coded data libjpeg would warn about";
     *gave_way = true;
     return IC_OK;
 }
 
-ic_status ic_jpeg_dc_run(ic_jpeg_dc *dc, const uint8_t *data, size_t size, bool *gave_way) {
-    ic_decoder *d = dc->d;
+ic_status ic__jpeg_dc_run(ic__jpeg_dc *dc, const uint8_t *data, size_t size, bool *gave_way) {
+    ic__decoder *d = dc->d;
     *gave_way = false;
     if (dc->state != W_DONE || size < dc->end) {
         *gave_way = true;
@@ -289,7 +289,7 @@ ic_status ic_jpeg_dc_run(ic_jpeg_dc *dc, const uint8_t *data, size_t size, bool 
         return IC_OK;
     }
     if (!allocate(dc)) {
-        return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot allocate the DC decoder's buffers");
+        return ic__set_error(d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot allocate the DC decoder's buffers");
     }
     for (int i = 0; i < dc->nscans; i++) {
         dc_scan *s = &dc->scans[i];
@@ -300,10 +300,10 @@ ic_status ic_jpeg_dc_run(ic_jpeg_dc *dc, const uint8_t *data, size_t size, bool 
     /* Rows go to the sink as soon as they are final (two iMCU rows behind the decoding, for
      * the smoothing's window). Should the data turn out to be something libjpeg decodes
      * differently (give_way_late), they are dropped and libjpeg starts over. */
-    ic_status st = ic_dec_begin(d, dc->out_w, dc->out_h, 1);
+    ic_status st = ic__dec_begin(d, dc->out_w, dc->out_h, 1);
     if (st != IC_OK) return st;
     for (uint32_t R = 0; R < dc->imcu_rows; R++) {
-        if (ic_dec_cancelled(d)) return ic_dec_fail_cancelled(d);
+        if (ic__dec_cancelled(d)) return ic__dec_fail_cancelled(d);
         for (int i = 0; i < dc->ncomp; i++) {
             dc_comp *c = &dc->comp[i];
             for (uint32_t row = R * (uint32_t)c->v; row < (R + 1) * (uint32_t)c->v && row < c->hib; row++) {
@@ -313,12 +313,12 @@ ic_status ic_jpeg_dc_run(ic_jpeg_dc *dc, const uint8_t *data, size_t size, bool 
             }
         }
         for (int i = 0; i < dc->nscans; i++) {
-            if (!ic_jpeg_dc_decode_row(dc, &dc->scans[i], R)) return give_way_late(dc, gave_way);
+            if (!ic__jpeg_dc_decode_row(dc, &dc->scans[i], R)) return give_way_late(dc, gave_way);
         }
-        if (R >= 2) ic_jpeg_dc_output_row(dc, R - 2);
+        if (R >= 2) ic__jpeg_dc_output_row(dc, R - 2);
     }
     for (uint32_t R = dc->imcu_rows >= 2 ? dc->imcu_rows - 2 : 0; R < dc->imcu_rows; R++) {
-        ic_jpeg_dc_output_row(dc, R);
+        ic__jpeg_dc_output_row(dc, R);
     }
     return IC_OK;
 }

@@ -18,7 +18,7 @@ static size_t dc_hold_limit(const jpeg_ctx *c) {
     return limit > SIZE_MAX ? SIZE_MAX : (size_t)limit;
 }
 
-ic_status ic_jpeg_dc_hold(jpeg_ctx *c, const uint8_t *data, size_t size) {
+ic_status ic__jpeg_dc_hold(jpeg_ctx *c, const uint8_t *data, size_t size) {
     if (size > c->dc_capacity - c->dc_len) {
         size_t capacity = c->dc_capacity ? c->dc_capacity : (64u << 10);
         while (capacity - c->dc_len < size) {
@@ -27,7 +27,7 @@ ic_status ic_jpeg_dc_hold(jpeg_ctx *c, const uint8_t *data, size_t size) {
         }
         uint8_t *grown = realloc(c->dc_in, capacity);
         if (!grown) {
-            return ic_set_error(c->d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot hold %zu input bytes",
+            return ic__set_error(c->d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot hold %zu input bytes",
                                 c->dc_len + size);
         }
         c->dc_in = grown;
@@ -38,7 +38,7 @@ ic_status ic_jpeg_dc_hold(jpeg_ctx *c, const uint8_t *data, size_t size) {
     return IC_OK;
 }
 
-void ic_jpeg_dc_release_input(jpeg_ctx *c) {
+void ic__jpeg_dc_release_input(jpeg_ctx *c) {
     free(c->dc_in);
     c->dc_in = NULL;
     c->dc_len = c->dc_capacity = 0;
@@ -48,23 +48,23 @@ void ic_jpeg_dc_release_input(jpeg_ctx *c) {
  * where its header read stopped; an incremental decode's held bytes go back to it), with
  * the size check and reservation its decode always had. */
 static ic_status dc_give_way(jpeg_ctx *c) {
-    ic_decoder *d = c->d;
-    const char *why = c->dc ? ic_jpeg_dc_why(c->dc) : NULL;
+    ic__decoder *d = c->d;
+    const char *why = c->dc ? ic__jpeg_dc_why(c->dc) : NULL;
     if (d->jpeg_path == IC_JPEG_PATH_DC) {
-        return ic_set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE, "JPEG: the DC decoder gives way: %s",
+        return ic__set_error(d->err, IC_ERR_UNSUPPORTED_FEATURE, "JPEG: the DC decoder gives way: %s",
                             why ? why : "unknown");
     }
-    ic_jpeg_dc_free(c->dc);
+    ic__jpeg_dc_free(c->dc);
     c->dc = NULL;
     c->dc_own = false;
-    ic_dec_release(d, c->reserved);
+    ic__dec_release(d, c->reserved);
     c->reserved = 0;
-    ic_status st = ic_dec_check_size(d, c->cinfo.image_width, c->cinfo.image_height, 1, c->coef);
+    ic_status st = ic__dec_check_size(d, c->cinfo.image_width, c->cinfo.image_height, 1, c->coef);
     if (st != IC_OK) return st;
-    st = ic_dec_reserve(d, c->coef);
+    st = ic__dec_reserve(d, c->coef);
     if (st != IC_OK) return st;
     c->reserved = c->coef;
-    ic_jpeg_libjpeg_setup(c);
+    ic__jpeg_libjpeg_setup(c);
     if (c->suspending) {
         c->src.next_input_byte = c->dc_in;
         c->src.bytes_in_buffer = c->dc_len;
@@ -72,14 +72,14 @@ static ic_status dc_give_way(jpeg_ctx *c) {
     return IC_OK;
 }
 
-ic_status ic_jpeg_dc_stage(jpeg_ctx *c) {
-    ic_decoder *d = c->d;
+ic_status ic__jpeg_dc_stage(jpeg_ctx *c) {
+    ic__decoder *d = c->d;
     j_decompress_ptr cinfo = &c->cinfo;
     if (!c->dc) {
-        c->dc = ic_jpeg_dc_new(d, cinfo);
-        if (!c->dc) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot allocate the DC decoder");
+        c->dc = ic__jpeg_dc_new(d, cinfo);
+        if (!c->dc) return ic__set_error(d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot allocate the DC decoder");
         if (c->suspending && c->src.bytes_in_buffer) {
-            ic_status st = ic_jpeg_dc_hold(c, c->src.next_input_byte, c->src.bytes_in_buffer);
+            ic_status st = ic__jpeg_dc_hold(c, c->src.next_input_byte, c->src.bytes_in_buffer);
             if (st != IC_OK) return st;
             c->src.next_input_byte += c->src.bytes_in_buffer;
             c->src.bytes_in_buffer = 0;
@@ -94,20 +94,20 @@ ic_status ic_jpeg_dc_stage(jpeg_ctx *c) {
         size = cinfo->src->bytes_in_buffer;
         data = d->data + (d->size - size);
     }
-    ic_jpeg_dc_step step = ic_jpeg_dc_walk(c->dc, data, size, !c->suspending || c->eof);
+    ic__jpeg_dc_step step = ic__jpeg_dc_walk(c->dc, data, size, !c->suspending || c->eof);
     if (step == IC_JPEG_DC_CANCELLED) return IC_ERR_CANCELLED;
     if (step == IC_JPEG_DC_MORE) {
         return c->dc_len > dc_hold_limit(c) ? dc_give_way(c) : IC_OK;
     }
     if (step == IC_JPEG_DC_READY) {
         bool gave_way = false;
-        ic_status st = ic_jpeg_dc_run(c->dc, data, size, &gave_way);
+        ic_status st = ic__jpeg_dc_run(c->dc, data, size, &gave_way);
         if (!gave_way) {
             if (st == IC_OK) {
                 c->stage = STAGE_DONE;
-                ic_jpeg_dc_free(c->dc);
+                ic__jpeg_dc_free(c->dc);
                 c->dc = NULL;
-                ic_dec_release(d, c->reserved);
+                ic__dec_release(d, c->reserved);
                 c->reserved = 0;
             }
             return st;

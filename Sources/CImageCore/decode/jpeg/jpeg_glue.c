@@ -29,11 +29,11 @@ static void on_emit_message(j_common_ptr cinfo, int level) {
     cinfo->err->num_warnings++;
     int code = cinfo->err->msg_code;
     if (code == JWRN_JPEG_EOF) {
-        g->status = ic_set_error(g->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes", *g->size);
+        g->status = ic__set_error(g->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes", *g->size);
         longjmp(g->jump, 1);
     }
     if (code == JWRN_HIT_MARKER) {
-        g->status = ic_set_error(g->err, IC_ERR_CORRUPT,
+        g->status = ic__set_error(g->err, IC_ERR_CORRUPT,
                                  "JPEG: entropy-coded data ends early (corrupt or truncated)");
         longjmp(g->jump, 1);
     }
@@ -43,20 +43,20 @@ static void on_progress(j_common_ptr cinfo) {
     jpeg_glue *g = (jpeg_glue *)cinfo->err;
     if ((g->cancel_flag && __atomic_load_n(g->cancel_flag, __ATOMIC_ACQUIRE)) ||
         (g->stop && __atomic_load_n(g->stop, __ATOMIC_ACQUIRE))) {
-        g->status = ic_set_error(g->err, IC_ERR_CANCELLED, "JPEG: decode cancelled");
+        g->status = ic__set_error(g->err, IC_ERR_CANCELLED, "JPEG: decode cancelled");
         longjmp(g->jump, 1);
     }
     if (cinfo->is_decompressor) {
         j_decompress_ptr dinfo = (j_decompress_ptr)cinfo;
         if (dinfo->input_scan_number > IC_JPEG_MAX_SCANS) {
-            g->status = ic_set_error(g->err, IC_ERR_LIMIT_EXCEEDED,
+            g->status = ic__set_error(g->err, IC_ERR_LIMIT_EXCEEDED,
                                      "JPEG: more than %d progressive scans", IC_JPEG_MAX_SCANS);
             longjmp(g->jump, 1);
         }
     }
 }
 
-void ic_jpeg_glue_init(jpeg_glue *g, j_decompress_ptr cinfo, ic_error *err, const size_t *size,
+void ic__jpeg_glue_init(jpeg_glue *g, j_decompress_ptr cinfo, ic_error *err, const size_t *size,
                        const int *cancel_flag, uint64_t max_memory) {
     g->status = IC_OK;
     g->err = err;
@@ -70,58 +70,58 @@ void ic_jpeg_glue_init(jpeg_glue *g, j_decompress_ptr cinfo, ic_error *err, cons
     g->progress.progress_monitor = on_progress;
 }
 
-ic_status ic_jpeg_libjpeg_failure(j_decompress_ptr cinfo) {
+ic_status ic__jpeg_libjpeg_failure(j_decompress_ptr cinfo) {
     struct jpeg_error_mgr *e = cinfo->err;
     jpeg_glue *g = (jpeg_glue *)cinfo->err;
     char text[JMSG_LENGTH_MAX];
     e->format_message((j_common_ptr)cinfo, text);
     switch (e->msg_code) {
     case JERR_BAD_PRECISION:
-        return ic_set_error(g->err, IC_ERR_UNSUPPORTED_FEATURE,
+        return ic__set_error(g->err, IC_ERR_UNSUPPORTED_FEATURE,
                             "JPEG: %d-bit samples are not supported (8-bit only)",
                             e->msg_parm.i[0]);
     case JERR_SOF_UNSUPPORTED: {
         int marker = e->msg_parm.i[0];
         if (marker == 0xC3 || marker == 0xC7 || marker == 0xCB || marker == 0xCF) {
-            return ic_set_error(g->err, IC_ERR_UNSUPPORTED_FEATURE,
+            return ic__set_error(g->err, IC_ERR_UNSUPPORTED_FEATURE,
                                 "JPEG: lossless JPEG (SOF%d) is not supported", marker - 0xC0);
         }
-        return ic_set_error(g->err, IC_ERR_UNSUPPORTED_FEATURE,
+        return ic__set_error(g->err, IC_ERR_UNSUPPORTED_FEATURE,
                             "JPEG: coding process SOF%d is not supported", marker - 0xC0);
     }
     case JERR_OUT_OF_MEMORY:
-        return ic_set_error(g->err, IC_ERR_OUT_OF_MEMORY, "JPEG: %s", text);
+        return ic__set_error(g->err, IC_ERR_OUT_OF_MEMORY, "JPEG: %s", text);
     case JERR_NO_BACKING_STORE:
-        return ic_set_error(g->err, IC_ERR_LIMIT_EXCEEDED,
+        return ic__set_error(g->err, IC_ERR_LIMIT_EXCEEDED,
                             "JPEG: decoding needs more working memory than the limit of %.1f MiB",
                             (double)g->max_memory / (1024.0 * 1024.0));
     case JERR_IMAGE_TOO_BIG:
     case JERR_WIDTH_OVERFLOW:
-        return ic_set_error(g->err, IC_ERR_LIMIT_EXCEEDED, "JPEG: %s", text);
+        return ic__set_error(g->err, IC_ERR_LIMIT_EXCEEDED, "JPEG: %s", text);
     default:
-        return ic_set_error(g->err, IC_ERR_CORRUPT, "JPEG: %s", text);
+        return ic__set_error(g->err, IC_ERR_CORRUPT, "JPEG: %s", text);
     }
 }
 
 /* ---- What the header tells. ---- */
 
-uint8_t ic_jpeg_saved_orientation(j_decompress_ptr cinfo) {
+uint8_t ic__jpeg_saved_orientation(j_decompress_ptr cinfo) {
     for (jpeg_saved_marker_ptr m = cinfo->marker_list; m; m = m->next) {
         if (m->marker == JPEG_APP0 + 1 && m->data_length > 6 &&
             memcmp(m->data, "Exif\0\0", 6) == 0) {
-            return ic_exif_orientation(m->data + 6, m->data_length - 6);
+            return ic__exif_orientation(m->data + 6, m->data_length - 6);
         }
     }
     return 1;
 }
 
-void ic_jpeg_take_profile(ic_decoder *d, j_decompress_ptr cinfo) {
-    ic_icc_chunk chunks[IC_ICC_MAX_CHUNKS];
+void ic__jpeg_take_profile(ic__decoder *d, j_decompress_ptr cinfo) {
+    ic__icc_chunk chunks[IC_ICC_MAX_CHUNKS];
     size_t n = 0;
     bool too_many = false;
     for (jpeg_saved_marker_ptr m = cinfo->marker_list; m; m = m->next) {
-        ic_icc_chunk c;
-        if (m->marker != JPEG_APP0 + 2 || !ic_icc_jpeg_chunk(m->data, m->data_length, &c)) continue;
+        ic__icc_chunk c;
+        if (m->marker != JPEG_APP0 + 2 || !ic__icc_jpeg_chunk(m->data, m->data_length, &c)) continue;
         if (n == IC_ICC_MAX_CHUNKS) {
             too_many = true;
             break;
@@ -129,19 +129,19 @@ void ic_jpeg_take_profile(ic_decoder *d, j_decompress_ptr cinfo) {
         chunks[n++] = c;
     }
     if (too_many) {
-        ic_color_ignore(d);
+        ic__color_ignore(d);
     } else {
-        ic_color_take_jpeg_chunks(d, chunks, n);
+        ic__color_take_jpeg_chunks(d, chunks, n);
     }
     ic_color_input input = IC_COLOR_INPUT_RGBA;
     if (cinfo->jpeg_color_space == JCS_GRAYSCALE) input = IC_COLOR_INPUT_GRAY;
     if (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK) {
         input = cinfo->saw_Adobe_marker ? IC_COLOR_INPUT_CMYK_INVERTED : IC_COLOR_INPUT_CMYK;
     }
-    ic_color_prepare(d, input);
+    ic__color_prepare(d, input);
 }
 
-void ic_jpeg_cmyk_to_rgba(uint8_t *row, uint32_t width, bool inverted) {
+void ic__jpeg_cmyk_to_rgba(uint8_t *row, uint32_t width, bool inverted) {
     for (uint32_t x = 0; x < width; x++, row += 4) {
         uint32_t c = row[0], m = row[1], y = row[2], k = row[3];
         if (!inverted) {
@@ -150,14 +150,14 @@ void ic_jpeg_cmyk_to_rgba(uint8_t *row, uint32_t width, bool inverted) {
             y = 255 - y;
             k = 255 - k;
         }
-        row[0] = (uint8_t)ic_mul255(c, k);
-        row[1] = (uint8_t)ic_mul255(m, k);
-        row[2] = (uint8_t)ic_mul255(y, k);
+        row[0] = (uint8_t)ic__mul255(c, k);
+        row[1] = (uint8_t)ic__mul255(m, k);
+        row[2] = (uint8_t)ic__mul255(y, k);
         row[3] = 255;
     }
 }
 
-bool ic_jpeg_dc_scans_complete(j_decompress_ptr cinfo) {
+bool ic__jpeg_dc_scans_complete(j_decompress_ptr cinfo) {
     if (!cinfo->coef_bits) return false;
     for (int ci = 0; ci < cinfo->num_components; ci++) {
         if (cinfo->coef_bits[ci][0] != 0) return false;
@@ -165,7 +165,7 @@ bool ic_jpeg_dc_scans_complete(j_decompress_ptr cinfo) {
     return true;
 }
 
-uint64_t ic_jpeg_coefficient_bytes(j_decompress_ptr cinfo) {
+uint64_t ic__jpeg_coefficient_bytes(j_decompress_ptr cinfo) {
     if (!cinfo->progressive_mode && !cinfo->buffered_image) return 0;
     uint64_t total = 0;
     for (int i = 0; i < cinfo->num_components; i++) {
@@ -215,7 +215,7 @@ static void src_skip(j_decompress_ptr cinfo, long count) {
 
 static void src_term(j_decompress_ptr cinfo) { (void)cinfo; }
 
-void ic_jpeg_use_suspending_source(jpeg_ctx *c) {
+void ic__jpeg_use_suspending_source(jpeg_ctx *c) {
     c->src.init_source = src_init;
     c->src.fill_input_buffer = src_fill;
     c->src.skip_input_data = src_skip;

@@ -1,5 +1,5 @@
 /*
- * jpeg_incremental.c — the JPEG decoder's incremental engine: ic_jpeg_run on the
+ * jpeg_incremental.c — the JPEG decoder's incremental engine: ic__jpeg_run on the
  * suspending source, fed piece by piece. libjpeg reads a piece where the caller's
  * buffer is; what it has not consumed when the piece ends is kept here.
  */
@@ -18,7 +18,7 @@ static ic_status hold_tail(jpeg_ctx *c, size_t extra) {
         size_t capacity = need < (64u << 10) ? (64u << 10) : need;
         uint8_t *fresh = malloc(capacity);
         if (!fresh) {
-            return ic_set_error(c->d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot hold %zu input bytes",
+            return ic__set_error(c->d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot hold %zu input bytes",
                                 need);
         }
         if (tail) memcpy(fresh, c->src.next_input_byte, tail);
@@ -40,7 +40,7 @@ static ic_status settle_input(jpeg_ctx *c, ic_status st) {
                        c->src.next_input_byte < c->held + c->held_capacity;
         if (!in_held) st = hold_tail(c, 0);
     }
-    if (c->dc_in && (!c->dc_own || c->stage == STAGE_DONE || st != IC_OK)) ic_jpeg_dc_release_input(c);
+    if (c->dc_in && (!c->dc_own || c->stage == STAGE_DONE || st != IC_OK)) ic__jpeg_dc_release_input(c);
     return st;
 }
 
@@ -49,9 +49,9 @@ static ic_status inc_feed(void *state, const uint8_t *data, size_t size) {
     if (c->stage == STAGE_DONE || c->whole_body) return IC_OK;
     if (c->stage == STAGE_DC_OWN) {
         /* The DC decoder holds every byte until its walk is done. */
-        ic_status st = ic_jpeg_dc_hold(c, data, size);
+        ic_status st = ic__jpeg_dc_hold(c, data, size);
         if (st != IC_OK) return st;
-        return settle_input(c, ic_jpeg_run(c));
+        return settle_input(c, ic__jpeg_run(c));
     }
     size_t skipped = c->skip < size ? c->skip : size;
     c->skip -= skipped;
@@ -68,22 +68,22 @@ static ic_status inc_feed(void *state, const uint8_t *data, size_t size) {
         memcpy(c->held + c->src.bytes_in_buffer, data, size);
         c->src.bytes_in_buffer += size;
     }
-    return settle_input(c, ic_jpeg_run(c));
+    return settle_input(c, ic__jpeg_run(c));
 }
 
 static ic_status inc_end(void *state) {
     jpeg_ctx *c = state;
     if (c->stage == STAGE_DONE) return IC_OK;
     c->eof = true;
-    ic_status st = ic_jpeg_run(c);
+    ic_status st = ic__jpeg_run(c);
     if (st == IC_OK && c->stage != STAGE_DONE) {
-        st = ic_set_error(c->d->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes",
+        st = ic__set_error(c->d->err, IC_ERR_TRUNCATED, "JPEG: truncated after %zu bytes",
                           c->d->size);
     }
     return st;
 }
 
-static ic_inc_phase inc_phase(const void *state) {
+static ic__inc_phase inc_phase(const void *state) {
     const jpeg_ctx *c = state;
     if (c->whole_body) return IC_INC_WHOLE_BODY;
     return c->stage > STAGE_HEADER ? IC_INC_STREAMING : IC_INC_HEADER;
@@ -102,19 +102,19 @@ static uint32_t inc_rows(const void *state) {
 
 static void inc_free(void *state) {
     jpeg_ctx *c = state;
-    ic_jpeg_ctx_end(c);
+    ic__jpeg_ctx_end(c);
     free(c->held);
-    ic_jpeg_dc_release_input(c);
+    ic__jpeg_dc_release_input(c);
     free(c);
 }
 
-static const ic_inc_engine jpeg_engine = {inc_feed, inc_end, inc_phase, inc_buffered, inc_rows,
+static const ic__inc_engine jpeg_engine = {inc_feed, inc_end, inc_phase, inc_buffered, inc_rows,
                                           inc_free};
 
-ic_status ic_jpeg_inc_new(ic_decoder *d, const ic_inc_engine **engine, void **state) {
+ic_status ic__jpeg_inc_new(ic__decoder *d, const ic__inc_engine **engine, void **state) {
     jpeg_ctx *c = malloc(sizeof *c);
-    if (!c) return ic_set_error(d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot allocate a decoder");
-    ic_jpeg_ctx_init(c, d, true);
+    if (!c) return ic__set_error(d->err, IC_ERR_OUT_OF_MEMORY, "JPEG: cannot allocate a decoder");
+    ic__jpeg_ctx_init(c, d, true);
     *engine = &jpeg_engine;
     *state = c;
     return IC_OK;

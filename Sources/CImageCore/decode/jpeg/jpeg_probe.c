@@ -8,14 +8,14 @@
 
 #include "../ic_decode_internal.h"
 
-ic_status ic_jpeg_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
+ic_status ic__jpeg_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err) {
     size_t i = 2;
     bool have_sof = false;
-    ic_icc_chunk chunks[IC_ICC_MAX_CHUNKS];
+    ic__icc_chunk chunks[IC_ICC_MAX_CHUNKS];
     size_t icc_chunks = 0;
     while (i + 4 <= n) {
         if (p[i] != 0xFF) {
-            return ic_set_error(err, IC_ERR_CORRUPT, "JPEG: expected a marker at byte %zu", i);
+            return ic__set_error(err, IC_ERR_CORRUPT, "JPEG: expected a marker at byte %zu", i);
         }
         uint8_t marker = p[i + 1];
         if (marker == 0xFF) { /* fill byte */
@@ -33,10 +33,10 @@ ic_status ic_jpeg_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err
         size_t seg_len = len - 2;
         if (marker == 0xE1 && seg_len > 6 && memcmp(seg, "Exif\0\0", 6) == 0 &&
             info->orientation == 1) {
-            info->orientation = ic_exif_orientation(seg + 6, seg_len - 6);
+            info->orientation = ic__exif_orientation(seg + 6, seg_len - 6);
         }
         if (marker == 0xE2 && icc_chunks < IC_ICC_MAX_CHUNKS &&
-            ic_icc_jpeg_chunk(seg, seg_len, &chunks[icc_chunks])) {
+            ic__icc_jpeg_chunk(seg, seg_len, &chunks[icc_chunks])) {
             icc_chunks++;
         }
         bool sof = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 &&
@@ -52,15 +52,15 @@ ic_status ic_jpeg_probe(const uint8_t *p, size_t n, ic_info *info, ic_error *err
         i += 2 + len;
     }
     if (!have_sof) {
-        return ic_set_error(err, IC_ERR_CORRUPT, "JPEG: no frame header (SOF) before the scan data");
+        return ic__set_error(err, IC_ERR_CORRUPT, "JPEG: no frame header (SOF) before the scan data");
     }
     info->has_alpha = 0;
     info->frame_count = 1;
-    size_t icc_total = ic_icc_jpeg_total(chunks, icc_chunks);
+    size_t icc_total = ic__icc_jpeg_total(chunks, icc_chunks);
     if (icc_total) {
         /* The header is in the first chunk when that chunk holds 20 bytes or more. */
         for (size_t c = 0; c < icc_chunks; c++) {
-            if (chunks[c].seq == 1) ic_icc_note_probe(info, chunks[c].data, chunks[c].size, icc_total);
+            if (chunks[c].seq == 1) ic__icc_note_probe(info, chunks[c].data, chunks[c].size, icc_total);
         }
     }
     return IC_OK;
