@@ -62,11 +62,11 @@ static codec_lib jxl_lib = {.soname = "libjxl.so.0.7", .dev_name = "libjxl.so", 
 static codec_lib liq_lib = {.soname = "libimagequant.so.0", .dev_name = "libimagequant.so",
                             .once = PTHREAD_ONCE_INIT};
 
-ic__avif_functions ic_avif_fn;
-ic__heif_functions ic_heif_fn;
-ic__de265_functions ic_de265_fn;
-ic__jxl_functions ic_jxl_fn;
-ic__liq_functions ic_liq_fn;
+ic__avif_functions ic__avif_fn;
+ic__heif_functions ic__heif_fn;
+ic__de265_functions ic__de265_fn;
+ic__jxl_functions ic__jxl_fn;
+ic__liq_functions ic__liq_fn;
 
 /* Opens the library by its soname, else its unversioned name; NULL with lib->why set. */
 static void *open_lib(codec_lib *lib) {
@@ -99,20 +99,20 @@ static void finish(codec_lib *lib, void *handle, bool complete, void *table, siz
 }
 
 /* Each load opens its library and fills its table in list order, stopping at the first
- * function the library lacks (FIND chains the lookups with &&); the public ic_*_load runs it
+ * function the library lacks (FIND chains the lookups with &&); ic__*_load runs it
  * once and reports its outcome. */
 #define FIND(name) &&(table->name = (__typeof__(table->name))find(lib, handle, #name))
 #define LOADER(prefix, LIST)                                                                    \
     static void load_##prefix(void) {                                                           \
         codec_lib *lib = &prefix##_lib;                                                         \
-        __typeof__(ic_##prefix##_fn) *table = &ic_##prefix##_fn;                                \
+        __typeof__(ic__##prefix##_fn) *table = &ic__##prefix##_fn;                               \
         void *handle = open_lib(lib);                                                           \
         if (!handle) return;                                                                    \
         bool complete = true LIST(FIND);                                                        \
         if (complete && lib->check) complete = lib->check(lib);                                 \
         finish(lib, handle, complete, table, sizeof *table);                                    \
     }                                                                                           \
-    ic_status ic_##prefix##_load(const char *format, ic_error *err) {                          \
+    ic_status ic__##prefix##_load(const char *format, ic_error *err) {                         \
         pthread_once(&prefix##_lib.once, load_##prefix);                                        \
         return outcome(&prefix##_lib, format, err);                                             \
     }
@@ -143,7 +143,7 @@ static bool heif_version_mismatch(uint32_t version_number, char *why, size_t siz
 }
 
 static bool heif_version_ok(codec_lib *lib) {
-    return !heif_version_mismatch(ic_heif_fn.heif_get_version_number(), lib->why, sizeof lib->why);
+    return !heif_version_mismatch(ic__heif_fn.heif_get_version_number(), lib->why, sizeof lib->why);
 }
 
 ic_status ic_heif_check_version(uint32_t version_number, ic_error *err) {

@@ -52,7 +52,7 @@ typedef struct ic__avif_functions {
 } ic__avif_functions;
 
 /** The table; complete once ic__avif_load has returned IC_OK on the calling thread. */
-extern ic__avif_functions ic_avif_fn;
+extern ic__avif_functions ic__avif_fn;
 
 /**
  * Loads libavif and resolves the table, once per process (pthread_once); later calls only
@@ -64,28 +64,28 @@ ic_status ic__avif_load(const char *format, ic_error *err);
 /* Every libavif call below this point goes through the table (not in codec_libs.c, which
  * fills it). */
 #ifndef IC_CODEC_LIBS_LOADER
-#define avifDecoderCreate (ic_avif_fn.avifDecoderCreate)
-#define avifDecoderDestroy (ic_avif_fn.avifDecoderDestroy)
-#define avifDecoderNextImage (ic_avif_fn.avifDecoderNextImage)
-#define avifDecoderNthImageTiming (ic_avif_fn.avifDecoderNthImageTiming)
-#define avifDecoderParse (ic_avif_fn.avifDecoderParse)
-#define avifDecoderSetIOMemory (ic_avif_fn.avifDecoderSetIOMemory)
-#define avifEncoderCreate (ic_avif_fn.avifEncoderCreate)
-#define avifEncoderDestroy (ic_avif_fn.avifEncoderDestroy)
-#define avifEncoderWrite (ic_avif_fn.avifEncoderWrite)
-#define avifGetPixelFormatInfo (ic_avif_fn.avifGetPixelFormatInfo)
-#define avifImageAllocatePlanes (ic_avif_fn.avifImageAllocatePlanes)
-#define avifImageCreate (ic_avif_fn.avifImageCreate)
-#define avifImageCreateEmpty (ic_avif_fn.avifImageCreateEmpty)
-#define avifImageDestroy (ic_avif_fn.avifImageDestroy)
-#define avifImageRGBToYUV (ic_avif_fn.avifImageRGBToYUV)
-#define avifImageSetProfileICC (ic_avif_fn.avifImageSetProfileICC)
-#define avifImageSetViewRect (ic_avif_fn.avifImageSetViewRect)
-#define avifImageYUVToRGB (ic_avif_fn.avifImageYUVToRGB)
-#define avifPixelFormatToString (ic_avif_fn.avifPixelFormatToString)
-#define avifRGBImageSetDefaults (ic_avif_fn.avifRGBImageSetDefaults)
-#define avifRWDataFree (ic_avif_fn.avifRWDataFree)
-#define avifResultToString (ic_avif_fn.avifResultToString)
+#define avifDecoderCreate (ic__avif_fn.avifDecoderCreate)
+#define avifDecoderDestroy (ic__avif_fn.avifDecoderDestroy)
+#define avifDecoderNextImage (ic__avif_fn.avifDecoderNextImage)
+#define avifDecoderNthImageTiming (ic__avif_fn.avifDecoderNthImageTiming)
+#define avifDecoderParse (ic__avif_fn.avifDecoderParse)
+#define avifDecoderSetIOMemory (ic__avif_fn.avifDecoderSetIOMemory)
+#define avifEncoderCreate (ic__avif_fn.avifEncoderCreate)
+#define avifEncoderDestroy (ic__avif_fn.avifEncoderDestroy)
+#define avifEncoderWrite (ic__avif_fn.avifEncoderWrite)
+#define avifGetPixelFormatInfo (ic__avif_fn.avifGetPixelFormatInfo)
+#define avifImageAllocatePlanes (ic__avif_fn.avifImageAllocatePlanes)
+#define avifImageCreate (ic__avif_fn.avifImageCreate)
+#define avifImageCreateEmpty (ic__avif_fn.avifImageCreateEmpty)
+#define avifImageDestroy (ic__avif_fn.avifImageDestroy)
+#define avifImageRGBToYUV (ic__avif_fn.avifImageRGBToYUV)
+#define avifImageSetProfileICC (ic__avif_fn.avifImageSetProfileICC)
+#define avifImageSetViewRect (ic__avif_fn.avifImageSetViewRect)
+#define avifImageYUVToRGB (ic__avif_fn.avifImageYUVToRGB)
+#define avifPixelFormatToString (ic__avif_fn.avifPixelFormatToString)
+#define avifRGBImageSetDefaults (ic__avif_fn.avifRGBImageSetDefaults)
+#define avifRWDataFree (ic__avif_fn.avifRWDataFree)
+#define avifResultToString (ic__avif_fn.avifResultToString)
 #endif
 
 #endif /* IC_AVIF_LIB_H */

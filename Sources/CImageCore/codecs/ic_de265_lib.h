@@ -49,7 +49,7 @@ typedef struct ic__de265_functions {
 } ic__de265_functions;
 
 /** The table; complete once ic__de265_load has returned IC_OK on the calling thread. */
-extern ic__de265_functions ic_de265_fn;
+extern ic__de265_functions ic__de265_fn;
 
 /**
  * Loads libde265 and resolves the table, once per process (pthread_once); later calls only
@@ -61,30 +61,30 @@ ic_status ic__de265_load(const char *format, ic_error *err);
 /* Every libde265 call below this point goes through the table (not in codec_libs.c, which
  * fills it). */
 #ifndef IC_CODEC_LIBS_LOADER
-#define de265_decode (ic_de265_fn.de265_decode)
-#define de265_flush_data (ic_de265_fn.de265_flush_data)
-#define de265_free (ic_de265_fn.de265_free)
-#define de265_free_decoder (ic_de265_fn.de265_free_decoder)
-#define de265_get_bits_per_pixel (ic_de265_fn.de265_get_bits_per_pixel)
-#define de265_get_chroma_format (ic_de265_fn.de265_get_chroma_format)
-#define de265_get_default_image_allocation_functions (ic_de265_fn.de265_get_default_image_allocation_functions)
-#define de265_get_error_text (ic_de265_fn.de265_get_error_text)
-#define de265_get_image_colour_primaries (ic_de265_fn.de265_get_image_colour_primaries)
-#define de265_get_image_full_range_flag (ic_de265_fn.de265_get_image_full_range_flag)
-#define de265_get_image_height (ic_de265_fn.de265_get_image_height)
-#define de265_get_image_matrix_coefficients (ic_de265_fn.de265_get_image_matrix_coefficients)
-#define de265_get_image_plane (ic_de265_fn.de265_get_image_plane)
-#define de265_get_image_plane_user_data (ic_de265_fn.de265_get_image_plane_user_data)
-#define de265_get_image_transfer_characteristics (ic_de265_fn.de265_get_image_transfer_characteristics)
-#define de265_get_image_width (ic_de265_fn.de265_get_image_width)
-#define de265_get_next_picture (ic_de265_fn.de265_get_next_picture)
-#define de265_get_warning (ic_de265_fn.de265_get_warning)
-#define de265_init (ic_de265_fn.de265_init)
-#define de265_new_decoder (ic_de265_fn.de265_new_decoder)
-#define de265_push_NAL (ic_de265_fn.de265_push_NAL)
-#define de265_release_next_picture (ic_de265_fn.de265_release_next_picture)
-#define de265_set_image_allocation_functions (ic_de265_fn.de265_set_image_allocation_functions)
-#define de265_set_image_plane (ic_de265_fn.de265_set_image_plane)
+#define de265_decode (ic__de265_fn.de265_decode)
+#define de265_flush_data (ic__de265_fn.de265_flush_data)
+#define de265_free (ic__de265_fn.de265_free)
+#define de265_free_decoder (ic__de265_fn.de265_free_decoder)
+#define de265_get_bits_per_pixel (ic__de265_fn.de265_get_bits_per_pixel)
+#define de265_get_chroma_format (ic__de265_fn.de265_get_chroma_format)
+#define de265_get_default_image_allocation_functions (ic__de265_fn.de265_get_default_image_allocation_functions)
+#define de265_get_error_text (ic__de265_fn.de265_get_error_text)
+#define de265_get_image_colour_primaries (ic__de265_fn.de265_get_image_colour_primaries)
+#define de265_get_image_full_range_flag (ic__de265_fn.de265_get_image_full_range_flag)
+#define de265_get_image_height (ic__de265_fn.de265_get_image_height)
+#define de265_get_image_matrix_coefficients (ic__de265_fn.de265_get_image_matrix_coefficients)
+#define de265_get_image_plane (ic__de265_fn.de265_get_image_plane)
+#define de265_get_image_plane_user_data (ic__de265_fn.de265_get_image_plane_user_data)
+#define de265_get_image_transfer_characteristics (ic__de265_fn.de265_get_image_transfer_characteristics)
+#define de265_get_image_width (ic__de265_fn.de265_get_image_width)
+#define de265_get_next_picture (ic__de265_fn.de265_get_next_picture)
+#define de265_get_warning (ic__de265_fn.de265_get_warning)
+#define de265_init (ic__de265_fn.de265_init)
+#define de265_new_decoder (ic__de265_fn.de265_new_decoder)
+#define de265_push_NAL (ic__de265_fn.de265_push_NAL)
+#define de265_release_next_picture (ic__de265_fn.de265_release_next_picture)
+#define de265_set_image_allocation_functions (ic__de265_fn.de265_set_image_allocation_functions)
+#define de265_set_image_plane (ic__de265_fn.de265_set_image_plane)
 #endif
 
 #endif /* IC_DE265_LIB_H */

@@ -44,7 +44,7 @@ typedef struct ic__jxl_functions {
 } ic__jxl_functions;
 
 /** The table; complete once ic__jxl_load has returned IC_OK on the calling thread. */
-extern ic__jxl_functions ic_jxl_fn;
+extern ic__jxl_functions ic__jxl_fn;
 
 /**
  * Loads libjxl and resolves the table, once per process (pthread_once); later calls only
@@ -56,22 +56,22 @@ ic_status ic__jxl_load(const char *format, ic_error *err);
 /* Every libjxl call below this point goes through the table (not in codec_libs.c, which
  * fills it). */
 #ifndef IC_CODEC_LIBS_LOADER
-#define JxlDecoderCloseInput (ic_jxl_fn.JxlDecoderCloseInput)
-#define JxlDecoderCreate (ic_jxl_fn.JxlDecoderCreate)
-#define JxlDecoderDestroy (ic_jxl_fn.JxlDecoderDestroy)
-#define JxlDecoderGetBasicInfo (ic_jxl_fn.JxlDecoderGetBasicInfo)
-#define JxlDecoderGetColorAsEncodedProfile (ic_jxl_fn.JxlDecoderGetColorAsEncodedProfile)
-#define JxlDecoderGetColorAsICCProfile (ic_jxl_fn.JxlDecoderGetColorAsICCProfile)
-#define JxlDecoderGetFrameHeader (ic_jxl_fn.JxlDecoderGetFrameHeader)
-#define JxlDecoderGetICCProfileSize (ic_jxl_fn.JxlDecoderGetICCProfileSize)
-#define JxlDecoderImageOutBufferSize (ic_jxl_fn.JxlDecoderImageOutBufferSize)
-#define JxlDecoderProcessInput (ic_jxl_fn.JxlDecoderProcessInput)
-#define JxlDecoderReleaseInput (ic_jxl_fn.JxlDecoderReleaseInput)
-#define JxlDecoderSetImageOutBuffer (ic_jxl_fn.JxlDecoderSetImageOutBuffer)
-#define JxlDecoderSetInput (ic_jxl_fn.JxlDecoderSetInput)
-#define JxlDecoderSetKeepOrientation (ic_jxl_fn.JxlDecoderSetKeepOrientation)
-#define JxlDecoderSetPreferredColorProfile (ic_jxl_fn.JxlDecoderSetPreferredColorProfile)
-#define JxlDecoderSubscribeEvents (ic_jxl_fn.JxlDecoderSubscribeEvents)
+#define JxlDecoderCloseInput (ic__jxl_fn.JxlDecoderCloseInput)
+#define JxlDecoderCreate (ic__jxl_fn.JxlDecoderCreate)
+#define JxlDecoderDestroy (ic__jxl_fn.JxlDecoderDestroy)
+#define JxlDecoderGetBasicInfo (ic__jxl_fn.JxlDecoderGetBasicInfo)
+#define JxlDecoderGetColorAsEncodedProfile (ic__jxl_fn.JxlDecoderGetColorAsEncodedProfile)
+#define JxlDecoderGetColorAsICCProfile (ic__jxl_fn.JxlDecoderGetColorAsICCProfile)
+#define JxlDecoderGetFrameHeader (ic__jxl_fn.JxlDecoderGetFrameHeader)
+#define JxlDecoderGetICCProfileSize (ic__jxl_fn.JxlDecoderGetICCProfileSize)
+#define JxlDecoderImageOutBufferSize (ic__jxl_fn.JxlDecoderImageOutBufferSize)
+#define JxlDecoderProcessInput (ic__jxl_fn.JxlDecoderProcessInput)
+#define JxlDecoderReleaseInput (ic__jxl_fn.JxlDecoderReleaseInput)
+#define JxlDecoderSetImageOutBuffer (ic__jxl_fn.JxlDecoderSetImageOutBuffer)
+#define JxlDecoderSetInput (ic__jxl_fn.JxlDecoderSetInput)
+#define JxlDecoderSetKeepOrientation (ic__jxl_fn.JxlDecoderSetKeepOrientation)
+#define JxlDecoderSetPreferredColorProfile (ic__jxl_fn.JxlDecoderSetPreferredColorProfile)
+#define JxlDecoderSubscribeEvents (ic__jxl_fn.JxlDecoderSubscribeEvents)
 #endif
 
 #endif /* IC_JXL_LIB_H */

@@ -40,7 +40,7 @@ typedef struct ic__liq_functions {
 } ic__liq_functions;
 
 /** The table; complete once ic__liq_load has returned IC_OK on the calling thread. */
-extern ic__liq_functions ic_liq_fn;
+extern ic__liq_functions ic__liq_fn;
 
 /**
  * Loads libimagequant and resolves the table, once per process (pthread_once); later calls
@@ -52,17 +52,17 @@ ic_status ic__liq_load(const char *format, ic_error *err);
 /* Every libimagequant call below this point goes through the table (not in codec_libs.c,
  * which fills it). */
 #ifndef IC_CODEC_LIBS_LOADER
-#define liq_attr_create (ic_liq_fn.liq_attr_create)
-#define liq_attr_destroy (ic_liq_fn.liq_attr_destroy)
-#define liq_get_palette (ic_liq_fn.liq_get_palette)
-#define liq_image_create_rgba (ic_liq_fn.liq_image_create_rgba)
-#define liq_image_destroy (ic_liq_fn.liq_image_destroy)
-#define liq_image_quantize (ic_liq_fn.liq_image_quantize)
-#define liq_result_destroy (ic_liq_fn.liq_result_destroy)
-#define liq_set_dithering_level (ic_liq_fn.liq_set_dithering_level)
-#define liq_set_quality (ic_liq_fn.liq_set_quality)
-#define liq_set_speed (ic_liq_fn.liq_set_speed)
-#define liq_write_remapped_image (ic_liq_fn.liq_write_remapped_image)
+#define liq_attr_create (ic__liq_fn.liq_attr_create)
+#define liq_attr_destroy (ic__liq_fn.liq_attr_destroy)
+#define liq_get_palette (ic__liq_fn.liq_get_palette)
+#define liq_image_create_rgba (ic__liq_fn.liq_image_create_rgba)
+#define liq_image_destroy (ic__liq_fn.liq_image_destroy)
+#define liq_image_quantize (ic__liq_fn.liq_image_quantize)
+#define liq_result_destroy (ic__liq_fn.liq_result_destroy)
+#define liq_set_dithering_level (ic__liq_fn.liq_set_dithering_level)
+#define liq_set_quality (ic__liq_fn.liq_set_quality)
+#define liq_set_speed (ic__liq_fn.liq_set_speed)
+#define liq_write_remapped_image (ic__liq_fn.liq_write_remapped_image)
 #endif
 
 #endif /* IC_LIQ_LIB_H */

@@ -22,7 +22,7 @@
 
 /* Zigzag index -> natural position, with libjpeg's 16 extra entries of 63 (corrupt runs
  * that pass the end of a block store at position 63); in jpeg_dc.c. */
-extern const uint8_t ic_jpeg_dc_natural[80];
+extern const uint8_t ic__jpeg_dc_natural[80];
 
 enum { SCAN_DC_FIRST, SCAN_DC_REFINE, SCAN_AC_FIRST, SCAN_AC_REFINE };
 

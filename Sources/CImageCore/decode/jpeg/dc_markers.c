@@ -173,7 +173,7 @@ static bool parse_dqt(ic__jpeg_dc *dc, const uint8_t *b, size_t len) {
         size_t need = 1 + (prec ? 128 : 64);
         if (n >= 4 || prec > 1 || len < need) return false;
         for (int i = 0; i < 64; i++) {
-            dc->quant[n][ic_jpeg_dc_natural[i]] = prec ? (uint16_t)(b[1 + 2 * i] << 8 | b[2 + 2 * i]) : b[1 + i];
+            dc->quant[n][ic__jpeg_dc_natural[i]] = prec ? (uint16_t)(b[1 + 2 * i] << 8 | b[2 + 2 * i]) : b[1 + i];
         }
         dc->qdef[n] = true;
         b += need;

@@ -62,7 +62,7 @@
 
 /* Zigzag index -> natural position, with libjpeg's 16 extra entries of 63 (corrupt runs
  * that pass the end of a block store at position 63). */
-const uint8_t ic_jpeg_dc_natural[80] = {
+const uint8_t ic__jpeg_dc_natural[80] = {
     0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,  12, 19, 26, 33,
     40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36,
     29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54,
@@ -192,7 +192,7 @@ ic__jpeg_dc *ic__jpeg_dc_new(ic__decoder *d, j_decompress_ptr cinfo) {
         for (int k = 0; k < 64; k++) c->coef_bits[k] = -1;
     }
     for (int k = 0; k < 64; k++) {
-        int pos = ic_jpeg_dc_natural[k], r = SUPPORT[pos >> 3], col = SUPPORT[pos & 7];
+        int pos = ic__jpeg_dc_natural[k], r = SUPPORT[pos >> 3], col = SUPPORT[pos & 7];
         dc->slot_of_zz[k] = (int8_t)(r < 0 || col < 0 ? 0 : r * 5 + col);
     }
     for (int t = 0; t < 4; t++) {
