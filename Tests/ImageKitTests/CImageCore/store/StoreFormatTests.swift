@@ -259,7 +259,7 @@ final class StoreFormatTests: XCTestCase {
     /// Entries written by format version 1 and committed (Tests/Fixtures/store-seeds, also the
     /// store fuzzer's seeds) must read back in every later build.
     func testCommittedVersion1EntriesStillRead() throws {
-        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Fixtures/store-seeds")
         func read(_ name: String, _ kind: ic_store_kind) throws -> (ic_status, ic_store_record) {
             decodeEntry([UInt8](try Data(contentsOf: directory.appendingPathComponent(name))), key: "k", kind: kind)
